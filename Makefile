@@ -1,0 +1,32 @@
+# corectl: make (install + build), make test, make bench, make up, make down
+SHELL := /bin/bash
+NODE_MODULES_STAMP := node_modules/.package-lock.json
+
+.PHONY: all install build test bench up down clean
+
+all: build
+
+$(NODE_MODULES_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+install: $(NODE_MODULES_STAMP)
+
+build: install
+	npx tsc -p tsconfig.json
+
+# TESTS may name compiled test files or folders, e.g. make test TESTS=dist/test/flags
+test: build
+	node scripts/run-tests.mjs $(TESTS)
+
+bench: build
+	node scripts/run-bench.mjs $(BENCH)
+
+up: build
+	bash scripts/up.sh
+
+down:
+	bash scripts/down.sh
+
+clean:
+	rm -rf dist

@@ -1,0 +1,43 @@
+#!/usr/bin/env node
+// Runs the tap suite over the compiled tests and ends with the line "N passed, N failed".
+// Usage: node scripts/run-tests.mjs [test files or folders under dist/test ...]
+// Counting: every test point below file level (subtests and assertions) is counted once;
+// a file that fails without reporting any failing point (crash, timeout) counts as one failure.
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+
+const args = process.argv.slice(2);
+const targets = args.length ? args : ['dist/test'];
+for (const t of targets) {
+  if (!existsSync(t)) { console.error(`run-tests: no such test path: ${t}`); process.exit(2); }
+}
+const child = spawn(process.execPath, ['node_modules/tap/dist/esm/run.mjs', '--reporter=tap', ...targets], {
+  stdio: ['ignore', 'pipe', 'inherit'],
+  env: { ...process.env, FORCE_COLOR: '0' },
+});
+let passed = 0, failed = 0, fileFailedWithoutPoints = 0, pointFailuresInFile = 0, buf = '';
+child.stdout.on('data', (chunk) => {
+  process.stdout.write(chunk);
+  buf += chunk.toString('utf8');
+  let nl;
+  while ((nl = buf.indexOf('\n')) >= 0) {
+    const line = buf.slice(0, nl);
+    buf = buf.slice(nl + 1);
+    const m = /^( *)(not )?ok \d+/.exec(line);
+    if (!m) continue;
+    const skipped = /# (SKIP|TODO)\b/i.test(line);
+    if (m[1].length === 0) { // file level
+      if (m[2] && pointFailuresInFile === 0) fileFailedWithoutPoints++;
+      pointFailuresInFile = 0;
+      continue;
+    }
+    if (skipped) continue;
+    if (m[2]) { failed++; pointFailuresInFile++; } else passed++;
+  }
+});
+child.on('close', (code, signal) => {
+  failed += fileFailedWithoutPoints;
+  if ((code !== 0 || signal) && failed === 0) failed = 1;
+  console.log(`${passed} passed, ${failed} failed`);
+  process.exit(failed > 0 ? 1 : 0);
+});

@@ -1,0 +1,22 @@
+/** The one translation of storage error codes into API Status errors. */
+import { isStorageError } from '../../storage/errors.js';
+import { ApiError, errors, type Qualified } from './status.js';
+
+export function storageToApiError(e: unknown, q: Qualified): ApiError {
+  if (e instanceof ApiError) return e;
+  if (!isStorageError(e)) return errors.internal(e instanceof Error ? e.message : String(e), e);
+  switch (e.code) {
+    case 'KeyExists': return errors.alreadyExists(q);
+    case 'KeyNotFound': return errors.notFound(q);
+    case 'Conflict': return errors.conflict(q);
+    case 'Compacted':
+      return errors.expired(`too old resource version: ${e.details.currentRevision ?? 0} (${e.details.compactRevision ?? 0})`);
+    case 'FutureRevision':
+      return new ApiError(504, 'Timeout', `Too large resource version: ${e.details.currentRevision ?? 0}, current: ${e.details.currentRevision ?? 0}`,
+        { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }], retryAfterSeconds: 1 });
+    case 'ValueTooLarge': return errors.tooLarge(1.5 * 1024 * 1024);
+    case 'InvalidArgument': return errors.badRequest(e.message);
+    case 'Unavailable': return errors.unavailable(e.message);
+    default: return errors.internal(e.message, e);
+  }
+}

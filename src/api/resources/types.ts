@@ -1,0 +1,105 @@
+/**
+ * A resource is declared once; the REST layer, discovery, OpenAPI, tables, field selectors,
+ * the object store and the garbage collector read these declarations instead of
+ * special-casing kinds. One file per resource under src/api/resources/<group>/<plural>.ts.
+ */
+import type { FieldError } from '../meta/status.js';
+
+/** A Kubernetes object as stored and served: plain JSON data. */
+export type KubeObject = {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: ObjectMeta;
+  [field: string]: unknown;
+};
+
+export interface ObjectMeta {
+  name?: string;
+  generateName?: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  creationTimestamp?: string | null;
+  deletionTimestamp?: string;
+  deletionGracePeriodSeconds?: number;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  ownerReferences?: OwnerReference[];
+  finalizers?: string[];
+  managedFields?: unknown[];
+  [field: string]: unknown;
+}
+
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+  blockOwnerDeletion?: boolean;
+}
+
+export interface TableColumn {
+  name: string;
+  type: 'string' | 'integer' | 'number' | 'boolean' | 'date';
+  format?: string;
+  description: string;
+  /** 0: always shown; 1: only with -o wide. */
+  priority: number;
+  /** The cell for one object. */
+  cell(obj: KubeObject, now: Date): unknown;
+}
+
+export interface Subresources {
+  /** `<plural>/status`: writes to it change only status; main writes keep status. */
+  status?: boolean;
+  /** `<plural>/scale` as autoscaling/v1 Scale, with JSON paths into the object. */
+  scale?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string };
+  /** Other subresources served by special handlers (log, exec, binding, eviction, token ...). */
+  extra?: readonly { name: string; verbs: readonly string[]; kind?: { group: string; version: string; kind: string } }[];
+}
+
+export interface ResourceDefinition {
+  readonly group: string;               // '' for core
+  /** Served versions, preferred first. */
+  readonly versions: readonly string[];
+  /** The version objects are stored in (and converted from/to). */
+  readonly storageVersion: string;
+  readonly kind: string;
+  readonly listKind: string;
+  readonly plural: string;
+  readonly singular: string;
+  readonly shortNames?: readonly string[];
+  readonly categories?: readonly string[];
+  readonly namespaced: boolean;
+  /** Verbs served, in discovery's order. */
+  readonly verbs: readonly string[];
+  readonly subresources?: Subresources;
+  /** Spec-like fields: a change to anything but metadata/status bumps metadata.generation. */
+  readonly hasGeneration?: boolean;
+
+  /** Fill defaults (after decode, before admission). */
+  defaults?(obj: KubeObject): void;
+  /** Validation on create; `old` is given on update. Paths like 'spec.containers[0].image'. */
+  validate?(obj: KubeObject, old?: KubeObject): FieldError[];
+  /** Normalize on create (e.g. clear status, set phase Pending). */
+  prepareForCreate?(obj: KubeObject): void;
+  /** Normalize on update (e.g. keep status on main-resource writes). */
+  prepareForUpdate?(obj: KubeObject, old: KubeObject): void;
+  /** Field selector values beyond metadata.name and metadata.namespace. */
+  readonly fieldSelectors?: Readonly<Record<string, (obj: KubeObject) => string>>;
+  /** Server-side table columns after NAME (NAME comes first automatically). */
+  readonly tableColumns?: readonly TableColumn[];
+  /** Stored objects expire after this many seconds (events: --event-ttl). */
+  ttlSeconds?(): number | undefined;
+}
+
+/** Group/version/resource of a definition's preferred served version. */
+export function gvkOf(def: ResourceDefinition, version = def.versions[0]!): { group: string; version: string; kind: string } {
+  return { group: def.group, version, kind: def.kind };
+}
+
+export function apiVersionOf(group: string, version: string): string {
+  return group ? `${group}/${version}` : version;
+}
