@@ -1,0 +1,117 @@
+/**
+ * The object store: Kubernetes objects on top of a revisioned Backend.
+ * Keys are `<prefix>/<resource>/<namespace>/<name>` (no namespace part for cluster-scoped
+ * resources), where <resource> is the plural, prefixed by the group for non-core groups the
+ * way Kubernetes does ('/registry/deployments/default/x', '/registry/pods/ns/p').
+ * `metadata.resourceVersion` of every returned object is its modification revision (string).
+ * All errors are StorageError codes (the API layer maps them to Status).
+ */
+import type { KubeObject } from '../api/resources/types.js';
+
+export interface ObjectRef {
+  /** Plural resource name, e.g. 'pods' or 'deployments'. */
+  readonly resource: string;
+  /** API group ('' for core). */
+  readonly group: string;
+  /** Namespace, or '' for cluster-scoped resources. */
+  readonly namespace: string;
+  readonly name: string;
+}
+
+export interface ListQuery {
+  readonly resource: string;
+  readonly group: string;
+  /** Namespace to list in; '' = all namespaces (or cluster-scoped). */
+  readonly namespace: string;
+  readonly limit?: number;
+  /** Opaque continue token from a previous page (an expired one: StorageError 'Compacted'). */
+  readonly continue?: string;
+  /**
+   * resourceVersion semantics of Kubernetes lists:
+   *  undefined / ''   most recent (consistent read);
+   *  '0'              any cached state (served from the watch cache when on);
+   *  'N' + match 'NotOlderThan' (default when N given)   at least as new as N;
+   *  'N' + match 'Exact'                                  exactly at N (history read).
+   */
+  readonly resourceVersion?: string;
+  readonly resourceVersionMatch?: 'NotOlderThan' | 'Exact';
+  /** Server-side filtering; applied before limit so pages are full. */
+  readonly filter?: (obj: KubeObject) => boolean;
+}
+
+export interface ListResult {
+  readonly items: KubeObject[];
+  /** The revision the list is consistent at (string). */
+  readonly resourceVersion: string;
+  /** Token for the next page; absent on the last page. */
+  readonly continue?: string;
+  readonly remainingItemCount?: number;
+}
+
+export type ObjectEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+
+export interface ObjectEvent {
+  readonly type: ObjectEventType;
+  /** The object (for DELETED its last state with the delete's resourceVersion; for BOOKMARK only metadata.resourceVersion). */
+  readonly object: KubeObject;
+  /** The object before the change (MODIFIED, DELETED), for filters that need both. */
+  readonly prevObject?: KubeObject;
+  /**
+   * Lazily computed, shared serializations of this event, one per encoding (e.g. 'json'):
+   * an event is serialized once and the bytes are shared by every watcher.
+   */
+  readonly cache?: Map<string, Buffer>;
+}
+
+export interface WatchQuery {
+  readonly resource: string;
+  readonly group: string;
+  readonly namespace: string;
+  /** Single object watch (fieldSelector metadata.name=x) when set. */
+  readonly name?: string;
+  /** '' / undefined / '0': start with synthetic ADDED events for current objects, then changes. 'N': changes after N. */
+  readonly resourceVersion?: string;
+  readonly allowBookmarks?: boolean;
+  readonly filter?: (obj: KubeObject) => boolean;
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * A watch. Iterate for events. Ends when the signal aborts or close() is called. An expired
+ * start revision yields one ERROR event carrying a 410 Expired Status and then ends.
+ * A watcher that falls too far behind is ended too (the client resumes from its last version).
+ */
+export interface ObjectWatch extends AsyncIterable<ObjectEvent> {
+  close(): void;
+}
+
+export interface GuaranteedUpdateOptions {
+  /** Preconditions checked against the current object before calling tryUpdate. */
+  readonly preconditions?: { uid?: string; resourceVersion?: string };
+  /** Expires the object after this many seconds. */
+  readonly ttlSeconds?: number;
+  /** Do not write, return what would have been written. */
+  readonly dryRun?: boolean;
+}
+
+export interface ObjectStore {
+  get(ref: ObjectRef, opts?: { resourceVersion?: string }): Promise<KubeObject>;
+  list(q: ListQuery): Promise<ListResult>;
+  /** Creates; obj.metadata.resourceVersion must be empty. Returns the stored object. */
+  create(ref: ObjectRef, obj: KubeObject, opts?: { ttlSeconds?: number; dryRun?: boolean }): Promise<KubeObject>;
+  /**
+   * Read, mutate, compare-and-swap, retry on conflict. `tryUpdate` gets the current object (a
+   * private copy) and returns the new one, or throws to abort (the error propagates). When the
+   * object is missing, tryUpdate gets undefined (so callers can create-on-update).
+   * Returning the same object unchanged (deep-equal) skips the write.
+   */
+  guaranteedUpdate(ref: ObjectRef, tryUpdate: (current: KubeObject | undefined) => Promise<KubeObject> | KubeObject,
+    opts?: GuaranteedUpdateOptions): Promise<KubeObject>;
+  /** Deletes; returns the last state. Preconditions as in guaranteedUpdate. */
+  delete(ref: ObjectRef, opts?: { preconditions?: { uid?: string; resourceVersion?: string }; dryRun?: boolean }): Promise<KubeObject>;
+  watch(q: WatchQuery): ObjectWatch;
+  /** Object count per resource (for --kvstore-count-metric-poll-period metrics). */
+  count(resource: string, group: string): Promise<number>;
+  currentRevision(): Promise<number>;
+  close(): Promise<void>;
+}
