@@ -62,6 +62,12 @@ export interface FieldDecl {
    * object, but it is a nested message field in protobuf (e.g. Volume.volumeSource).
    */
   readonly inline?: true;
+  /**
+   * Go's JSON writes this field even when it holds its zero value (a non-pointer scalar whose
+   * json tag has no `omitempty`, e.g. ContainerStatus.ready, restartCount). Decoders that
+   * produce JSON from protobuf keep such zero values, as Go does.
+   */
+  readonly emitEmpty?: true;
   /** Required in OpenAPI and validation. */
   readonly required?: true;
   /** Allowed values, where Kubernetes declares an enum. */
