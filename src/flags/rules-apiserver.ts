@@ -1,0 +1,27 @@
+/** Cross-option rules of the API server (reference: dependent options and option meanings). */
+import type { CrossRule } from './parser.js';
+import type { ApiserverConfig } from './apiserver.js';
+import { needsGate } from './rule-helpers.js';
+
+export const APISERVER_RULES: readonly CrossRule<ApiserverConfig>[] = [
+  needsGate('audit-log-format', 'AdvancedAuditing'),
+  needsGate('audit-policy-file', 'AdvancedAuditing'),
+  needsGate('audit-webhook-config-file', 'AdvancedAuditing'),
+  needsGate('service-account-signing-key-file', 'TokenRequest'),
+  {
+    option: 'apiserver-count',
+    check: (c) => (c.apiserverCount > 0 ? undefined : `--apiserver-count must be positive, got ${c.apiserverCount}`),
+  },
+  {
+    option: 'oidc-issuer-url',
+    check: (c) => (c.oidcIssuerUrl !== '' && !c.oidcIssuerUrl.startsWith('https://')
+      ? '--oidc-issuer-url must be an https:// URL'
+      : undefined),
+  },
+  {
+    option: 'oidc-client-id',
+    check: (c) => (c.oidcIssuerUrl !== '' && c.oidcClientId === ''
+      ? '--oidc-client-id is required when --oidc-issuer-url is set'
+      : undefined),
+  },
+];
