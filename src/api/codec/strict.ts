@@ -1,0 +1,287 @@
+/**
+ * Strict field validation of a decoded request body against the schema declarations: unknown
+ * fields, duplicate JSON keys (found in the raw text, since JSON.parse keeps the last value)
+ * and values of the wrong JSON type, each reported by its JSON path ('spec.containers[0].bogus',
+ * without a leading dot, as Kubernetes words them). `fieldValidationOutcome` turns a result into
+ * what the server does for fieldValidation=Strict|Warn|Ignore.
+ */
+import { ApiError, type FieldError, type StatusCause } from '../meta/status.js';
+import { SPECIAL_MESSAGES, type FieldDecl, type MessageDecl, type SchemaRegistry, type TypeRef } from '../schema/types.js';
+import { isListWrapper } from '../schema/registry.js';
+
+export interface StrictCheckResult {
+  /** Unknown field paths, e.g. 'spec.foo', 'spec.containers[0].bogus'. */
+  unknown: string[];
+  /** Paths of keys given more than once in one JSON object, e.g. 'metadata.name'. */
+  duplicate: string[];
+  /** Values of the wrong JSON type (always an error, whatever fieldValidation says). */
+  typeErrors: FieldError[];
+  /** Kubernetes' wording of every unknown and duplicate field, in document order. */
+  messages: string[];
+}
+
+const META = 'k8s.io.apimachinery.pkg.apis.meta.v1';
+const TYPE_META_HOLDERS = new Set([`${META}.ObjectMeta`, `${META}.ListMeta`]);
+const MAX_REPORTED = 100;
+
+function jsonKind(v: unknown): string {
+  if (Array.isArray(v)) return 'array';
+  if (typeof v === 'boolean') return 'bool';
+  return typeof v === 'object' ? 'object' : typeof v;
+}
+
+function shortName(messageName: string): { pkg: string; name: string } {
+  const parts = messageName.split('.');
+  return { name: parts[parts.length - 1]!, pkg: parts[parts.length - 2] ?? '' };
+}
+
+const GO_SCALARS: Record<string, string> = {
+  string: 'string', bool: 'bool', int32: 'int32', int64: 'int64', uint32: 'uint32', uint64: 'uint64',
+  double: 'float64', float: 'float32', bytes: '[]uint8',
+};
+
+function goType(t: TypeRef, f?: FieldDecl): string {
+  let base: string;
+  if ('scalar' in t) base = GO_SCALARS[t.scalar]!;
+  else if (isListWrapper(t.message)) base = '[]string';
+  else { const s = shortName(t.message); base = `${s.pkg}.${s.name}`; }
+  if (f?.map) return `map[string]${base}`;
+  if (f?.repeated) return `[]${base}`;
+  return base;
+}
+
+function join(path: string, key: string): string {
+  return path ? `${path}.${key}` : key;
+}
+
+class Checker {
+  readonly unknown: string[] = [];
+  readonly typeErrors: FieldError[] = [];
+  constructor(private readonly reg: SchemaRegistry) {}
+
+  private typeError(path: string, value: unknown, goStruct: string, want: string): void {
+    if (this.typeErrors.length >= MAX_REPORTED) return;
+    const what = typeof value === 'number' && !Number.isInteger(value) ? `number ${value}` : jsonKind(value);
+    this.typeErrors.push({
+      field: path, type: 'FieldValueTypeInvalid',
+      message: `json: cannot unmarshal ${what} into Go struct field ${goStruct}.${path} of type ${want}`,
+    } as FieldError);
+  }
+
+  /** Checks one value of a field's element type (not the list/map around it). */
+  private value(v: unknown, t: TypeRef, path: string, goStruct: string, f: FieldDecl | undefined): void {
+    if (v === null) return;
+    if ('scalar' in t) {
+      const s = t.scalar;
+      const ok = s === 'string' || s === 'bytes' ? typeof v === 'string'
+        : s === 'bool' ? typeof v === 'boolean'
+        : s === 'double' || s === 'float' ? typeof v === 'number'
+        : typeof v === 'number' && Number.isInteger(v);
+      if (!ok) this.typeError(path, v, goStruct, goType(t));
+      return;
+    }
+    const name = t.message;
+    const special = SPECIAL_MESSAGES[name];
+    if (special) {
+      const ok = special === 'Quantity' || special === 'IntOrString' ? typeof v === 'string' || typeof v === 'number'
+        : special === 'Time' || special === 'MicroTime' || special === 'Duration' ? typeof v === 'string'
+        : special === 'RawExtension' || special === 'FieldsV1' ? typeof v === 'object'
+        : true;
+      if (!ok) this.typeError(path, v, goStruct, goType(t));
+      return;
+    }
+    if (isListWrapper(name)) {
+      if (!Array.isArray(v)) { this.typeError(path, v, goStruct, '[]string'); return; }
+      v.forEach((x, i) => { if (x !== null && typeof x !== 'string') this.typeError(`${path}[${i}]`, x, goStruct, 'string'); });
+      return;
+    }
+    const msg = this.reg.message(name);
+    if (!msg) return; // a type the schema does not describe: nothing to check
+    if (typeof v !== 'object' || Array.isArray(v)) { this.typeError(path, v, goStruct, goType(t, f && !f.repeated && !f.map ? f : undefined)); return; }
+    this.object(v as Record<string, unknown>, msg, path);
+  }
+
+  private fieldsOf(m: MessageDecl): Map<string, FieldDecl> {
+    const out = new Map<string, FieldDecl>();
+    const add = (decl: MessageDecl): void => {
+      for (const f of decl.fields) {
+        if (f.inline && 'message' in f.type && !SPECIAL_MESSAGES[f.type.message]) {
+          const inner = this.reg.message(f.type.message);
+          if (inner) { add(inner); continue; }
+        }
+        if (!out.has(f.name)) out.set(f.name, f);
+      }
+    };
+    add(m);
+    return out;
+  }
+
+  object(o: Record<string, unknown>, m: MessageDecl, path: string): void {
+    const fields = this.fieldsOf(m);
+    const goStruct = shortName(m.name).name;
+    const typeMeta = hasTypeMeta(m, this.reg, fields);
+    for (const [k, v] of Object.entries(o)) {
+      const p = join(path, k);
+      const f = fields.get(k);
+      if (!f) {
+        if (typeMeta && (k === 'apiVersion' || k === 'kind')) {
+          if (v !== null && typeof v !== 'string') this.typeError(p, v, goStruct, 'string');
+          continue;
+        }
+        if (this.unknown.length < MAX_REPORTED) this.unknown.push(p);
+        continue;
+      }
+      if (v === null) continue;
+      if (f.map) {
+        if (typeof v !== 'object' || Array.isArray(v)) { this.typeError(p, v, goStruct, goType(f.type, f)); continue; }
+        for (const [mk, mv] of Object.entries(v as Record<string, unknown>)) this.value(mv, f.type, join(p, mk), goStruct, f);
+      } else if (f.repeated && !('message' in f.type && isListWrapper(f.type.message))) {
+        if (!Array.isArray(v)) {
+          // Go decodes a base64 string into []byte; a repeated bytes field is a list of strings.
+          this.typeError(p, v, goStruct, goType(f.type, f));
+          continue;
+        }
+        v.forEach((x, i) => this.value(x, f.type, `${p}[${i}]`, goStruct, f));
+      } else {
+        this.value(v, f.type, p, goStruct, f);
+      }
+    }
+  }
+}
+
+/** Whether apiVersion/kind belong in the message's JSON (Go's inline TypeMeta). */
+function hasTypeMeta(m: MessageDecl, reg: SchemaRegistry, fields: Map<string, FieldDecl>): boolean {
+  if (m.gvk?.length) return true;
+  const md = fields.get('metadata');
+  if (md && 'message' in md.type && TYPE_META_HOLDERS.has(md.type.message)) return true;
+  return reg.message(m.name)?.gvk?.length ? true : false;
+}
+
+/**
+ * Scans raw JSON text for keys repeated within one object. Returns each duplicate's path and
+ * the offset of every key path's first occurrence (to report in document order).
+ */
+export function scanJsonKeys(raw: string): { duplicates: { path: string; at: number }[]; firstAt: Map<string, number> } {
+  type Frame = { kind: 'obj'; path: string; keys: Set<string> } | { kind: 'arr'; path: string; index: number };
+  const stack: Frame[] = [];
+  const duplicates: { path: string; at: number }[] = [];
+  const firstAt = new Map<string, number>();
+  let pendingKey: string | undefined; // the key whose value comes next
+  let expectKey = false;
+  const valuePath = (): string => {
+    const top = stack[stack.length - 1];
+    if (!top) return '';
+    if (top.kind === 'arr') return `${top.path}[${top.index}]`;
+    return join(top.path, pendingKey ?? '');
+  };
+  const afterValue = (): void => {
+    const top = stack[stack.length - 1];
+    if (top?.kind === 'arr') top.index++;
+    pendingKey = undefined;
+  };
+  let i = 0;
+  const n = raw.length;
+  while (i < n) {
+    const c = raw[i]!;
+    if (c === '"') {
+      const start = i;
+      let j = i + 1;
+      while (j < n && raw[j] !== '"') j += raw[j] === '\\' ? 2 : 1;
+      const text = raw.slice(i, j + 1);
+      i = j + 1;
+      const top = stack[stack.length - 1];
+      if (expectKey && top?.kind === 'obj') {
+        let key: string;
+        try { key = JSON.parse(text) as string; } catch { key = text.slice(1, -1); }
+        const p = join(top.path, key);
+        if (top.keys.has(key)) duplicates.push({ path: p, at: start });
+        else { top.keys.add(key); if (!firstAt.has(p)) firstAt.set(p, start); }
+        pendingKey = key;
+        expectKey = false;
+      } else {
+        afterValue();
+      }
+      continue;
+    }
+    if (c === '{' || c === '[') {
+      const p = valuePath();
+      stack.push(c === '{' ? { kind: 'obj', path: p, keys: new Set() } : { kind: 'arr', path: p, index: 0 });
+      expectKey = c === '{';
+      pendingKey = undefined;
+      i++;
+      continue;
+    }
+    if (c === '}' || c === ']') {
+      stack.pop();
+      afterValue();
+      expectKey = false;
+      i++;
+      continue;
+    }
+    if (c === ',') {
+      expectKey = stack[stack.length - 1]?.kind === 'obj';
+      i++;
+      continue;
+    }
+    if (c === ':' || c === ' ' || c === '\n' || c === '\r' || c === '\t') { i++; continue; }
+    // A literal (number, true, false, null).
+    while (i < n && !',}] \n\r\t'.includes(raw[i]!)) i++;
+    afterValue();
+  }
+  return { duplicates, firstAt };
+}
+
+/** Unknown fields, duplicate keys and wrong JSON types of `obj` read as message `msg`. */
+export function checkFields(obj: unknown, msg: MessageDecl, reg: SchemaRegistry, opts: { rawJson?: Buffer | string } = {}): StrictCheckResult {
+  const checker = new Checker(reg);
+  if (typeof obj === 'object' && obj !== null && !Array.isArray(obj)) checker.object(obj as Record<string, unknown>, msg, '');
+  let duplicates: { path: string; at: number }[] = [];
+  let firstAt = new Map<string, number>();
+  const raw = opts.rawJson === undefined ? '' : typeof opts.rawJson === 'string' ? opts.rawJson : opts.rawJson.toString('utf8');
+  if (/^\s*\{/.test(raw)) ({ duplicates, firstAt } = scanJsonKeys(raw));
+  // A key both unknown and repeated is reported once, as unknown (as Kubernetes does for typed
+  // objects); so is anything repeated inside an unknown field.
+  const unknownSet = new Set(checker.unknown);
+  const underUnknown = (p: string): boolean => {
+    for (let cut = p.length; cut > 0; cut = Math.max(p.lastIndexOf('.', cut - 1), p.lastIndexOf('[', cut - 1))) {
+      if (unknownSet.has(p.slice(0, cut))) return true;
+    }
+    return false;
+  };
+  duplicates = duplicates.filter((d) => !underUnknown(d.path));
+  const ordered = [
+    ...checker.unknown.map((p, i) => ({ at: firstAt.get(p) ?? Number.MAX_SAFE_INTEGER - MAX_REPORTED + i, text: `unknown field "${p}"` })),
+    ...duplicates.map((d) => ({ at: d.at, text: `duplicate field "${d.path}"` })),
+  ].sort((a, b) => a.at - b.at);
+  return {
+    unknown: checker.unknown,
+    duplicate: duplicates.map((d) => d.path),
+    typeErrors: checker.typeErrors,
+    messages: ordered.map((o) => o.text),
+  };
+}
+
+export type FieldValidationMode = 'Strict' | 'Warn' | 'Ignore';
+
+/**
+ * What the server does with a check result. Wrong types are a 400 in every mode (Kubernetes
+ * fails to decode such a body); Strict turns unknown/duplicate fields into a 400; Warn returns
+ * them as warning texts (for `Warning: 299 - "..."` headers); Ignore drops them.
+ * `what` names the object for the error message: 'Pod' and 'v1' give
+ * `Pod in version "v1" cannot be handled as a Pod: ...`.
+ */
+export function fieldValidationOutcome(mode: FieldValidationMode, result: StrictCheckResult, what: { kind: string; version: string }): { warnings: string[] } {
+  const prefix = `${what.kind} in version "${what.version}" cannot be handled as a ${what.kind}: `;
+  if (result.typeErrors.length) {
+    const causes: StatusCause[] = result.typeErrors.map((e) => ({ reason: e.type, message: e.message, field: e.field }));
+    throw new ApiError(400, 'BadRequest', prefix + result.typeErrors[0]!.message, { causes });
+  }
+  if (mode === 'Ignore' || !result.messages.length) return { warnings: [] };
+  if (mode === 'Strict') throw new ApiError(400, 'BadRequest', `${prefix}strict decoding error: ${result.messages.join(', ')}`, {});
+  return { warnings: [...result.messages] };
+}
+
+/** A Warning header value for one warning text: `299 - "unknown field \"spec.foo\""`. */
+export function warningHeaderValue(text: string): string {
+  return `299 - ${JSON.stringify(text)}`;
+}
