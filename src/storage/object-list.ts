@@ -1,0 +1,113 @@
+/**
+ * Lists: resourceVersion semantics, server-side filtering before the limit, and pagination
+ * with continue tokens. All pages of one list are read at the first page's revision.
+ */
+import type { KubeObject } from '../api/resources/types.js';
+import { decodeContinue, encodeContinue } from './continue-token.js';
+import { StorageError, isStorageError } from './errors.js';
+import { prefixEnd, type RangeOptions, type RangeResult } from './interface.js';
+import { listPrefix } from './keys.js';
+import type { ListQuery, ListResult } from './object-store-types.js';
+import type { ResourceStore } from './resource-store.js';
+import { parseResourceVersion } from './resource-version.js';
+
+/** Items read per backend round when a filter drops items (so pages still fill up). */
+const FILTER_CHUNK = 500;
+
+type Mode = { kind: 'exact'; revision: number } | { kind: 'consistent' } | { kind: 'notOlderThan'; revision: number };
+
+export async function listObjects(rs: ResourceStore, storePrefix: string, q: ListQuery): Promise<ListResult> {
+  const prefix = listPrefix(storePrefix, rs.group, rs.resource, q.namespace);
+  const limit = q.limit !== undefined && q.limit > 0 ? Math.floor(q.limit) : 0;
+  let after: string | undefined;
+  let mode: Mode;
+  if (q.continue) {
+    if (q.resourceVersion && q.resourceVersion !== '0') {
+      throw new StorageError('InvalidArgument', 'specifying resource version is not allowed when using continue');
+    }
+    const token = decodeContinue(q.continue, prefix);
+    after = token.after;
+    mode = { kind: 'exact', revision: token.rv };
+  } else {
+    const rv = parseResourceVersion(q.resourceVersion);
+    if (q.resourceVersionMatch === 'Exact') {
+      if (rv === undefined || rv === 0) throw new StorageError('InvalidArgument', 'resourceVersionMatch "Exact" requires a non-zero resourceVersion');
+      mode = { kind: 'exact', revision: rv };
+    } else if (q.resourceVersionMatch === 'NotOlderThan' && rv === undefined) {
+      throw new StorageError('InvalidArgument', 'resourceVersionMatch "NotOlderThan" requires a resourceVersion');
+    } else {
+      mode = rv === undefined ? { kind: 'consistent' } : { kind: 'notOlderThan', revision: rv };
+    }
+  }
+
+  const filter = q.filter;
+  const chunk = limit === 0 ? 0 : filter ? Math.max(limit, FILTER_CHUNK) : limit;
+  const items: KubeObject[] = [];
+  const keys: string[] = [];
+  let revision = 0;
+  let first: RangeResult | undefined;
+  let cursor = after;
+  let exhausted = false;
+  let droppedAfterLast = false; // scanned items past the last returned one exist
+  for (;;) {
+    const opts: RangeOptions = { prefix: true, after: cursor, limit: chunk };
+    const page = first === undefined ? await readFirst(rs, prefix, opts, mode, q.continue !== undefined) : await rs.backend.range(prefix, { ...opts, revision });
+    if (first === undefined) { first = page; revision = page.revision; }
+    let i = 0;
+    for (; i < page.kvs.length; i++) {
+      if (limit > 0 && items.length === limit) break;
+      const kv = page.kvs[i]!;
+      const obj = await rs.decode(kv);
+      if (filter && !filter(obj)) continue;
+      items.push(obj);
+      keys.push(kv.key);
+    }
+    if (i < page.kvs.length) { droppedAfterLast = true; break; }
+    if (!page.more || page.kvs.length === 0) { exhausted = true; break; }
+    if (limit > 0 && items.length === limit) break;
+    cursor = page.kvs[page.kvs.length - 1]!.key;
+  }
+
+  const result: { items: KubeObject[]; resourceVersion: string; continue?: string; remainingItemCount?: number } = {
+    items, resourceVersion: String(revision),
+  };
+  const more = !exhausted || droppedAfterLast;
+  if (limit > 0 && more && items.length > 0) {
+    const lastKey = keys[keys.length - 1]!;
+    result.continue = encodeContinue(revision, prefix, lastKey);
+    if (!filter) {
+      const rest = after === undefined
+        ? first!.count - items.length
+        // [lastKey, end) at the list revision, minus lastKey itself (it was just returned).
+        : (await rs.backend.range(lastKey, { end: prefixEnd(prefix), revision, countOnly: true })).count - 1;
+      if (rest > 0) result.remainingItemCount = rest; else delete result.continue;
+    }
+  }
+  return result;
+}
+
+async function readFirst(rs: ResourceStore, prefix: string, opts: RangeOptions, mode: Mode, continuing: boolean): Promise<RangeResult> {
+  try {
+    switch (mode.kind) {
+      case 'exact':
+        return await rs.backend.range(prefix, { ...opts, revision: mode.revision });
+      case 'consistent':
+        return await rs.backend.range(prefix, opts);
+      case 'notOlderThan': {
+        if (rs.cache) return await rs.cache.readNotOlderThan(prefix, opts, mode.revision);
+        const page = await rs.backend.range(prefix, opts);
+        if (page.revision < mode.revision) {
+          throw new StorageError('FutureRevision', `Too large resource version: ${mode.revision}, current: ${page.revision}`, { currentRevision: page.revision });
+        }
+        return page;
+      }
+    }
+  } catch (e) {
+    if (continuing && isStorageError(e, 'Compacted')) {
+      throw new StorageError('Compacted',
+        'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.',
+        e.details, { cause: e });
+    }
+    throw e;
+  }
+}

@@ -1,0 +1,178 @@
+// Watch cache behaviour through the object store on a real LevelDB and a real etcd: resume, 410 after the
+// history passes, bookmarks, filter enter/leave, slow watchers, shared serialization.
+import t, { type Test } from 'tap';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { KubeObject } from '../../src/api/resources/types.js';
+import { openLevelBackend } from '../../src/storage/leveldb/level-backend.js';
+import { createObjectStore, type WatchCacheConfig } from '../../src/storage/object-store.js';
+import type { ObjectEvent, ObjectRef, ObjectWatch, WatchQuery } from '../../src/storage/object-store-types.js';
+import type { Backend } from '../../src/storage/interface.js';
+import { openEtcdBackend } from '../../src/storage/etcd/etcd-backend.js';
+import { skipWithoutEtcd, startEtcd } from '../helpers/etcd.js';
+
+const pod = (name: string, labels: Record<string, string> = { app: 'a' }): KubeObject =>
+  ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default', labels }, spec: {} });
+const ref = (name: string): ObjectRef => ({ group: '', resource: 'pods', namespace: 'default', name });
+const q = (extra: Partial<WatchQuery> = {}): WatchQuery => ({ group: '', resource: 'pods', namespace: 'default', ...extra });
+
+type Store = ReturnType<typeof createObjectStore>;
+type Opener = (t: Test, wc?: Partial<WatchCacheConfig>) => Promise<{ store: Store; backend: Backend }>;
+
+const openLevel: Opener = async (t, wc = {}) => {
+  const dir = await mkdtemp(join(tmpdir(), 'corectl-wc-'));
+  const backend = await openLevelBackend({ dir });
+  const store = createObjectStore({ backendFor: () => backend, watchCache: { enabled: true, defaultSize: 100, sizes: {}, ...wc } });
+  t.teardown(async () => { await store.close(); await backend.close(); await rm(dir, { recursive: true, force: true }); });
+  return { store, backend };
+};
+
+/** Takes events until `stop` is true (or the deadline closes the watch). */
+async function take(w: ObjectWatch, stop: (e: ObjectEvent, all: ObjectEvent[]) => boolean, ms = 10_000): Promise<ObjectEvent[]> {
+  const out: ObjectEvent[] = [];
+  const timer = setTimeout(() => w.close(), ms);
+  try {
+    for await (const e of w) {
+      out.push(e);
+      if (stop(e, out)) break;
+    }
+  } finally {
+    clearTimeout(timer);
+    w.close();
+  }
+  return out;
+}
+const summary = (evs: ObjectEvent[]): string[] => evs.map((e) => `${e.type} ${e.object.metadata?.name ?? ''}`);
+
+async function suite(t: Test, open: Opener): Promise<void> {
+  await t.test('initial ADDED events, then changes; resume from a resourceVersion', async (t) => {
+    const { store } = await open(t);
+    await store.create(ref('a'), pod('a'));
+    const b = await store.create(ref('b'), pod('b'));
+    const w = store.watch(q());
+    const seen = take(w, (_e, all) => all.length === 4);
+    await new Promise((r) => setTimeout(r, 20));
+    const b2 = await store.guaranteedUpdate(ref('b'), (o) => ({ ...o!, spec: { x: 1 } }));
+    await store.delete(ref('a'));
+    const evs = await seen;
+    t.same(summary(evs), ['ADDED a', 'ADDED b', 'MODIFIED b', 'DELETED a']);
+    t.equal(evs[2]!.object.metadata?.resourceVersion, b2.metadata?.resourceVersion);
+    t.ok(Number(evs[3]!.object.metadata?.resourceVersion) > Number(b2.metadata?.resourceVersion), 'DELETED carries the delete revision');
+    // Resume from b's creation: exactly the changes after it.
+    const resumed = await take(store.watch(q({ resourceVersion: b.metadata!.resourceVersion })), (_e, all) => all.length === 2);
+    t.same(summary(resumed), ['MODIFIED b', 'DELETED a']);
+    // A single-object watch (metadata.name field selector).
+    const one = store.watch(q({ name: 'b', resourceVersion: b.metadata!.resourceVersion }));
+    t.same(summary(await take(one, () => true)), ['MODIFIED b']);
+    t.equal(store.watchCacheFor('', 'pods')!.watcherCount, 0, 'ended watchers are dropped');
+  });
+
+  await t.test('410 Expired once the history no longer reaches back', async (t) => {
+    const { store } = await open(t, { defaultSize: 5, historyWindowMs: 0 });
+    const first = await store.create(ref('x'), pod('x'));
+    for (let i = 0; i < 30; i++) await store.guaranteedUpdate(ref('x'), (o) => ({ ...o!, spec: { i } }));
+    const cache = store.watchCacheFor('', 'pods')!;
+    await take(store.watch(q({ resourceVersion: '0' })), (e) => e.type === 'ADDED'); // cache caught up
+    t.ok(cache.historyLength <= 6, `ring bounded (${cache.historyLength})`);
+    const evs = await take(store.watch(q({ resourceVersion: first.metadata!.resourceVersion })), () => false);
+    t.equal(evs.length, 1, 'one event, then the watch ends');
+    t.equal(evs[0]!.type, 'ERROR');
+    t.match(evs[0]!.object, { kind: 'Status', code: 410, reason: 'Expired', message: new RegExp(`^too old resource version: ${first.metadata!.resourceVersion} \\(\\d+\\)$`) });
+    const recent = String(cache.historyStart - 1);
+    const ok = await take(store.watch(q({ resourceVersion: recent })), () => true, 3000);
+    t.equal(ok[0]?.type, 'MODIFIED', 'a watch from the oldest kept revision works');
+  });
+
+  await t.test('bookmarks carry only the resourceVersion and cover filtered-out events', async (t) => {
+    const { store } = await open(t);
+    const start = await store.create(ref('seed'), pod('seed'));
+    const w = store.watch(q({ resourceVersion: start.metadata!.resourceVersion, allowBookmarks: true, filter: () => false }));
+    const later = await store.create(ref('hidden'), pod('hidden'));
+    const evs = await take(w, (e) => e.type === 'BOOKMARK' && Number(e.object.metadata?.resourceVersion) >= Number(later.metadata!.resourceVersion));
+    const last = evs[evs.length - 1]!;
+    t.equal(last.type, 'BOOKMARK');
+    t.same(last.object, { metadata: { resourceVersion: last.object.metadata!.resourceVersion } });
+    t.ok(evs.every((e) => e.type === 'BOOKMARK'), 'filtered events are not sent');
+    const none = store.watch(q({ resourceVersion: later.metadata!.resourceVersion }));
+    const quiet = await take(none, () => true, 1500);
+    t.same(quiet, [], 'no bookmarks without allowBookmarks');
+  });
+
+  await t.test('filter enter and leave: MODIFIED becomes ADDED / DELETED', async (t) => {
+    const { store } = await open(t);
+    const c = await store.create(ref('p'), pod('p', { app: 'a' }));
+    const w = store.watch(q({ resourceVersion: c.metadata!.resourceVersion, filter: (o) => o.metadata?.labels?.['app'] === 'a' }));
+    const seen = take(w, (_e, all) => all.length === 3);
+    const left = await store.guaranteedUpdate(ref('p'), (o) => ({ ...o!, metadata: { ...o!.metadata, labels: { app: 'b' } } }));
+    await store.guaranteedUpdate(ref('p'), (o) => ({ ...o!, spec: { hidden: true } }));
+    await store.guaranteedUpdate(ref('p'), (o) => ({ ...o!, metadata: { ...o!.metadata, labels: { app: 'a' } } }));
+    await store.guaranteedUpdate(ref('p'), (o) => ({ ...o!, spec: { visible: true } }));
+    const evs = await seen;
+    t.same(summary(evs), ['DELETED p', 'ADDED p', 'MODIFIED p']);
+    t.equal(evs[0]!.object.metadata?.labels?.['app'], 'a', 'DELETED carries the last state that matched');
+    t.equal(evs[0]!.object.metadata?.resourceVersion, left.metadata?.resourceVersion, '... stamped with the event revision');
+  });
+
+  await t.test('a slow watcher is closed; memory stays bounded', async (t) => {
+    const { store } = await open(t, { maxPendingPerWatcher: 10 });
+    const c = await store.create(ref('s'), pod('s'));
+    const cache = store.watchCacheFor('', 'pods')!;
+    const slow = store.watch(q({ resourceVersion: c.metadata!.resourceVersion }));
+    const it = slow[Symbol.asyncIterator]();
+    const firstP = it.next(); // registers the watcher, consumes one event
+    for (let i = 0; i < 40; i++) await store.create(ref(`s${i}`), pod(`s${i}`));
+    t.equal((await firstP).value?.type, 'ADDED');
+    let rest = 0;
+    for (;;) {
+      const r = await it.next();
+      if (r.done) break;
+      rest++;
+    }
+    t.ok(rest < 39, `the watcher ended early (${rest + 1} of 40 events)`);
+    t.equal(cache.watcherCount, 0, 'the watcher is gone from the cache');
+  });
+
+  await t.test('one event, one shared serialization cache for every watcher', async (t) => {
+    const { store } = await open(t);
+    const c = await store.create(ref('seed'), pod('seed'));
+    const watches = Array.from({ length: 3 }, () => take(store.watch(q({ resourceVersion: c.metadata!.resourceVersion })), () => true));
+    await new Promise((r) => setTimeout(r, 50));
+    await store.create(ref('n'), pod('n'));
+    const [a, b, d] = await Promise.all(watches);
+    t.equal(a![0]!.type, 'ADDED');
+    t.equal(a![0], b![0], 'the same event object');
+    t.equal(a![0], d![0]);
+    t.ok(a![0]!.cache instanceof Map);
+    a![0]!.cache!.set('json', Buffer.from('x'));
+    t.equal(b![0]!.cache!.get('json')?.toString(), 'x', 'serialization filled once is seen by all');
+  });
+
+  await t.test("RV '0' and NotOlderThan reads are served by the cache; consistent reads see every write", async (t) => {
+    const { store } = await open(t);
+    for (let i = 0; i < 20; i++) {
+      const o = await store.create(ref(`c${i}`), pod(`c${i}`));
+      const got = await store.get(ref(`c${i}`));
+      t.equal(got.metadata?.resourceVersion, o.metadata?.resourceVersion, 'read your write');
+      const l = await store.list({ group: '', resource: 'pods', namespace: 'default', resourceVersion: o.metadata!.resourceVersion });
+      t.equal(l.items.length, i + 1, 'not older than the write');
+    }
+    t.ok(store.watchCacheFor('', 'pods')!.ready);
+    await t.rejects(store.get(ref('c1'), { resourceVersion: '99999999' }), { code: 'FutureRevision' });
+  });
+}
+
+await t.test('leveldb', (t) => suite(t, openLevel));
+
+await t.test('etcd', { skip: skipWithoutEtcd() }, async (t) => {
+  const etcd = await startEtcd();
+  t.teardown(() => etcd.stop());
+  let n = 0;
+  const openEtcd: Opener = async (t, wc = {}) => {
+    const backend = await openEtcdBackend({ endpoints: [etcd.endpoint] });
+    const store = createObjectStore({ backendFor: () => backend, prefix: `/case${n++}/registry`, watchCache: { enabled: true, defaultSize: 100, sizes: {}, ...wc } });
+    t.teardown(async () => { await store.close(); await backend.close(); });
+    return { store, backend };
+  };
+  await suite(t, openEtcd);
+});
