@@ -8,11 +8,15 @@ export function storageToApiError(e: unknown, q: Qualified): ApiError {
   switch (e.code) {
     case 'KeyExists': return errors.alreadyExists(q);
     case 'KeyNotFound': return errors.notFound(q);
-    case 'Conflict': return errors.conflict(q);
+    // Precondition failures keep their own text (which precondition, which values).
+    case 'Conflict':
+      return e.message.startsWith('Precondition failed') ? errors.conflict(q, e.message) : errors.conflict(q);
     case 'Compacted':
+      // An expired continue token carries Kubernetes' own wording; other reads say "too old".
+      if (e.message.includes('continue parameter')) return errors.expired(e.message);
       return errors.expired(`too old resource version: ${e.details.currentRevision ?? 0} (${e.details.compactRevision ?? 0})`);
     case 'FutureRevision':
-      return new ApiError(504, 'Timeout', `Too large resource version: ${e.details.currentRevision ?? 0}, current: ${e.details.currentRevision ?? 0}`,
+      return new ApiError(504, 'Timeout', `Too large resource version: ${e.message.match(/\d+/)?.[0] ?? '?'}, current: ${e.details.currentRevision ?? 0}`,
         { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }], retryAfterSeconds: 1 });
     case 'ValueTooLarge': return errors.tooLarge(1.5 * 1024 * 1024);
     case 'InvalidArgument': return errors.badRequest(e.message);
