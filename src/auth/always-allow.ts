@@ -1,0 +1,9 @@
+/** --authorization-mode=AlwaysAllow: every request is allowed. */
+import type { AuthorizationResult, Authorizer } from './authorizer.js';
+
+export class AlwaysAllowAuthorizer implements Authorizer {
+  readonly name = 'AlwaysAllow';
+  async authorize(): Promise<AuthorizationResult> {
+    return { decision: 'allow', reason: '' };
+  }
+}

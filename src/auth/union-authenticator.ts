@@ -1,0 +1,31 @@
+/**
+ * The authentication chain: each authenticator in order, the first user wins. When none
+ * succeeds, any error (bad certificate, unknown token) fails the request; only a request with no
+ * credentials at all falls through to the anonymous authenticator, if configured. Every
+ * authenticated (non-anonymous) user also joins system:authenticated.
+ */
+import type { AuthRequest, AuthResult, Authenticator } from './authenticator.js';
+import { AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP } from './user.js';
+
+export class UnionAuthenticator implements Authenticator {
+  readonly name = 'union';
+  constructor(private readonly chain: Authenticator[], private readonly anonymous?: Authenticator) {}
+
+  async authenticate(req: AuthRequest): Promise<AuthResult> {
+    const errors: string[] = [];
+    for (const a of this.chain) {
+      const r = await a.authenticate(req);
+      if (r.ok) return withAuthenticatedGroup(r);
+      if (r.error) errors.push(r.error);
+    }
+    if (errors.length) return { ok: false, error: errors.join('; ') };
+    if (this.anonymous) return this.anonymous.authenticate(req);
+    return { ok: false };
+  }
+}
+
+function withAuthenticatedGroup(r: AuthResult & { ok: true }): AuthResult {
+  const groups = r.user.groups;
+  if (groups.includes(AUTHENTICATED_GROUP) || groups.includes(UNAUTHENTICATED_GROUP)) return r;
+  return { ...r, user: { ...r.user, groups: [...groups, AUTHENTICATED_GROUP] } };
+}

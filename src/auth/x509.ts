@@ -1,0 +1,38 @@
+/**
+ * Client-certificate authentication (--client-ca-file). The TLS listener asks for a certificate
+ * without rejecting the handshake and verifies it against the client CA; this authenticator then
+ * maps a verified certificate to a user: CommonName → name, Organizations → groups.
+ */
+import type { PeerCertificate } from 'node:tls';
+import { NOT_APPLICABLE, type AuthRequest, type AuthResult, type Authenticator } from './authenticator.js';
+
+const CLIENT_AUTH_OID = '1.3.6.1.5.5.7.3.2';
+
+function values(v: string | string[] | undefined): string[] {
+  if (v === undefined) return [];
+  return Array.isArray(v) ? v : [v];
+}
+
+function hasCertificate(c: PeerCertificate | undefined): c is PeerCertificate {
+  return !!c && Object.keys(c).length > 0 && !!c.raw;
+}
+
+export class X509Authenticator implements Authenticator {
+  readonly name = 'x509';
+
+  async authenticate(req: AuthRequest): Promise<AuthResult> {
+    const cert = req.tls?.peerCertificate;
+    if (!hasCertificate(cert)) return NOT_APPLICABLE;
+    if (!req.tls?.authorized) {
+      const why = req.tls?.authorizationError ?? 'certificate signed by unknown authority';
+      return { ok: false, error: `x509: ${why}` };
+    }
+    const eku = (cert as PeerCertificate & { ext_key_usage?: string[] }).ext_key_usage;
+    if (eku && eku.length && !eku.includes(CLIENT_AUTH_OID)) {
+      return { ok: false, error: 'x509: certificate specifies an incompatible key usage' };
+    }
+    const name = values(cert.subject?.CN)[0] ?? '';
+    if (!name) return { ok: false, error: 'x509: common name of the user is empty' };
+    return { ok: true, method: this.name, user: { name, groups: values(cert.subject?.O) } };
+  }
+}

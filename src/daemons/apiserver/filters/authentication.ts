@@ -1,0 +1,52 @@
+/**
+ * Authentication: the configured authenticators (client certificate, bearer token, ...) in
+ * order, anonymous last when enabled. Bad credentials, or none with anonymous off, get 401.
+ */
+import type { TLSSocket } from 'node:tls';
+import type { Http2ServerRequest } from 'node:http2';
+import type { AuthRequest, Authenticator } from '../../../auth/authenticator.js';
+import { errors } from '../../../api/meta/status.js';
+import type { ApiRequest } from '../context.js';
+import type { Exchange, Filter } from './filter.js';
+
+/** The TLS socket under a request (HTTP/2 streams share their session's socket). */
+export function tlsSocketOf(req: ApiRequest): TLSSocket | undefined {
+  const h2 = req as Http2ServerRequest;
+  const sock = (h2.stream?.session?.socket ?? req.socket) as TLSSocket | undefined;
+  return sock && typeof sock.getPeerCertificate === 'function' ? sock : undefined;
+}
+
+/** TLS facts do not change over a connection: read the peer certificate once per socket. */
+const tlsFacts = new WeakMap<TLSSocket, NonNullable<AuthRequest['tls']>>();
+
+export function authRequestOf(req: ApiRequest): AuthRequest {
+  const sock = tlsSocketOf(req);
+  const out: AuthRequest = { headers: req.headers };
+  if (sock) {
+    let facts = tlsFacts.get(sock);
+    if (!facts) {
+      facts = { authorized: sock.authorized, peerCertificate: sock.getPeerCertificate(false) };
+      if (sock.authorizationError) facts.authorizationError = String(sock.authorizationError);
+      tlsFacts.set(sock, facts);
+    }
+    out.tls = facts;
+  }
+  return out;
+}
+
+export function authentication(authenticator: Authenticator): Filter {
+  return {
+    name: 'authentication',
+    async run(x: Exchange, next: () => Promise<void>): Promise<void> {
+      const r = await authenticator.authenticate(authRequestOf(x.req));
+      if (!r.ok) {
+        x.ctx.log.debug({ reason: r.error ?? 'no credentials' }, 'unable to authenticate the request');
+        throw errors.unauthorized('Unauthorized');
+      }
+      x.ctx.user = r.user;
+      // Credentials stop here: nothing downstream (proxies above all) may see or forward them.
+      delete x.req.headers['authorization'];
+      await next();
+    },
+  };
+}

@@ -1,0 +1,49 @@
+/** Authorization: the configured modes decide; anything but "allow" is 403 Forbidden in Kubernetes' words. */
+import { ApiError } from '../../../api/meta/status.js';
+import type { AuthorizationAttributes, Authorizer } from '../../../auth/authorizer.js';
+import type { RequestContext } from '../context.js';
+import type { Exchange, Filter } from './filter.js';
+
+export function attributesOf(ctx: RequestContext): AuthorizationAttributes {
+  const i = ctx.info;
+  return {
+    user: ctx.user, verb: i.verb, isResourceRequest: i.isResourceRequest, path: i.path,
+    namespace: i.namespace, apiGroup: i.apiGroup, apiVersion: i.apiVersion,
+    resource: i.resource, subresource: i.subresource, name: i.name,
+  };
+}
+
+/** `pods "x" is forbidden: User "u" cannot get resource "pods" in API group "" in the namespace "ns"[: reason]`. */
+export function forbiddenError(a: AuthorizationAttributes, reason: string): ApiError {
+  let what: string;
+  if (!a.isResourceRequest) {
+    what = `User "${a.user.name}" cannot ${a.verb} path "${a.path}"`;
+  } else {
+    const resource = a.subresource ? `${a.resource}/${a.subresource}` : a.resource;
+    const scope = a.namespace ? `in the namespace "${a.namespace}"` : 'at the cluster scope';
+    what = `User "${a.user.name}" cannot ${a.verb} resource "${resource}" in API group "${a.apiGroup}" ${scope}`;
+  }
+  if (reason) what += `: ${reason}`;
+  const qualified = a.resource ? (a.apiGroup ? `${a.resource}.${a.apiGroup}` : a.resource) : '';
+  const message = !qualified ? `forbidden: ${what}`
+    : a.name ? `${qualified} "${a.name}" is forbidden: ${what}`
+      : `${qualified} is forbidden: ${what}`;
+  const details: { name?: string; group: string; kind: string } = { group: a.apiGroup, kind: a.resource };
+  if (a.name) details.name = a.name;
+  return new ApiError(403, 'Forbidden', message, details);
+}
+
+export function authorization(authorizer: Authorizer): Filter {
+  return {
+    name: 'authorization',
+    async run(x: Exchange, next: () => Promise<void>): Promise<void> {
+      const attrs = attributesOf(x.ctx);
+      const r = await authorizer.authorize(attrs);
+      if (r.decision !== 'allow') {
+        x.ctx.log.debug({ reason: r.reason }, 'forbidden');
+        throw forbiddenError(attrs, r.reason);
+      }
+      await next();
+    },
+  };
+}

@@ -1,0 +1,38 @@
+/**
+ * Counts and times every request into apiserver_request_total / _duration_seconds when it ends,
+ * and writes the access-log line (debug level).
+ */
+import type { Logger } from 'pino';
+import type { ApiserverMetrics } from '../metrics.js';
+import { observeRequest } from '../metrics.js';
+import type { Exchange, Filter } from './filter.js';
+
+export function instrumentation(metrics: ApiserverMetrics, log: Logger): Filter {
+  const debug = log.isLevelEnabled('debug');
+  return {
+    name: 'instrumentation',
+    async run(x: Exchange, next: () => Promise<void>): Promise<void> {
+      const start = process.hrtime.bigint();
+      const record = (code: number): void => {
+        const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+        observeRequest(metrics, x.req.method ?? 'GET', x.ctx.info, code, seconds);
+        if (debug) x.ctx.log.debug({ verb: x.ctx.info.verb, user: x.ctx.user.name, code, ms: Math.round(seconds * 1000) }, 'request done');
+      };
+      if (x.res) {
+        const res = x.res;
+        // 'close' also fires for aborted streams; record once, with whatever status was set.
+        let done = false;
+        const once = (): void => { if (!done) { done = true; record(res.statusCode); } };
+        res.once('finish', once);
+        res.once('close', once);
+        await next();
+      } else {
+        try {
+          await next();
+        } finally {
+          record(x.upgrade?.socket.destroyed === false ? 101 : 0);
+        }
+      }
+    },
+  };
+}

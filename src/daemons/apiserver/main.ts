@@ -1,0 +1,174 @@
+/**
+ * `corectl apiserver`: opens storage, builds the object store and the REST API, serves them
+ * behind the filter chain on --secure-port, prints one ready line, and shuts down cleanly when
+ * ctx.signal aborts (listener, then REST, then storage). A start-up failure prints one line
+ * naming the option and returns non-zero.
+ */
+import type { Logger } from 'pino';
+import type { ApiserverConfig } from '../../flags/apiserver.js';
+import { openBackend, type BackendSet } from '../../storage/backend-factory.js';
+import { startCompactor } from '../../storage/compactor.js';
+import type { EtcdTlsOptions } from '../../storage/etcd/etcd-client.js';
+import { createObjectStore } from '../../storage/object-store.js';
+import type { ObjectStore } from '../../storage/object-store-types.js';
+import { createRestApi, type RestApi } from './rest/rest-api.js';
+import type { RestConfig } from './rest/types.js';
+import { createApiserverMetrics, type ApiserverMetrics } from './metrics.js';
+import { prepareServing, startServing, type Serving } from './serve.js';
+import { resolveAdvertiseAddress } from './tls/serving-certs.js';
+import { StartupError, withServingDefaults, type ServingOptions } from './serving-options.js';
+
+/** ApiserverConfig → the serving subset (the option parser keeps '' for unset strings). */
+export function servingOptionsFromConfig(c: ApiserverConfig): ServingOptions {
+  const opt = (s: string): string | undefined => (s === '' ? undefined : s);
+  const o: Partial<ServingOptions> = {
+    securePort: c.securePort,
+    bindAddress: c.bindAddress || '0.0.0.0',
+    certDir: c.certDir,
+    tlsCipherSuites: c.tlsCipherSuites,
+    tlsSniCertKey: c.tlsSniCertKey,
+    http2MaxStreamsPerConnection: c.http2MaxStreamsPerConnection,
+    serviceClusterIpRange: c.serviceClusterIpRange,
+    anonymousAuth: c.anonymousAuth,
+    authorizationMode: c.authorizationMode.split(',').map((s) => s.trim()).filter((s) => s !== ''),
+    maxRequestsInflight: c.maxRequestsInflight,
+    maxMutatingRequestsInflight: c.maxMutatingRequestsInflight,
+    requestTimeout: c.requestTimeout,
+    minRequestTimeout: c.minRequestTimeout,
+    maxConnectionBytesPerSec: c.maxConnectionBytesPerSec,
+  };
+  const strings: Array<[keyof ServingOptions, string]> = [
+    ['advertiseAddress', c.advertiseAddress], ['tlsCertFile', c.tlsCertFile], ['tlsPrivateKeyFile', c.tlsPrivateKeyFile],
+    ['tlsMinVersion', c.tlsMinVersion], ['clientCaFile', c.clientCaFile], ['tokenAuthFile', c.tokenAuthFile],
+  ];
+  for (const [k, v] of strings) {
+    const value = opt(v);
+    if (value !== undefined) (o as Record<string, unknown>)[k] = value;
+  }
+  return withServingDefaults(o);
+}
+
+/** --watch-cache-sizes entries 'resource[.group]#size'. */
+function watchCacheSizes(list: string[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const item of list) {
+    const [name = '', size = ''] = item.split('#');
+    const n = Number(size);
+    if (!name || !Number.isInteger(n) || n < 0) throw new StartupError('--watch-cache-sizes', `invalid entry "${item}" (want resource[.group]#size)`);
+    out[name] = n;
+  }
+  return out;
+}
+
+function restConfigOf(c: ApiserverConfig, options: ServingOptions, advertiseAddress: string): RestConfig {
+  const storageVersions: Record<string, string> = {};
+  for (const part of c.storageVersions.split(',').map((s) => s.trim()).filter(Boolean)) {
+    const slash = part.lastIndexOf('/');
+    if (slash > 0) storageVersions[part.slice(0, slash)] = part.slice(slash + 1);
+  }
+  return {
+    serviceClusterIpRange: c.serviceClusterIpRange,
+    serviceNodePortRange: c.serviceNodePortRange,
+    advertiseAddress,
+    securePort: options.securePort,
+    runtimeConfig: c.runtimeConfig,
+    storageVersions,
+    eventTtl: c.eventTtl,
+    apiserverCount: c.apiserverCount,
+    endpointReconcilerType: c.endpointReconcilerType,
+    repairMalformedUpdates: c.repairMalformedUpdates,
+    deleteCollectionWorkers: c.deleteCollectionWorkers,
+    minRequestTimeout: c.minRequestTimeout,
+  };
+}
+
+function waitForAbort(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+}
+
+export interface ApiserverParts {
+  serving: Serving;
+  store: ObjectStore;
+  rest: RestApi;
+  storage: BackendSet;
+  metrics: ApiserverMetrics;
+  /** Closes listener, REST and storage in that order. */
+  shutdown(): Promise<void>;
+}
+
+/** Opens storage, the object store and the REST API, then starts serving; `portOverride` lets tests bind port 0. */
+export async function startApiserverParts(config: ApiserverConfig, log: Logger, portOverride?: number): Promise<ApiserverParts> {
+  const options = servingOptionsFromConfig(config);
+  const metrics = createApiserverMetrics();
+  const cleanups: Array<() => Promise<void>> = [];
+  // Option errors surface before storage opens or anything listens.
+  const serveOptions = { options, log, metrics, ...(portOverride !== undefined ? { portOverride } : {}) };
+  const prepared = await prepareServing(serveOptions);
+  try {
+    const tls: { -readonly [K in keyof EtcdTlsOptions]: EtcdTlsOptions[K] } = {};
+    if (config.kvstoreCafile) tls.caFile = config.kvstoreCafile;
+    if (config.kvstoreCertfile) tls.certFile = config.kvstoreCertfile;
+    if (config.kvstoreKeyfile) tls.keyFile = config.kvstoreKeyfile;
+    const storage = await openBackend({
+      servers: config.kvstoreServers, overrides: config.kvstoreServersOverrides, dataDir: config.dataDir,
+      storageBackend: config.storageBackend, tls, log: log.child({ component: 'storage' }),
+    });
+    cleanups.unshift(() => storage.close());
+    const store = createObjectStore({
+      backendFor: (g, r) => storage.for(g, r),
+      prefix: config.kvstorePrefix,
+      watchCache: { enabled: config.watchCache, defaultSize: config.defaultWatchCacheSize, sizes: watchCacheSizes(config.watchCacheSizes) },
+      log: log.child({ component: 'object-store' }),
+    });
+    cleanups.unshift(() => store.close());
+    const compactor = startCompactor({
+      backends: () => store.backends(), intervalMs: config.kvstoreCompactionInterval, log: log.child({ component: 'compactor' }),
+    });
+    cleanups.unshift(() => compactor.stop());
+    const rest = createRestApi({
+      store, config: restConfigOf(config, options, resolveAdvertiseAddress(options)), log: log.child({ component: 'rest' }),
+    });
+    await rest.start();
+    cleanups.unshift(() => rest.stop());
+    const serving = await startServing({
+      ...serveOptions,
+      rest,
+      storageCheck: async () => { await storage.default.currentRevision(); },
+    }, prepared);
+    cleanups.unshift(() => serving.stop());
+    const parts: ApiserverParts = {
+      serving, metrics, store, storage, rest,
+      async shutdown(): Promise<void> {
+        for (const c of cleanups) {
+          try { await c(); } catch (e) { log.warn({ err: (e as Error).message }, 'shutdown step failed'); }
+        }
+      },
+    };
+    return parts;
+  } catch (e) {
+    for (const c of cleanups) { try { await c(); } catch { /* already failing */ } }
+    throw e;
+  }
+}
+
+export async function run(config: ApiserverConfig, ctx: { log: Logger; signal: AbortSignal }): Promise<number> {
+  const log = ctx.log.child({ component: 'apiserver' });
+  let parts: ApiserverParts;
+  try {
+    parts = await startApiserverParts(config, log);
+  } catch (e) {
+    const line = e instanceof StartupError ? e.message : `start-up failed: ${(e as Error).message}`;
+    log.error({ err: e }, line);
+    process.stderr.write(`apiserver: ${line}\n`);
+    return 1;
+  }
+  const url = parts.serving.server?.url;
+  log.info({ url, certFile: parts.serving.serving?.certFile }, url ? `apiserver ready: serving on ${url}` : 'apiserver ready: secure serving off');
+  await waitForAbort(ctx.signal);
+  log.info('shutting down');
+  await parts.shutdown();
+  return 0;
+}

@@ -1,0 +1,168 @@
+/**
+ * Request info: what a URL and method mean to the API (verb, group, version, namespace, resource,
+ * name, subresource). Follows Kubernetes' RequestInfoFactory so authorization, limits, metrics and
+ * the REST layer agree on one reading of every request.
+ *
+ *   /api/v1/namespaces/ns/pods/p/log   → get  "" v1 ns pods p log
+ *   /apis/apps/v1/deployments?watch=1  → watch apps v1 "" deployments
+ *   /api/v1/namespaces/foo             → the Namespace object "foo" itself (namespace "foo", name "foo")
+ *   /healthz                            → non-resource, verb "get"
+ */
+
+export interface RequestInfo {
+  isResourceRequest: boolean;
+  /** The URL path as received (not decoded further). */
+  path: string;
+  /**
+   * get list watch create update patch delete deletecollection proxy connect for resource
+   * requests; the lowercase HTTP method for non-resource requests.
+   */
+  verb: string;
+  apiPrefix: 'api' | 'apis' | '';
+  apiGroup: string;
+  apiVersion: string;
+  namespace: string;
+  resource: string;
+  subresource: string;
+  name: string;
+  /** The path parts from the resource on (resource/name/subresource/...). */
+  parts: string[];
+}
+
+/** `/namespaces/NAME/<this>` names a subresource of the Namespace, not a namespaced resource. */
+const NAMESPACE_SUBRESOURCES = new Set(['status', 'finalize']);
+/** Legacy `/apis/G/V/watch/...` and `/api/v1/proxy/...` forms. */
+const SPECIAL_VERBS = new Set(['proxy', 'watch']);
+/**
+ * Streaming subresources reached with an upgrade or proxied: reported with verb `connect` so
+ * the REST layer and the limits treat them alike. (Kubernetes authorizes these as create/get by
+ * method; an RBAC authorizer maps `connect` back using the HTTP method.)
+ */
+const CONNECT_SUBRESOURCES: Record<string, Set<string>> = {
+  pods: new Set(['exec', 'attach', 'portforward', 'proxy']),
+  services: new Set(['proxy']),
+  nodes: new Set(['proxy']),
+};
+
+/**
+ * A query boolean as Kubernetes reads it: absent → undefined; Go ParseBool false spellings
+ * (`0 f F false FALSE False`, case-insensitively for "false") → false; anything else, including
+ * an empty value (`?watch`), → true. Python sends `watch=True`.
+ */
+export function queryBool(value: string | null | undefined): boolean | undefined {
+  if (value === null || value === undefined) return undefined;
+  const v = value.toLowerCase();
+  return !(v === '0' || v === 'f' || v === 'false');
+}
+
+/** The value of `metadata.name=X` / `metadata.name==X` when the field selector requires it exactly. */
+function exactNameFromFieldSelector(selector: string | null): string {
+  if (!selector) return '';
+  let found = '';
+  for (const term of selector.split(',')) {
+    const m = /^\s*metadata\.name\s*==?\s*(.*?)\s*$/.exec(term);
+    if (m && !term.includes('!=')) found = m[1] ?? '';
+  }
+  // Only a valid path segment can stand for a name.
+  if (found === '' || found === '.' || found === '..' || /[/%]/.test(found)) return '';
+  return found;
+}
+
+function splitPath(path: string): string[] {
+  const trimmed = path.replace(/^\/+|\/+$/g, '');
+  return trimmed === '' ? [] : trimmed.split('/');
+}
+
+function verbForMethod(method: string): string {
+  switch (method.toUpperCase()) {
+    case 'POST': return 'create';
+    case 'GET': case 'HEAD': return 'get';
+    case 'PUT': return 'update';
+    case 'PATCH': return 'patch';
+    case 'DELETE': return 'delete';
+    default: return '';
+  }
+}
+
+/** Reads a request the way Kubernetes' RequestInfoFactory does (see the file comment). */
+export function parseRequestInfo(method: string, url: URL): RequestInfo {
+  const info: RequestInfo = {
+    isResourceRequest: false, path: url.pathname, verb: method.toLowerCase(),
+    apiPrefix: '', apiGroup: '', apiVersion: '', namespace: '', resource: '', subresource: '',
+    name: '', parts: [],
+  };
+  let parts = splitPath(url.pathname);
+  const prefix = parts[0];
+  if (parts.length < 3 || (prefix !== 'api' && prefix !== 'apis')) {
+    return info;
+  }
+  parts = parts.slice(1);
+  if (prefix === 'apis') {
+    // /apis/G/V alone is discovery (non-resource); a resource needs /apis/G/V/R at least.
+    if (parts.length < 3) return info;
+    info.apiGroup = parts[0] ?? '';
+    parts = parts.slice(1);
+  }
+  info.apiPrefix = prefix;
+  info.isResourceRequest = true;
+  info.apiVersion = parts[0] ?? '';
+  parts = parts.slice(1);
+
+  if (SPECIAL_VERBS.has(parts[0] ?? '')) {
+    if (parts.length < 2) {
+      // "/apis/G/V/watch" alone names nothing; leave it for the REST layer's 404.
+      info.verb = parts[0] ?? '';
+      info.parts = [];
+      return info;
+    }
+    info.verb = parts[0] ?? '';
+    parts = parts.slice(1);
+  } else {
+    info.verb = verbForMethod(method);
+  }
+
+  if (parts[0] === 'namespaces') {
+    if (parts.length > 1) {
+      info.namespace = parts[1] ?? '';
+      // /namespaces/NS/R... is a namespaced resource; /namespaces/NS[/status|/finalize] is
+      // the Namespace object itself, so the parts keep "namespaces" as the resource.
+      if (parts.length > 2 && !NAMESPACE_SUBRESOURCES.has(parts[2] ?? '')) {
+        parts = parts.slice(2);
+      }
+    }
+  }
+  info.parts = parts;
+
+  // parts: resource/name/subresource/anything-else (proxy keeps the rest as the proxied path)
+  if (parts.length >= 3 && info.verb !== 'proxy') info.subresource = parts[2] ?? '';
+  if (parts.length >= 2) info.name = parts[1] ?? '';
+  if (parts.length >= 1) info.resource = parts[0] ?? '';
+
+  if (info.name === '' && info.verb === 'get') {
+    info.verb = queryBool(url.searchParams.get('watch')) ? 'watch' : 'list';
+    info.name = exactNameFromFieldSelector(url.searchParams.get('fieldSelector'));
+  }
+  if (info.name === '' && info.verb === 'delete') info.verb = 'deletecollection';
+
+  if (info.subresource && info.name && CONNECT_SUBRESOURCES[info.resource]?.has(info.subresource)) {
+    info.verb = 'connect';
+  }
+  return info;
+}
+
+/**
+ * Long-running requests are exempt from the in-flight limit and the request timeout: watches,
+ * proxies, streaming subresources (exec, attach, portforward, proxy) and followed logs.
+ */
+export function isLongRunningRequest(info: RequestInfo, query: URLSearchParams): boolean {
+  if (!info.isResourceRequest) return false;
+  if (info.verb === 'watch' || info.verb === 'proxy' || info.verb === 'connect') return true;
+  if (info.subresource === 'log' && queryBool(query.get('follow')) === true) return true;
+  return false;
+}
+
+/** Reads (get, list, watch and non-resource GET/HEAD) versus writes, for the two in-flight pools. */
+export function isReadOnlyRequest(info: RequestInfo): boolean {
+  if (!info.isResourceRequest) return info.verb === 'get' || info.verb === 'head' || info.verb === 'options';
+  return info.verb === 'get' || info.verb === 'list' || info.verb === 'watch';
+}

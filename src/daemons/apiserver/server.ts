@@ -1,0 +1,133 @@
+/**
+ * The secure listener: TLS with HTTP/2 and HTTP/1.1 on one port (kubectl speaks HTTP/2, but its
+ * exec/attach/port-forward upgrades arrive as HTTP/1.1). Client certificates are requested but
+ * never required at the handshake: authentication decides per request.
+ *
+ * Shutdown (`close`): stop accepting, abort every request's signal (watches end), send GOAWAY to
+ * HTTP/2 sessions, then destroy whatever is still open after a grace period.
+ */
+import { readFile } from 'node:fs/promises';
+import * as http2 from 'node:http2';
+import type { AddressInfo, Socket } from 'node:net';
+import { createSecureContext, type SecureContext, type SecureContextOptions } from 'node:tls';
+import type { Logger } from 'pino';
+import type { RequestChain } from './chain.js';
+import { StartupError, type ServingOptions } from './serving-options.js';
+import { buildSniMap, sniCallback, type SniEntry } from './tls/sni.js';
+import type { ServingPair } from './tls/serving-certs.js';
+import { cipherList, minTlsVersion } from './tls/tls-options.js';
+
+export interface SecureServer {
+  readonly host: string;
+  readonly port: number;
+  /** https://host:port with a loopback host when bound to all interfaces. */
+  readonly url: string;
+  close(graceMs?: number): Promise<void>;
+}
+
+export interface SecureServerOptions {
+  options: Pick<ServingOptions, 'bindAddress' | 'tlsMinVersion' | 'tlsCipherSuites' | 'tlsSniCertKey' | 'http2MaxStreamsPerConnection'>;
+  /** The port to bind; 0 picks a free one (tests). */
+  port: number;
+  serving: ServingPair;
+  clientCaPem?: string;
+  chain: RequestChain;
+  log: Logger;
+}
+
+async function sniContexts(o: SecureServerOptions, base: SecureContextOptions): Promise<Map<string, SecureContext> | undefined> {
+  const list = o.options.tlsSniCertKey ?? [];
+  if (!list.length) return undefined;
+  const entries: SniEntry<SecureContext>[] = [];
+  for (const item of list) {
+    let cert: string, key: string;
+    try {
+      [cert, key] = await Promise.all([readFile(item.certFile, 'utf8'), readFile(item.keyFile, 'utf8')]);
+    } catch (e) {
+      throw new StartupError('--tls-sni-cert-key', `cannot read "${item.certFile}"/"${item.keyFile}": ${(e as Error).message}`, { cause: e });
+    }
+    try {
+      entries.push({ names: item.names, certPem: cert, value: createSecureContext({ ...base, cert, key }) });
+    } catch (e) {
+      throw new StartupError('--tls-sni-cert-key', `invalid pair "${item.certFile}"/"${item.keyFile}": ${(e as Error).message}`, { cause: e });
+    }
+  }
+  return buildSniMap(entries);
+}
+
+export async function startSecureServer(o: SecureServerOptions): Promise<SecureServer> {
+  const base: SecureContextOptions = { minVersion: minTlsVersion(o.options.tlsMinVersion) };
+  const ciphers = cipherList(o.options.tlsCipherSuites);
+  if (ciphers) base.ciphers = ciphers;
+  if (o.clientCaPem) base.ca = o.clientCaPem;
+
+  let defaultContext: SecureContext;
+  try {
+    defaultContext = createSecureContext({ ...base, cert: o.serving.certPem, key: o.serving.keyPem });
+  } catch (e) {
+    throw new StartupError('--tls-cert-file', `invalid serving certificate or key (${o.serving.certFile}): ${(e as Error).message}`, { cause: e });
+  }
+  const sni = await sniContexts(o, base);
+
+  const serverOptions: http2.SecureServerOptions = {
+    ...base,
+    cert: o.serving.certPem,
+    key: o.serving.keyPem,
+    allowHTTP1: true,
+    requestCert: !!o.clientCaPem,
+    rejectUnauthorized: false,
+  };
+  if (sni) serverOptions.SNICallback = sniCallback(sni, defaultContext);
+  const maxStreams = o.options.http2MaxStreamsPerConnection ?? 0;
+  if (maxStreams > 0) serverOptions.settings = { maxConcurrentStreams: maxStreams };
+
+  const server = http2.createSecureServer(serverOptions);
+  const sockets = new Set<Socket>();
+  const sessions = new Set<http2.ServerHttp2Session>();
+  server.on('secureConnection', (s: Socket) => { sockets.add(s); s.once('close', () => sockets.delete(s)); });
+  server.on('session', (s: http2.ServerHttp2Session) => {
+    sessions.add(s);
+    s.once('close', () => sessions.delete(s));
+    s.on('error', (e: Error) => o.log.debug({ err: e.message }, 'http2 session error'));
+  });
+  server.on('tlsClientError', (e: Error) => o.log.debug({ err: e.message }, 'TLS handshake failed'));
+  server.on('request', (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => o.chain.handle(req, res));
+  // With allowHTTP1 the server emits HTTP/1.1 'upgrade' requests here.
+  server.on('upgrade', (req, socket, head) => o.chain.handleUpgrade(req, socket, head));
+
+  const host = o.options.bindAddress || '0.0.0.0';
+  await new Promise<void>((resolve, reject) => {
+    const onError = (e: NodeJS.ErrnoException): void => {
+      reject(new StartupError('--secure-port', `cannot listen on ${host}:${o.port}: ${e.code ?? e.message}`, { cause: e }));
+    };
+    server.once('error', onError);
+    server.listen(o.port, host, () => { server.off('error', onError); resolve(); });
+  });
+  server.on('error', (e: Error) => o.log.error({ err: e.message }, 'listener error'));
+  const port = (server.address() as AddressInfo).port;
+  const urlHost = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '[::1]' : host.includes(':') ? `[${host}]` : host;
+
+  let closing: Promise<void> | undefined;
+  const close = (graceMs = 2000): Promise<void> => {
+    closing ??= (async () => {
+      o.chain.abortAll();
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const s of sessions) s.close();
+      const timer = setTimeout(() => {
+        for (const s of sessions) s.destroy();
+        for (const s of sockets) s.destroy();
+      }, graceMs);
+      // HTTP/1.1 keep-alive sockets idle between requests would hold close() open.
+      for (const s of sockets) if (!sessionOwns(sessions, s)) s.end();
+      await closed;
+      clearTimeout(timer);
+    })();
+    return closing;
+  };
+  return { host, port, url: `https://${urlHost}:${port}`, close };
+}
+
+function sessionOwns(sessions: Set<http2.ServerHttp2Session>, s: Socket): boolean {
+  for (const sess of sessions) if ((sess.socket as unknown) === s) return true;
+  return false;
+}

@@ -1,0 +1,79 @@
+/**
+ * The subset of the API server's configuration the serving plumbing reads. Field names match
+ * `ApiserverConfig` (src/flags/apiserver.ts) so a config object can be passed straight in.
+ * Durations are milliseconds unless the name says seconds.
+ */
+export interface NamedCertKeyOption {
+  certFile: string;
+  keyFile: string;
+  names: string[];
+}
+
+export interface ServingOptions {
+  /** 0 switches the secure listener off. Default 6443. */
+  securePort: number;
+  /** Default 0.0.0.0. */
+  bindAddress: string;
+  advertiseAddress?: string;
+  tlsCertFile?: string;
+  tlsPrivateKeyFile?: string;
+  /** Where a generated self-signed pair is kept (apiserver.crt / apiserver.key). */
+  certDir: string;
+  /** Go constant name, e.g. VersionTLS12 (the default). */
+  tlsMinVersion?: string;
+  /** Go constant names, e.g. TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256. */
+  tlsCipherSuites?: string[];
+  tlsSniCertKey?: NamedCertKeyOption[];
+  /** 0 or unset: Node's default. */
+  http2MaxStreamsPerConnection?: number;
+  /** The first IP of this range is a SAN of a generated serving certificate. */
+  serviceClusterIpRange?: string;
+
+  clientCaFile?: string;
+  tokenAuthFile?: string;
+  /** Default true. */
+  anonymousAuth: boolean;
+  /** Ordered authorizer names. Default ['AlwaysAllow']. */
+  authorizationMode: string[];
+
+  /** Non-mutating in-flight limit; 0 unlimited. Default 400. */
+  maxRequestsInflight: number;
+  /** Mutating in-flight limit; 0 unlimited. Default 200. */
+  maxMutatingRequestsInflight: number;
+  /** Milliseconds. Default 60000. */
+  requestTimeout: number;
+  /** Seconds; watches pick a random timeout above it (used by the REST layer). Default 1800. */
+  minRequestTimeout: number;
+  /** Bytes per second per connection for long-running responses; 0 off. */
+  maxConnectionBytesPerSec: number;
+}
+
+export const SERVING_DEFAULTS: ServingOptions = {
+  securePort: 6443,
+  bindAddress: '0.0.0.0',
+  certDir: '/var/run/core',
+  anonymousAuth: true,
+  authorizationMode: ['AlwaysAllow'],
+  maxRequestsInflight: 400,
+  maxMutatingRequestsInflight: 200,
+  requestTimeout: 60_000,
+  minRequestTimeout: 1800,
+  maxConnectionBytesPerSec: 0,
+};
+
+/** Fills unset fields from SERVING_DEFAULTS. */
+export function withServingDefaults(partial: Partial<ServingOptions>): ServingOptions {
+  const out: ServingOptions = { ...SERVING_DEFAULTS };
+  for (const [k, v] of Object.entries(partial)) {
+    if (v !== undefined) (out as unknown as Record<string, unknown>)[k] = v;
+  }
+  return out;
+}
+
+/** A start-up failure caused by one option: printed as one line naming it. */
+export class StartupError extends Error {
+  override readonly name = 'StartupError';
+  constructor(readonly option: string, message: string, options?: { cause?: unknown }) {
+    super(`${option}: ${message}`, options);
+  }
+}

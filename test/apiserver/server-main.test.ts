@@ -1,0 +1,106 @@
+import t from 'tap';
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { parseApiserverArgs } from '../../src/flags/apiserver.js';
+import { run, servingOptionsFromConfig } from '../../src/daemons/apiserver/main.js';
+import { freePort, h2request, startApiserver } from '../helpers/apiserver.js';
+
+const log = pino({ level: 'silent' });
+
+t.test('config mapping', async (t) => {
+  const { config } = parseApiserverArgs(['--authorization-mode=AlwaysDeny,AlwaysAllow', '--request-timeout=30s', '--tls-min-version=VersionTLS13']);
+  const o = servingOptionsFromConfig(config);
+  t.same(o.authorizationMode, ['AlwaysDeny', 'AlwaysAllow']);
+  t.equal(o.requestTimeout, 30_000);
+  t.equal(o.tlsMinVersion, 'VersionTLS13');
+  t.equal(o.tlsCertFile, undefined, 'unset strings stay unset');
+  t.equal(o.securePort, 6443);
+  t.equal(o.anonymousAuth, true);
+  t.equal(o.maxRequestsInflight, 400);
+  t.equal(o.maxMutatingRequestsInflight, 200);
+});
+
+t.test('the full in-process server answers health', async (t) => {
+  const s = await startApiserver();
+  t.teardown(() => s.stop());
+  const ca = await readFile(s.caFile);
+  const r = await h2request(s.url, { path: '/readyz?verbose', ca });
+  t.equal(r.status, 200, r.body);
+  t.match(r.body, /readyz check passed/);
+  const one = await h2request(s.url, { path: '/readyz/storage', ca });
+  t.equal(one.status, 200);
+  t.equal(one.body, 'ok');
+});
+
+t.test('run: serves until the signal aborts, then returns 0', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'corectl-run-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const port = await freePort();
+  const { config } = parseApiserverArgs([`--secure-port=${port}`, '--bind-address=127.0.0.1', `--cert-dir=${dir}/certs`, `--data-dir=${dir}/data`]);
+  const ac = new AbortController();
+  const done = run(config, { log, signal: ac.signal });
+  const end = Date.now() + 10_000;
+  let status = 0;
+  while (Date.now() < end) {
+    try {
+      status = (await h2request(`https://127.0.0.1:${port}`, { path: '/healthz', ca: await readFile(join(dir, 'certs', 'apiserver.crt')), servername: 'localhost' })).status;
+      if (status === 200) break;
+    } catch { /* not up yet */ }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  t.equal(status, 200, 'self-signed server is healthy and verifiable with its own CA');
+  ac.abort();
+  t.equal(await done, 0);
+});
+
+t.test('run: a bad option fails start-up with non-zero', async (t) => {
+  const { config } = parseApiserverArgs(['--secure-port=0', '--client-ca-file=/nonexistent/ca.crt']);
+  const write = process.stderr.write.bind(process.stderr);
+  let captured = '';
+  process.stderr.write = ((chunk: string | Uint8Array) => { captured += String(chunk); return true; }) as typeof process.stderr.write;
+  let code: number;
+  try {
+    code = await run(config, { log, signal: new AbortController().signal });
+  } finally {
+    process.stderr.write = write;
+  }
+  t.equal(code, 1);
+  t.match(captured, /^apiserver: --client-ca-file: cannot read "\/nonexistent\/ca\.crt"/);
+  t.equal(captured.trim().split('\n').length, 1, 'one line');
+});
+
+const kubectl = ['/usr/lib/google-cloud-sdk/bin', ...(process.env['PATH'] ?? '').split(':')]
+  .map((d) => join(d, 'kubectl.1.33')).find((p) => existsSync(p));
+
+t.test('kubectl against the full server', { skip: kubectl ? false : 'kubectl.1.33 not installed' }, async (t) => {
+  if (!kubectl) return;
+  const s = await startApiserver();
+  t.teardown(() => s.stop());
+  // execFile (async): the server runs in this process, so the event loop must stay free.
+  const k = (...args: string[]) => new Promise<{ code: number; out: string; err: string }>((resolve) => {
+    execFile(kubectl, [...args, '--kubeconfig', s.coreconfigPath, '--cache-dir', join(s.dir, 'kcache')], { timeout: 30_000 },
+      (e, out, err) => resolve({ code: e ? 1 : 0, out, err }));
+  });
+  const ns = await k('get', 'namespaces');
+  t.equal(ns.code, 0, ns.err);
+  t.match(ns.out, /default\s+Active/);
+  const raw = await k('get', '--raw', '/readyz?verbose');
+  t.match(raw.out, /\[\+\]storage ok/);
+});
+
+t.test('corectl apiserver as a child process', async (t) => {
+  const s = await startApiserver({ process: true });
+  const ca = await readFile(s.caFile);
+  const r = await h2request(s.url, { path: '/readyz?verbose', ca });
+  t.equal(r.status, 200);
+  t.match(r.body, /\[\+\]storage ok/);
+  const child = s.child;
+  await s.stop();
+  t.equal(child?.exitCode, 0, 'SIGTERM shuts down cleanly');
+  await t.rejects(startApiserver({ process: true, args: ['--token-auth-file=/nonexistent/tokens.csv'] }),
+    /exited with code 1[\s\S]*apiserver: --token-auth-file: /, 'a bad option exits non-zero naming it');
+});
