@@ -1,0 +1,72 @@
+/**
+ * Every controller name the reference lists, which are on by default, how `--controllers`
+ * selects them, and which ones this build implements.
+ */
+import type { Logger } from 'pino';
+import type { ControllerManagerConfig } from '../../flags/controller-manager.js';
+import type { RestClient, SharedInformerFactory } from './deps.js';
+import type { EventRecorder } from './events.js';
+
+export const ALL_CONTROLLER_NAMES = [
+  'attachdetach', 'bootstrapsigner', 'clusterrole-aggregation', 'cronjob', 'csrapproving', 'csrcleaner', 'csrsigning',
+  'daemonset', 'deployment', 'disruption', 'endpoint', 'garbagecollector', 'horizontalpodautoscaling', 'job', 'namespace',
+  'nodeipam', 'nodelifecycle', 'persistentvolume-binder', 'persistentvolume-expander', 'podgc', 'pv-protection',
+  'pvc-protection', 'replicaset', 'replicationcontroller', 'resourcequota', 'route', 'service', 'serviceaccount',
+  'serviceaccount-token', 'statefulset', 'tokencleaner', 'ttl',
+] as const;
+
+export type ControllerName = (typeof ALL_CONTROLLER_NAMES)[number];
+
+/** Off unless named explicitly. */
+export const DISABLED_BY_DEFAULT: ReadonlySet<string> = new Set(['bootstrapsigner', 'tokencleaner']);
+
+/** What a controller gets when it starts. */
+export interface ControllerContext {
+  client: RestClient;
+  informers: SharedInformerFactory;
+  config: ControllerManagerConfig;
+  log: Logger;
+  /** Aborts when the controller manager stops (or loses leadership). */
+  signal: AbortSignal;
+  /** Event recorder for a reporting component (e.g. "deployment-controller"); none in unit tests. */
+  events?: (component: string) => EventRecorder;
+}
+
+/** A control loop: `run` returns after the context's signal aborted and its workers stopped. */
+export interface Controller {
+  readonly name: string;
+  run(ctx: ControllerContext): Promise<void>;
+}
+
+/**
+ * Kubernetes' rule: an explicit "-name" disables, an explicit "name" enables, otherwise "*"
+ * enables the controllers that are on by default; without "*" nothing else runs.
+ */
+export function isControllerEnabled(name: string, selection: readonly string[]): boolean {
+  let star = false;
+  for (const s of selection) {
+    if (s === name) return true;
+    if (s === `-${name}`) return false;
+    if (s === '*') star = true;
+  }
+  return star && !DISABLED_BY_DEFAULT.has(name);
+}
+
+/** Names in the selection that are not controllers (to reject at start). */
+export function unknownControllers(selection: readonly string[]): string[] {
+  const known = new Set<string>(ALL_CONTROLLER_NAMES);
+  return selection.filter((s) => s !== '*' && !known.has(s.startsWith('-') ? s.slice(1) : s));
+}
+
+export function enabledControllers(selection: readonly string[]): ControllerName[] {
+  return ALL_CONTROLLER_NAMES.filter((n) => isControllerEnabled(n, selection));
+}
+
+/** Implemented controllers by name; the others are reported as not implemented at start. */
+export type ControllerFactories = Partial<Record<ControllerName, () => Promise<Controller>>>;
+
+export const IMPLEMENTED: ControllerFactories = {
+  replicaset: async () => (await import('./controllers/replicaset.js')).newReplicaSetController(),
+  replicationcontroller: async () => (await import('./controllers/replicationcontroller.js')).newReplicationControllerController(),
+  deployment: async () => (await import('./controllers/deployment.js')).newDeploymentController(),
+};

@@ -1,0 +1,182 @@
+/**
+ * The controller manager's HTTP endpoints: /healthz, /metrics and (with --profiling)
+ * /debug/pprof/.
+ *
+ *  - `--port` (deprecated): plain HTTP on `--address`, no authentication, as Kubernetes had it.
+ *  - `--secure-port` (when > 0): HTTPS on `--bind-address` with `--tls-cert-file`/key, or a
+ *    self-signed pair kept in `--cert-dir`. /healthz is open; every other path needs a TLS
+ *    client certificate signed by the cluster CA of the coreconfig (the API server offers no
+ *    TokenReview/SubjectAccessReview to delegate to, so any verified client is authorized).
+ *    --tls-min-version and --tls-cipher-suites apply; --tls-sni-cert-key and
+ *    --http2-max-streams-per-connection are not used (the listener speaks HTTP/1.1).
+ *
+ * Profiling: /debug/pprof/ lists what exists; /debug/pprof/profile?seconds=N records a V8 CPU
+ * profile with node:inspector for N seconds (default 30, at most 300) and returns it as
+ * JSON (.cpuprofile, loadable in Chrome DevTools; not Go's pprof protobuf); the other Go
+ * profile names answer 501.
+ */
+import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { Session } from 'node:inspector';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { TLSSocket } from 'node:tls';
+import type { Logger } from 'pino';
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import { createSelfSignedServing } from '../../util/pki.js';
+import { cipherList, minTlsVersion } from '../apiserver/tls/tls-options.js';
+
+export interface ServingConfig {
+  address: string;
+  port: number;
+  bindAddress: string;
+  securePort: number;
+  certDir: string;
+  tlsCertFile?: string | undefined;
+  tlsPrivateKeyFile?: string | undefined;
+  /** Go names, as --tls-min-version and --tls-cipher-suites take them. */
+  tlsMinVersion?: string | undefined;
+  tlsCipherSuites?: string[] | undefined;
+  profiling: boolean;
+  /** CA that client certificates on the secure port must chain to. */
+  clientCa?: Buffer | undefined;
+}
+
+export interface Servers {
+  readonly registry: Registry;
+  /** Bound ports (0 when that listener is off). */
+  readonly httpPort: number;
+  readonly httpsPort: number;
+  /** Whether the controllers are healthy (false after leadership is lost). */
+  setHealthy(ok: boolean, reason?: string): void;
+  close(): Promise<void>;
+}
+
+const PPROF_NAMES = ['allocs', 'block', 'cmdline', 'goroutine', 'heap', 'mutex', 'profile', 'threadcreate', 'trace'];
+
+async function cpuProfile(seconds: number, signal: AbortSignal): Promise<string> {
+  const session = new Session();
+  session.connect();
+  const post = <T>(method: string, params?: object): Promise<T> => new Promise((resolve, reject) => {
+    session.post(method, params ?? {}, (err, res) => (err ? reject(err) : resolve(res as T)));
+  });
+  try {
+    await post('Profiler.enable');
+    await post('Profiler.start');
+    await new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, seconds * 1000);
+      signal.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
+    });
+    const { profile } = await post<{ profile: unknown }>('Profiler.stop');
+    return JSON.stringify(profile);
+  } finally {
+    session.disconnect();
+  }
+}
+
+function send(res: ServerResponse, code: number, body: string, type = 'text/plain; charset=utf-8'): void {
+  res.writeHead(code, { 'content-type': type, 'x-content-type-options': 'nosniff' });
+  res.end(body);
+}
+
+export async function startServers(cfg: ServingConfig, log: Logger, signal: AbortSignal): Promise<Servers> {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  let healthy = true;
+  let unhealthyReason = '';
+
+  const handle = (secure: boolean) => (req: IncomingMessage, res: ServerResponse): void => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const path = url.pathname;
+    if (req.method !== 'GET' && req.method !== 'HEAD') { send(res, 405, 'method not allowed\n'); return; }
+    if (path === '/healthz' || path === '/healthz/') {
+      if (healthy) send(res, 200, 'ok');
+      else send(res, 500, `[-]controllers failed: ${unhealthyReason}\nhealthz check failed\n`);
+      return;
+    }
+    if (secure && !(req.socket as TLSSocket).authorized) { send(res, 401, 'Unauthorized: a client certificate signed by the cluster CA is required\n'); return; }
+    if (path === '/metrics') {
+      registry.metrics().then((text) => send(res, 200, text, registry.contentType), (e: Error) => send(res, 500, `${e.message}\n`));
+      return;
+    }
+    if (path.startsWith('/debug/pprof')) {
+      if (!cfg.profiling) { send(res, 404, '404 page not found\n'); return; }
+      const name = path.replace(/^\/debug\/pprof\/?/, '');
+      if (name === '') {
+        const rows = PPROF_NAMES.map((n) => `<li><a href="${n}">${n}</a>${n === 'profile' ? ' (V8 CPU profile, JSON; ?seconds=N)' : ' (not available: 501)'}</li>`).join('\n');
+        send(res, 200, `<html><head><title>/debug/pprof/</title></head><body>\n<p>profiles:</p><ul>\n${rows}\n</ul></body></html>\n`, 'text/html; charset=utf-8');
+        return;
+      }
+      if (name === 'profile') {
+        const s = Number(url.searchParams.get('seconds') ?? '30');
+        if (!Number.isFinite(s) || s <= 0) { send(res, 400, 'seconds must be a positive number\n'); return; }
+        const ac = new AbortController();
+        res.on('close', () => ac.abort());
+        signal.addEventListener('abort', () => ac.abort(), { once: true });
+        cpuProfile(Math.min(s, 300), ac.signal).then(
+          (body) => { if (!res.writableEnded) { res.setHeader('content-disposition', 'attachment; filename="profile.cpuprofile"'); send(res, 200, body, 'application/json'); } },
+          (e: Error) => send(res, 500, `profiling failed: ${e.message}\n`),
+        );
+        return;
+      }
+      send(res, 501, `profile "${name}" is not available in this implementation; use /debug/pprof/profile for a CPU profile\n`);
+      return;
+    }
+    send(res, 404, '404 page not found\n');
+  };
+
+  const listen = (srv: Server, port: number, host: string): Promise<number> => new Promise((resolve, reject) => {
+    srv.once('error', reject);
+    srv.listen(port, host, () => { srv.off('error', reject); resolve((srv.address() as { port: number }).port); });
+  });
+
+  const servers: Server[] = [];
+  let httpPort = 0; let httpsPort = 0;
+  try {
+    if (cfg.port > 0) {
+      const srv = createHttpServer(handle(false));
+      servers.push(srv);
+      httpPort = await listen(srv, cfg.port, cfg.address);
+      log.warn({ address: cfg.address, port: httpPort }, 'serving insecurely on HTTP (--port is deprecated; use --secure-port)');
+    }
+    if (cfg.securePort > 0) {
+      const pair = await servingPair(cfg);
+      const ciphers = cipherList(cfg.tlsCipherSuites);
+      const srv = createHttpsServer({
+        cert: pair.cert, key: pair.key, minVersion: minTlsVersion(cfg.tlsMinVersion), ...(ciphers ? { ciphers } : {}),
+        ...(cfg.clientCa ? { ca: cfg.clientCa } : {}), requestCert: true, rejectUnauthorized: false,
+      }, handle(true));
+      servers.push(srv);
+      httpsPort = await listen(srv, cfg.securePort, cfg.bindAddress);
+      log.info({ address: cfg.bindAddress, port: httpsPort }, 'serving securely on HTTPS');
+    }
+  } catch (e) {
+    for (const s of servers) s.close();
+    throw e;
+  }
+  return {
+    registry, httpPort, httpsPort,
+    setHealthy(ok, reason = '') { healthy = ok; unhealthyReason = reason; },
+    async close() {
+      await Promise.all(servers.map((s) => new Promise<void>((resolve) => { s.close(() => resolve()); s.closeAllConnections(); })));
+    },
+  };
+}
+
+async function servingPair(cfg: ServingConfig): Promise<{ cert: string; key: string }> {
+  if (cfg.tlsCertFile && cfg.tlsPrivateKeyFile) {
+    return { cert: await readFile(cfg.tlsCertFile, 'utf8'), key: await readFile(cfg.tlsPrivateKeyFile, 'utf8') };
+  }
+  if (cfg.tlsCertFile || cfg.tlsPrivateKeyFile) throw new Error('--tls-cert-file and --tls-private-key-file must be given together');
+  const certFile = join(cfg.certDir, 'controller-manager.crt');
+  const keyFile = join(cfg.certDir, 'controller-manager.key');
+  try {
+    return { cert: await readFile(certFile, 'utf8'), key: await readFile(keyFile, 'utf8') };
+  } catch { /* not made yet */ }
+  const host = cfg.bindAddress === '0.0.0.0' || cfg.bindAddress === '::' ? '127.0.0.1' : cfg.bindAddress;
+  const pair = await createSelfSignedServing({ host: 'localhost', dnsNames: ['localhost'], ips: [host] });
+  await mkdir(cfg.certDir, { recursive: true, mode: 0o755 });
+  await writeFile(certFile, pair.certPem, { mode: 0o644 });
+  await writeFile(keyFile, pair.keyPem, { mode: 0o600 });
+  return { cert: pair.certPem, key: pair.keyPem };
+}
