@@ -93,6 +93,28 @@ export interface ResourceDefinition {
   readonly tableColumns?: readonly TableColumn[];
   /** Stored objects expire after this many seconds (events: --event-ttl). */
   ttlSeconds?(): number | undefined;
+
+  // ---- optional extensions added by the REST layer (all optional; absent = generic behaviour) ----
+  /**
+   * Converts an object between served versions (obj.apiVersion names its current version);
+   * needed only when `versions` has more than one entry whose schemas differ, or when
+   * `storage` is set: then toVersion 'storage' converts into the storage resource's form and
+   * any served version converts back from it.
+   */
+  convert?(obj: KubeObject, toVersion: string): KubeObject;
+  /** Objects live in another resource's storage (events.k8s.io/v1 events share core events). */
+  readonly storage?: { readonly group: string; readonly resource: string; readonly version: string };
+  /** tableColumns already contain the name column (events put NAME last, as kubectl shows). */
+  readonly tableColumnsIncludeName?: boolean;
+  /** Status-subresource writes: normalize (default keeps everything of `old` except status). */
+  prepareForStatusUpdate?(obj: KubeObject, old: KubeObject): void;
+  /**
+   * Graceful deletion: seconds to wait (requested = DeleteOptions.gracePeriodSeconds); 0 or
+   * undefined deletes immediately. Only pods use it.
+   */
+  gracePeriodSeconds?(obj: KubeObject, requested: number | undefined): number;
+  /** Validation of a status-subresource write. */
+  validateStatus?(obj: KubeObject, old: KubeObject): FieldError[];
 }
 
 /** Group/version/resource of a definition's preferred served version. */

@@ -1,0 +1,163 @@
+/** core/v1 Pod: deep defaults and validation, mostly-immutable spec, graceful deletion. */
+import { fieldErrors, type FieldError } from '../../meta/status.js';
+import { defineResource, STD_VERBS } from '../common/define.js';
+import { col, str, num, arr, rec, path } from '../common/table-util.js';
+import { deepEqual, isObject } from '../common/validation.js';
+import type { KubeObject } from '../types.js';
+import { defaultPodOnly, defaultPodSpec, validatePodSpec } from './pod-spec.js';
+
+type Obj = Record<string, unknown>;
+
+function qosClass(spec: Obj): string {
+  const cs = [...arr(spec.containers), ...arr(spec.initContainers)].map(rec);
+  let any = false, guaranteed = true;
+  for (const c of cs) {
+    const r = rec(c.resources), req = rec(r.requests), lim = rec(r.limits);
+    if (Object.keys(req).length || Object.keys(lim).length) any = true;
+    for (const k of ['cpu', 'memory']) {
+      if (lim[k] === undefined) guaranteed = false;
+      else if (req[k] !== undefined && String(req[k]) !== String(lim[k])) guaranteed = false;
+    }
+  }
+  if (!any) return 'BestEffort';
+  return guaranteed ? 'Guaranteed' : 'Burstable';
+}
+
+/** The STATUS column as kubectl computes it. */
+export function podStatusReason(o: KubeObject): string {
+  const status = rec(o.status);
+  let reason = str(status.reason) || str(status.phase) || 'Pending';
+  const inits = arr(status.initContainerStatuses).map(rec);
+  const initCount = arr(rec(o.spec).initContainers).length;
+  let initializing = false;
+  inits.forEach((cs, i) => {
+    if (initializing) return;
+    const st = rec(cs.state), term = rec(st.terminated), wait = rec(st.waiting);
+    if (st.terminated && num(term.exitCode) === 0) return;
+    if (st.terminated) reason = str(term.reason) ? `Init:${str(term.reason)}` : (term.signal ? `Init:Signal:${String(term.signal)}` : `Init:ExitCode:${num(term.exitCode)}`);
+    else if (st.waiting && str(wait.reason) && str(wait.reason) !== 'PodInitializing') reason = `Init:${str(wait.reason)}`;
+    else reason = `Init:${i}/${initCount}`;
+    initializing = true;
+  });
+  if (!initializing) {
+    let hasRunning = false;
+    for (const cs of arr(status.containerStatuses).map(rec).reverse()) {
+      const st = rec(cs.state), term = rec(st.terminated), wait = rec(st.waiting);
+      if (st.waiting && str(wait.reason)) reason = str(wait.reason);
+      else if (st.terminated && str(term.reason)) reason = str(term.reason);
+      else if (st.terminated) reason = term.signal ? `Signal:${String(term.signal)}` : `ExitCode:${num(term.exitCode)}`;
+      else if (st.running && cs.ready) hasRunning = true;
+    }
+    if (reason === 'Completed' && hasRunning) {
+      const ready = arr(status.conditions).map(rec).some((c) => c.type === 'Ready' && c.status === 'True');
+      reason = ready ? 'Running' : 'NotReady';
+    }
+  }
+  if (o.metadata?.deletionTimestamp) reason = status.reason === 'NodeLost' ? 'Unknown' : 'Terminating';
+  return reason;
+}
+
+function podReady(o: KubeObject): string {
+  const cs = arr(rec(o.status).containerStatuses).map(rec);
+  const total = arr(rec(o.spec).containers).length;
+  return `${cs.filter((c) => c.ready === true).length}/${total}`;
+}
+
+function podRestarts(o: KubeObject): number {
+  return arr(rec(o.status).containerStatuses).map(rec).reduce((n, c) => n + num(c.restartCount), 0);
+}
+
+function checkPodUpdate(obj: KubeObject, old: KubeObject): FieldError[] {
+  const errs: FieldError[] = [];
+  const ns = structuredClone(rec(obj.spec)), os = rec(old.spec);
+  // Mutable parts are copied from the old spec, then anything left different is forbidden.
+  for (const list of ['containers', 'initContainers']) {
+    const nl = arr(ns[list]), ol = arr(os[list]);
+    nl.forEach((c, i) => { if (isObject(c) && isObject(ol[i])) c.image = (ol[i] as Obj).image; });
+  }
+  ns.activeDeadlineSeconds = os.activeDeadlineSeconds;
+  const oldTol = arr(os.tolerations), newTol = arr(ns.tolerations);
+  const tolerationsOk = oldTol.every((t) => newTol.some((n) => deepEqual(n, t)));
+  if (!tolerationsOk) errs.push(fieldErrors.forbidden('spec.tolerations', 'existing toleration can not be modified except its tolerationSeconds'));
+  ns.tolerations = os.tolerations;
+  if (!deepEqual(ns, os)) {
+    errs.push(fieldErrors.forbidden('spec', 'pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)'));
+  }
+  const oldAds = os.activeDeadlineSeconds, newAds = rec(obj.spec).activeDeadlineSeconds;
+  if (oldAds !== undefined && (newAds === undefined || (newAds as number) > (oldAds as number))) {
+    errs.push(fieldErrors.invalid('spec.activeDeadlineSeconds', newAds ?? null, 'must be less than or equal to previous value'));
+  }
+  return errs;
+}
+
+export const pods = defineResource({
+  group: '', versions: ['v1'], kind: 'Pod', plural: 'pods', namespaced: true,
+  shortNames: ['po'], categories: ['all'], verbs: STD_VERBS, hasGeneration: true,
+  subresources: {
+    status: true,
+    extra: [
+      { name: 'attach', verbs: ['create', 'get'], kind: { group: '', version: 'v1', kind: 'PodAttachOptions' } },
+      { name: 'binding', verbs: ['create'], kind: { group: '', version: 'v1', kind: 'Binding' } },
+      { name: 'ephemeralcontainers', verbs: ['get', 'patch', 'update'], kind: { group: '', version: 'v1', kind: 'Pod' } },
+      { name: 'eviction', verbs: ['create'], kind: { group: 'policy', version: 'v1', kind: 'Eviction' } },
+      { name: 'exec', verbs: ['create', 'get'], kind: { group: '', version: 'v1', kind: 'PodExecOptions' } },
+      { name: 'log', verbs: ['get'], kind: { group: '', version: 'v1', kind: 'Pod' } },
+      { name: 'portforward', verbs: ['create', 'get'], kind: { group: '', version: 'v1', kind: 'PodPortForwardOptions' } },
+      { name: 'proxy', verbs: ['create', 'delete', 'get', 'patch', 'update'], kind: { group: '', version: 'v1', kind: 'PodProxyOptions' } },
+      { name: 'resize', verbs: ['get', 'patch', 'update'], kind: { group: '', version: 'v1', kind: 'Pod' } },
+    ],
+  },
+  defaults(obj) {
+    if (!isObject(obj.spec)) return;
+    defaultPodSpec(obj.spec);
+    defaultPodOnly(obj.spec);
+  },
+  validateSpec(obj, old) {
+    const errs: FieldError[] = [];
+    validatePodSpec(obj.spec, 'spec', errs);
+    if (old) errs.push(...checkPodUpdate(obj, old));
+    return errs;
+  },
+  prepareForCreate(obj) {
+    obj.status = { phase: 'Pending', qosClass: qosClass(rec(obj.spec)) };
+  },
+  prepareForUpdate(obj, old) { obj.status = old.status; },
+  prepareForStatusUpdate(obj, old) {
+    // Status writers (node agent, scheduler) may not move a pod to another node.
+    obj.spec = old.spec;
+  },
+  gracePeriodSeconds(obj, requested) {
+    const spec = rec(obj.spec), phase = str(rec(obj.status).phase);
+    if (!spec.nodeName) return 0;
+    if (phase === 'Succeeded' || phase === 'Failed') return 0;
+    const g = requested ?? (typeof spec.terminationGracePeriodSeconds === 'number' ? spec.terminationGracePeriodSeconds : 30);
+    return Math.max(0, g);
+  },
+  fieldSelectors: {
+    'spec.nodeName': (o) => str(path(o, 'spec.nodeName')),
+    'spec.restartPolicy': (o) => str(path(o, 'spec.restartPolicy')),
+    'spec.schedulerName': (o) => str(path(o, 'spec.schedulerName')),
+    'spec.serviceAccountName': (o) => str(path(o, 'spec.serviceAccountName')),
+    'spec.hostNetwork': (o) => String(path(o, 'spec.hostNetwork') === true),
+    'status.phase': (o) => str(path(o, 'status.phase')),
+    'status.podIP': (o) => str(path(o, 'status.podIP')),
+    'status.nominatedNodeName': (o) => str(path(o, 'status.nominatedNodeName')),
+  },
+  columns: [
+    col('Ready', 'string', 'The aggregate readiness state of this pod for accepting traffic.', podReady),
+    col('Status', 'string', 'The aggregate status of the containers in this pod.', podStatusReason),
+    col('Restarts', 'string', 'The number of times the containers in this pod have been restarted and when the last container in this pod has restarted.', (o) => String(podRestarts(o))),
+  ],
+  wideColumns: [
+    col('IP', 'string', 'IP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.', (o) => str(path(o, 'status.podIP'), '<none>') || '<none>', 1),
+    col('Node', 'string', 'NodeName is a request to schedule this pod onto a specific node.', (o) => str(path(o, 'spec.nodeName'), '<none>') || '<none>', 1),
+    col('Nominated Node', 'string', 'nominatedNodeName is set only when this pod preempts other pods on the node, but it cannot be scheduled right away as preemption victims receive their graceful termination periods.', (o) => str(path(o, 'status.nominatedNodeName'), '<none>') || '<none>', 1),
+    col('Readiness Gates', 'string', 'If specified, all readiness gates will be evaluated for pod readiness.', (o) => {
+      const gates = arr(path(o, 'spec.readinessGates')).map(rec);
+      if (!gates.length) return '<none>';
+      const conds = arr(path(o, 'status.conditions')).map(rec);
+      const ok = gates.filter((g) => conds.some((c) => c.type === g.conditionType && c.status === 'True')).length;
+      return `${ok}/${gates.length}`;
+    }, 1),
+  ],
+});

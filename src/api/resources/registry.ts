@@ -1,0 +1,76 @@
+/**
+ * Every built-in resource definition. The REST layer, discovery, tables and field selectors
+ * look resources up here instead of special-casing kinds.
+ */
+import type { ResourceDefinition } from './types.js';
+import { pods } from './core/pods.js';
+import { podtemplates } from './core/podtemplates.js';
+import { services } from './core/services.js';
+import { replicationcontrollers } from './core/replicationcontrollers.js';
+import { namespaces } from './core/namespaces.js';
+import { nodes } from './core/nodes.js';
+import { endpoints } from './core/endpoints.js';
+import { configmaps } from './core/configmaps.js';
+import { secrets } from './core/secrets.js';
+import { serviceaccounts } from './core/serviceaccounts.js';
+import { persistentvolumes } from './core/persistentvolumes.js';
+import { persistentvolumeclaims } from './core/persistentvolumeclaims.js';
+import { resourcequotas } from './core/resourcequotas.js';
+import { limitranges } from './core/limitranges.js';
+import { events } from './core/events.js';
+import { deployments } from './apps/deployments.js';
+import { replicasets } from './apps/replicasets.js';
+import { daemonsets } from './apps/daemonsets.js';
+import { statefulsets } from './apps/statefulsets.js';
+import { controllerrevisions } from './apps/controllerrevisions.js';
+import { jobs } from './batch/jobs.js';
+import { cronjobs } from './batch/cronjobs.js';
+import { horizontalpodautoscalers } from './autoscaling/horizontalpodautoscalers.js';
+import { certificatesigningrequests } from './certificates/certificatesigningrequests.js';
+import { storageclasses } from './storage/storageclasses.js';
+import { volumeattachments } from './storage/volumeattachments.js';
+import { roles } from './rbac/roles.js';
+import { rolebindings } from './rbac/rolebindings.js';
+import { clusterroles } from './rbac/clusterroles.js';
+import { clusterrolebindings } from './rbac/clusterrolebindings.js';
+import { poddisruptionbudgets } from './policy/poddisruptionbudgets.js';
+import { leases } from './coordination/leases.js';
+import { networkpolicies } from './networking/networkpolicies.js';
+import { ingresses } from './networking/ingresses.js';
+import { eventsV1 } from './events/events.js';
+
+const ALL: readonly ResourceDefinition[] = [
+  pods, podtemplates, services, replicationcontrollers, namespaces, nodes, endpoints, configmaps, secrets,
+  serviceaccounts, persistentvolumes, persistentvolumeclaims, resourcequotas, limitranges, events,
+  deployments, replicasets, daemonsets, statefulsets, controllerrevisions,
+  jobs, cronjobs, horizontalpodautoscalers, certificatesigningrequests,
+  storageclasses, volumeattachments, roles, rolebindings, clusterroles, clusterrolebindings,
+  poddisruptionbudgets, leases, networkpolicies, ingresses, eventsV1,
+];
+
+/** Group names in the order discovery lists them (Kubernetes' priority order). */
+export const GROUP_ORDER: readonly string[] = [
+  '', 'apps', 'events.k8s.io', 'autoscaling', 'batch', 'certificates.k8s.io', 'networking.k8s.io',
+  'policy', 'rbac.authorization.k8s.io', 'storage.k8s.io', 'coordination.k8s.io',
+];
+
+const extra: ResourceDefinition[] = [];
+/** Adds a definition (tests, custom resources later); replaces one with the same group/plural. */
+export function registerResource(def: ResourceDefinition): void {
+  const i = extra.findIndex((d) => d.group === def.group && d.plural === def.plural);
+  if (i >= 0) extra[i] = def; else extra.push(def);
+}
+
+export function allResources(): readonly ResourceDefinition[] {
+  return extra.length ? [...ALL.filter((d) => !extra.some((e) => e.group === d.group && e.plural === d.plural)), ...extra] : ALL;
+}
+
+/** The definition serving group/version/plural, or undefined. */
+export function findResource(group: string, version: string, plural: string): ResourceDefinition | undefined {
+  return allResources().find((d) => d.group === group && d.plural === plural && d.versions.includes(version));
+}
+
+/** The definition of a kind in a group (any served version when version is omitted). */
+export function findByKind(group: string, kind: string, version?: string): ResourceDefinition | undefined {
+  return allResources().find((d) => d.group === group && d.kind === kind && (version === undefined || d.versions.includes(version)));
+}

@@ -1,0 +1,81 @@
+/**
+ * A persisted allocation bitmap (Kubernetes' RangeAllocation): one object in the store whose
+ * `data` is a base64 bitmap over a range of `size` items. Every change is a guaranteedUpdate
+ * (compare-and-swap), so allocations are unique across API servers sharing the store.
+ */
+import { ApiError } from '../../../api/meta/status.js';
+import type { KubeObject } from '../../../api/resources/types.js';
+import type { ObjectRef, ObjectStore } from '../../../storage/object-store-types.js';
+
+export class RangeFullError extends Error { override readonly name = 'RangeFullError'; }
+export class AlreadyAllocatedError extends Error { override readonly name = 'AlreadyAllocatedError'; }
+
+function getBit(b: Buffer, i: number): boolean { return (b[i >> 3]! & (1 << (i & 7))) !== 0; }
+function setBit(b: Buffer, i: number, v: boolean): void {
+  if (v) b[i >> 3] = b[i >> 3]! | (1 << (i & 7)); else b[i >> 3] = b[i >> 3]! & ~(1 << (i & 7));
+}
+
+export class BitmapRange {
+  private readonly ref: ObjectRef;
+
+  constructor(private readonly store: ObjectStore, name: string, private readonly rangeText: string, readonly size: number) {
+    this.ref = { resource: 'ranges', group: '', namespace: '', name };
+  }
+
+  private bitmapOf(obj: KubeObject | undefined): Buffer {
+    const b = Buffer.alloc(Math.ceil(this.size / 8));
+    if (obj && obj.range === this.rangeText && typeof obj.data === 'string') Buffer.from(obj.data, 'base64').copy(b, 0, 0, b.length);
+    return b;
+  }
+
+  private objectOf(cur: KubeObject | undefined, bitmap: Buffer): KubeObject {
+    return { kind: 'RangeAllocation', apiVersion: 'v1', metadata: { ...(cur?.metadata ?? {}), name: this.ref.name }, range: this.rangeText, data: bitmap.toString('base64') };
+  }
+
+  /** Allocates offset `i` (or a random free one when undefined); returns the offset. */
+  async allocate(i?: number): Promise<number> {
+    let chosen = -1;
+    await this.store.guaranteedUpdate(this.ref, (cur) => {
+      const b = this.bitmapOf(cur);
+      if (i !== undefined) {
+        if (getBit(b, i)) throw new AlreadyAllocatedError(String(i));
+        chosen = i;
+      } else {
+        chosen = -1;
+        const start = Math.floor(Math.random() * this.size);
+        for (let k = 0; k < this.size; k++) {
+          const j = (start + k) % this.size;
+          if (!getBit(b, j)) { chosen = j; break; }
+        }
+        if (chosen < 0) throw new RangeFullError('range is full');
+      }
+      setBit(b, chosen, true);
+      return this.objectOf(cur, b);
+    });
+    return chosen;
+  }
+
+  async release(i: number): Promise<void> {
+    await this.store.guaranteedUpdate(this.ref, (cur) => {
+      const b = this.bitmapOf(cur);
+      setBit(b, i, false);
+      return this.objectOf(cur, b);
+    });
+  }
+
+  async isAllocated(i: number): Promise<boolean> {
+    try {
+      return getBit(this.bitmapOf(await this.store.get(this.ref)), i);
+    } catch (e) {
+      if (e instanceof ApiError) throw e;
+      return false;
+    }
+  }
+
+  /** Replaces the bitmap with exactly these offsets (repair on start). */
+  async reset(offsets: Iterable<number>): Promise<void> {
+    const b = Buffer.alloc(Math.ceil(this.size / 8));
+    for (const i of offsets) if (i >= 0 && i < this.size) setBit(b, i, true);
+    await this.store.guaranteedUpdate(this.ref, (cur) => this.objectOf(cur, b));
+  }
+}

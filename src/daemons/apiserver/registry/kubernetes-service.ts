@@ -1,0 +1,168 @@
+/**
+ * The `kubernetes` service in `default` (first service IP, 443 → secure port) and its
+ * endpoints listing the API servers, reconciled per --endpoint-reconciler-type:
+ *  - master-count: add our address; keep at most --apiserver-count addresses (ours kept);
+ *  - lease: each server keeps a TTL'd lease object (/registry/masterleases/<ip>); the endpoints
+ *    list every live lease;
+ *  - none: the service exists, the endpoints are left alone.
+ * Runs every reconcile interval until stopped; on stop our address is withdrawn (master-count,
+ * lease).
+ */
+import type { Logger } from 'pino';
+import { isApiError } from '../../../api/meta/status.js';
+import type { KubeObject } from '../../../api/resources/types.js';
+import { services } from '../../../api/resources/core/services.js';
+import { endpoints } from '../../../api/resources/core/endpoints.js';
+import { isStorageError } from '../../../storage/errors.js';
+import type { ObjectStore } from '../../../storage/object-store-types.js';
+import type { ResourceRegistry } from './resource-registry.js';
+import type { IpAllocator } from './ip-allocator.js';
+
+export interface KubernetesServiceOptions {
+  registry: ResourceRegistry;
+  store: ObjectStore;
+  ips: IpAllocator;
+  advertiseAddress: string;
+  securePort: number;
+  reconcilerType: string;
+  apiserverCount: number;
+  intervalMs: number;
+  log: Logger;
+}
+
+const LEASE_TTL_SECONDS = 15;
+type Obj = Record<string, unknown>;
+
+export class KubernetesServiceReconciler {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+
+  constructor(private readonly o: KubernetesServiceOptions) {}
+
+  async start(): Promise<void> {
+    await this.reconcile();
+    this.timer = setInterval(() => {
+      if (this.running) return;
+      this.running = this.reconcile().catch((e: unknown) => this.o.log.warn({ err: e }, 'kubernetes service reconcile failed')).finally(() => { this.running = undefined; });
+    }, this.o.intervalMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.running;
+    if (this.o.reconcilerType === 'none') return;
+    try {
+      if (this.o.reconcilerType === 'lease') {
+        await this.o.store.delete(this.leaseRef()).catch(() => undefined);
+        await this.writeEndpoints(await this.leaseAddresses());
+      } else {
+        const cur = await this.currentAddresses();
+        await this.writeEndpoints(cur.filter((a) => a !== this.o.advertiseAddress));
+      }
+    } catch (e) {
+      this.o.log.warn({ err: e }, 'withdrawing this API server from the kubernetes endpoints failed');
+    }
+  }
+
+  async reconcile(): Promise<void> {
+    await this.ensureService();
+    switch (this.o.reconcilerType) {
+      case 'none': return;
+      case 'lease': {
+        await this.renewLease();
+        await this.writeEndpoints(await this.leaseAddresses());
+        return;
+      }
+      default: {
+        const cur = await this.currentAddresses();
+        let want = cur.includes(this.o.advertiseAddress) ? cur : [...cur, this.o.advertiseAddress];
+        if (want.length > Math.max(1, this.o.apiserverCount)) {
+          want = [this.o.advertiseAddress, ...want.filter((a) => a !== this.o.advertiseAddress)].slice(0, Math.max(1, this.o.apiserverCount));
+        }
+        await this.writeEndpoints(want);
+      }
+    }
+  }
+
+  private serviceSpec(): Obj {
+    return {
+      type: 'ClusterIP', clusterIP: this.o.ips.firstIp(), sessionAffinity: 'None',
+      ports: [{ name: 'https', port: 443, protocol: 'TCP', targetPort: this.o.securePort }],
+    };
+  }
+
+  private async ensureService(): Promise<void> {
+    const { registry } = this.o;
+    let existing: KubeObject | undefined;
+    try { existing = await registry.get(services, 'default', 'kubernetes'); } catch (e) { if (!isApiError(e, 'NotFound')) throw e; }
+    if (!existing) {
+      try {
+        await registry.create(services, {
+          apiVersion: 'v1', kind: 'Service',
+          metadata: { name: 'kubernetes', namespace: 'default', labels: { component: 'apiserver', provider: 'kubernetes' } },
+          spec: this.serviceSpec(),
+        });
+      } catch (e) {
+        if (!isApiError(e, 'AlreadyExists')) throw e;
+      }
+      return;
+    }
+    const ports = (existing.spec as Obj | undefined)?.ports as Obj[] | undefined;
+    const p = ports?.[0];
+    if (ports?.length !== 1 || p?.port !== 443 || p?.targetPort !== this.o.securePort || p?.name !== 'https') {
+      await registry.update(services, 'default', 'kubernetes', (cur) => {
+        const o = cur!;
+        const spec = (o.spec ??= {}) as Obj;
+        spec.ports = [{ name: 'https', port: 443, protocol: 'TCP', targetPort: this.o.securePort }];
+        delete o.metadata!.resourceVersion;
+        return o;
+      });
+    }
+  }
+
+  private async currentAddresses(): Promise<string[]> {
+    try {
+      const ep = await this.o.registry.get(endpoints, 'default', 'kubernetes');
+      const subsets = (ep.subsets as Obj[] | undefined) ?? [];
+      return subsets.flatMap((s) => ((s.addresses as Obj[] | undefined) ?? []).map((a) => String(a.ip)));
+    } catch (e) {
+      if (isApiError(e, 'NotFound')) return [];
+      throw e;
+    }
+  }
+
+  private async writeEndpoints(addresses: string[]): Promise<void> {
+    const sorted = [...new Set(addresses)].sort();
+    const subsets = sorted.length ? [{ addresses: sorted.map((ip) => ({ ip })), ports: [{ name: 'https', port: this.o.securePort, protocol: 'TCP' }] }] : [];
+    await this.o.registry.update(endpoints, 'default', 'kubernetes', (cur) => {
+      const o: KubeObject = cur ?? { apiVersion: 'v1', kind: 'Endpoints', metadata: { name: 'kubernetes', namespace: 'default' } };
+      o.metadata = { ...(o.metadata ?? {}), labels: { ...(o.metadata?.labels ?? {}), 'endpointslice.kubernetes.io/skip-mirror': 'true' } };
+      delete o.metadata.resourceVersion;
+      if (subsets.length) o.subsets = subsets; else delete o.subsets;
+      return o;
+    });
+  }
+
+  private leaseRef(): { resource: string; group: string; namespace: string; name: string } {
+    return { resource: 'masterleases', group: '', namespace: '', name: this.o.advertiseAddress };
+  }
+
+  private async renewLease(): Promise<void> {
+    await this.o.store.guaranteedUpdate(this.leaseRef(), (cur) => ({
+      apiVersion: 'v1', kind: 'Endpoints',
+      metadata: { ...(cur?.metadata ?? {}), name: this.o.advertiseAddress, annotations: { renewTime: new Date().toISOString() } },
+    }), { ttlSeconds: LEASE_TTL_SECONDS });
+  }
+
+  private async leaseAddresses(): Promise<string[]> {
+    try {
+      const res = await this.o.store.list({ resource: 'masterleases', group: '', namespace: '' });
+      return res.items.map((o) => o.metadata?.name ?? '').filter(Boolean);
+    } catch (e) {
+      if (isStorageError(e, 'KeyNotFound')) return [];
+      throw e;
+    }
+  }
+}

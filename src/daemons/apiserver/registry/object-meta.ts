@@ -1,0 +1,60 @@
+/** System-owned metadata on create and update (uid, timestamps, generation, generateName). */
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { KubeObject, ObjectMeta, ResourceDefinition } from '../../../api/resources/types.js';
+import { deepEqual } from '../../../api/resources/common/validation.js';
+
+const ALNUM = 'bcdfghjklmnpqrstvwxz2456789';
+
+/** Kubernetes' generateName suffix: 5 random characters from a consonant/digit alphabet. */
+export function randomSuffix(n = 5): string {
+  const bytes = randomBytes(n);
+  let s = '';
+  for (let i = 0; i < n; i++) s += ALNUM[bytes[i]! % ALNUM.length];
+  return s;
+}
+
+/** RFC 3339 with second precision, as Kubernetes' metav1.Time serializes. */
+export function nowTimestamp(d = new Date()): string {
+  return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+export function generateNameFor(meta: ObjectMeta): string | undefined {
+  if (meta.name || !meta.generateName) return meta.name;
+  const base = meta.generateName.length > 58 ? meta.generateName.slice(0, 58) : meta.generateName;
+  return base + randomSuffix();
+}
+
+/** Fills system fields of a new object; clears those clients may not set. */
+export function prepareCreateMeta(def: ResourceDefinition, obj: KubeObject): void {
+  const meta = (obj.metadata ??= {});
+  const name = generateNameFor(meta);
+  if (name !== undefined) meta.name = name;
+  meta.uid = randomUUID();
+  meta.creationTimestamp = nowTimestamp();
+  delete meta.resourceVersion;
+  delete meta.deletionTimestamp;
+  delete meta.deletionGracePeriodSeconds;
+  delete meta.selfLink;
+  if (def.hasGeneration) meta.generation = 1; else delete meta.generation;
+  if (Array.isArray(meta.finalizers) && meta.finalizers.length === 0) delete meta.finalizers;
+}
+
+function specPart(o: KubeObject): KubeObject {
+  const { metadata: _m, status: _s, ...rest } = o;
+  void _m; void _s;
+  return rest;
+}
+
+/** Copies system fields from the stored object and bumps generation on spec changes. */
+export function prepareUpdateMeta(def: ResourceDefinition, obj: KubeObject, old: KubeObject): void {
+  const meta = (obj.metadata ??= {}), om = old.metadata ?? {};
+  meta.creationTimestamp = om.creationTimestamp;
+  if (om.deletionTimestamp) meta.deletionTimestamp = om.deletionTimestamp; else delete meta.deletionTimestamp;
+  if (om.deletionGracePeriodSeconds !== undefined) meta.deletionGracePeriodSeconds = om.deletionGracePeriodSeconds; else delete meta.deletionGracePeriodSeconds;
+  delete meta.selfLink;
+  if (def.hasGeneration) {
+    const g = typeof om.generation === 'number' ? om.generation : 1;
+    meta.generation = deepEqual(specPart(obj), specPart(old)) ? g : g + 1;
+  } else if (om.generation !== undefined) meta.generation = om.generation; else delete meta.generation;
+  if (Array.isArray(meta.finalizers) && meta.finalizers.length === 0) delete meta.finalizers;
+}

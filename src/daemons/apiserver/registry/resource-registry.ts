@@ -1,0 +1,334 @@
+/**
+ * Generic object semantics on top of the ObjectStore (Kubernetes' generic registry store):
+ * create with defaults/validation/admission, guaranteed updates with resourceVersion checks,
+ * status-subresource writes, finalizers and graceful deletion. Objects enter and leave in the
+ * definition's storage version ("def form"); definitions with `storage` (events.k8s.io events)
+ * are converted to the storage resource's form at the store boundary.
+ *
+ * Contract: every failure is an ApiError; a failed write leaves no partial state (allocations
+ * are rolled back through WriteTxn).
+ */
+import type { Logger } from 'pino';
+import { pino } from 'pino';
+import { ApiError, errors, fieldErrors, type FieldError, type Qualified } from '../../../api/meta/status.js';
+import { storageToApiError } from '../../../api/meta/storage-status.js';
+import { apiVersionOf, type KubeObject, type ResourceDefinition } from '../../../api/resources/types.js';
+import { isStorageError } from '../../../storage/errors.js';
+import type { ListQuery, ListResult, ObjectRef, ObjectStore } from '../../../storage/object-store-types.js';
+import { admitNamespaceDelete, admitNamespacedCreate } from './namespace-lifecycle.js';
+import { nowTimestamp, prepareCreateMeta, prepareUpdateMeta } from './object-meta.js';
+import { validateObjectMetaUpdate } from '../../../api/resources/common/validation.js';
+import type { ServiceAllocation } from './service-allocation.js';
+import { WriteTxn } from './write-txn.js';
+
+export interface WriteOptions {
+  dryRun?: boolean;
+  /** Runs on the object after defaults, before validation (managed fields, admission). */
+  beforeValidate?(obj: KubeObject, old: KubeObject | undefined): void;
+  /** Runs after validation, right before storing (managed fields). */
+  beforeStore?(obj: KubeObject, old: KubeObject | undefined): void;
+}
+
+export interface UpdateOptions extends WriteOptions {
+  subresource?: '' | 'status';
+  /** Create when missing: true (server-side apply), false (never), undefined (PUT: per resource). */
+  allowCreate?: boolean;
+  /**
+   * Skip the definition's update validation (pods/binding sets spec.nodeName, which a
+   * normal pod update may not change). Metadata rules still apply.
+   */
+  skipSpecValidation?: boolean;
+}
+
+export interface DeleteOptions {
+  gracePeriodSeconds?: number;
+  propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
+  preconditions?: { uid?: string; resourceVersion?: string };
+  dryRun?: boolean;
+}
+
+/** PUT creates these when missing (Kubernetes' AllowCreateOnUpdate). */
+const CREATE_ON_UPDATE = new Set(['endpoints', 'events', 'leases', 'limitranges', 'roles', 'rolebindings', 'clusterroles', 'clusterrolebindings']);
+
+const MAX_GENERATE_NAME_ATTEMPTS = 8;
+
+class NotFoundForCreate extends Error {}
+
+export function qualified(def: ResourceDefinition, name?: string): Qualified {
+  return name === undefined ? { group: def.group, resource: def.plural } : { group: def.group, resource: def.plural, name };
+}
+
+export interface RegistryOptions {
+  repairMalformedUpdates: boolean;
+  /**
+   * --storage-versions: group (or its first DNS label, 'rbac' for rbac.authorization.k8s.io;
+   * '' for core) → version to store in. Applied to definitions that serve that version and can
+   * convert to it; others keep their own storage version.
+   */
+  storageVersions?: Readonly<Record<string, string>>;
+  services?: ServiceAllocation;
+  log?: Logger;
+}
+
+export class ResourceRegistry {
+  private readonly log: Logger;
+
+  constructor(readonly store: ObjectStore, private readonly opts: RegistryOptions) {
+    this.log = opts.log ?? pino({ level: 'silent' });
+  }
+
+  refOf(def: ResourceDefinition, namespace: string, name: string): ObjectRef {
+    const s = def.storage;
+    return { resource: s?.resource ?? def.plural, group: s?.group ?? def.group, namespace: def.namespaced ? namespace : '', name };
+  }
+
+  /** The version objects of `def` are written in (its own, or the --storage-versions choice). */
+  storageVersionOf(def: ResourceDefinition): string {
+    const sv = this.opts.storageVersions;
+    if (!sv || def.storage || !def.convert) return def.storageVersion;
+    const want = sv[def.group] ?? (def.group ? sv[def.group.split('.')[0]!] : undefined);
+    return want && def.versions.includes(want) ? want : def.storageVersion;
+  }
+
+  /** The object table cells are computed from (definitions sharing storage use the stored form). */
+  tableSource(def: ResourceDefinition, defForm: KubeObject): KubeObject {
+    return def.storage ? this.toStore(def, defForm) : defForm;
+  }
+
+  /** Stored form → def form. */
+  fromStore(def: ResourceDefinition, obj: KubeObject): KubeObject {
+    if (def.storage && def.convert) return def.convert(obj, def.storageVersion);
+    // An object stored in another served version (another server's --storage-versions).
+    if (def.convert && obj.apiVersion && obj.apiVersion !== apiVersionOf(def.group, def.storageVersion)) return def.convert(obj, def.storageVersion);
+    return obj;
+  }
+  /** Def form → stored form. */
+  toStore(def: ResourceDefinition, obj: KubeObject): KubeObject {
+    if (def.storage && def.convert) return def.convert(obj, 'storage');
+    const v = this.storageVersionOf(def);
+    if (v !== def.storageVersion && def.convert) return def.convert(obj, v);
+    return obj;
+  }
+
+  private fail(def: ResourceDefinition, name: string, e: unknown): ApiError {
+    return storageToApiError(e, qualified(def, name));
+  }
+
+  private invalidIf(def: ResourceDefinition, obj: KubeObject, errs: FieldError[]): void {
+    if (errs.length) throw errors.invalid(def.kind, def.group, obj.metadata?.name ?? '', errs);
+  }
+
+  async get(def: ResourceDefinition, namespace: string, name: string, resourceVersion?: string): Promise<KubeObject> {
+    try {
+      const rv = resourceVersion && resourceVersion !== '0' ? resourceVersion : undefined;
+      return this.fromStore(def, await this.store.get(this.refOf(def, namespace, name), rv ? { resourceVersion: rv } : undefined));
+    } catch (e) { throw this.fail(def, name, e); }
+  }
+
+  async list(def: ResourceDefinition, q: Omit<ListQuery, 'resource' | 'group'>): Promise<ListResult> {
+    const ref = this.refOf(def, q.namespace, 'x');
+    try {
+      const res = await this.store.list({ ...q, resource: ref.resource, group: ref.group, namespace: def.namespaced ? q.namespace : '' });
+      return def.storage ? { ...res, items: res.items.map((o) => this.fromStore(def, o)) } : res;
+    } catch (e) { throw this.fail(def, '', e); }
+  }
+
+  private ttlOf(def: ResourceDefinition): number | undefined {
+    return def.ttlSeconds?.();
+  }
+
+  /** Creates an object given in def form with metadata.namespace already set. */
+  async create(def: ResourceDefinition, input: KubeObject, opts: WriteOptions = {}): Promise<KubeObject> {
+    for (let attempt = 1; ; attempt++) {
+      const obj = structuredClone(input);
+      prepareCreateMeta(def, obj);
+      def.defaults?.(obj);
+      def.prepareForCreate?.(obj);
+      opts.beforeValidate?.(obj, undefined);
+      this.invalidIf(def, obj, def.validate?.(obj) ?? []);
+      const ns = obj.metadata?.namespace ?? '';
+      if (def.namespaced) await admitNamespacedCreate(this.store, def, ns);
+      const txn = new WriteTxn();
+      try {
+        if (def.group === '' && def.plural === 'services' && this.opts.services) await this.opts.services.onCreate(obj, txn, !!opts.dryRun);
+        opts.beforeStore?.(obj, undefined);
+        const stored = await this.store.create(this.refOf(def, ns, obj.metadata!.name!), this.toStore(def, obj), { ttlSeconds: this.ttlOf(def), dryRun: opts.dryRun });
+        await txn.commit();
+        return this.fromStore(def, stored);
+      } catch (e) {
+        await txn.rollback();
+        if (isStorageError(e, 'KeyExists') && input.metadata?.generateName && !input.metadata.name && attempt < MAX_GENERATE_NAME_ATTEMPTS) continue;
+        if (isStorageError(e, 'KeyExists') && input.metadata?.generateName && !input.metadata.name) {
+          throw new ApiError(409, 'AlreadyExists', `${def.plural} "${obj.metadata?.name ?? ''}" already exists, the server was not able to generate a unique name for the object`,
+            { name: obj.metadata?.name, group: def.group, kind: def.plural, retryAfterSeconds: 1 });
+        }
+        throw this.fail(def, obj.metadata?.name ?? '', e);
+      }
+    }
+  }
+
+  /**
+   * Read-modify-write. `mutate` gets a private copy of the current object (def form) and returns
+   * the desired object; its metadata.resourceVersion, when set, must match (409 otherwise).
+   */
+  async update(def: ResourceDefinition, namespace: string, name: string,
+    mutate: (current: KubeObject | undefined) => KubeObject | Promise<KubeObject>, opts: UpdateOptions = {}): Promise<{ object: KubeObject; created: boolean }> {
+    const ref = this.refOf(def, namespace, name);
+    const txn = new WriteTxn();
+    let deleteAfter = false;
+    let result: KubeObject;
+    try {
+      result = await this.store.guaranteedUpdate(ref, async (storedCur) => {
+        await txn.rollback(); // a retried attempt starts clean
+        if (!storedCur) throw new NotFoundForCreate();
+        const cur = this.fromStore(def, storedCur);
+        const desired = structuredClone(await mutate(structuredClone(cur)));
+        const obj = this.prepareUpdate(def, desired, cur, opts);
+        if (def.group === '' && def.plural === 'services' && this.opts.services && opts.subresource !== 'status') await this.opts.services.onUpdate(obj, cur, txn, !!opts.dryRun);
+        opts.beforeStore?.(obj, cur);
+        deleteAfter = !!cur.metadata?.deletionTimestamp && !(obj.metadata?.finalizers?.length) && !this.namespaceFinalizersPending(def, obj);
+        return this.toStore(def, obj);
+      }, { dryRun: opts.dryRun, ttlSeconds: this.ttlOf(def) });
+      await txn.commit();
+    } catch (e) {
+      await txn.rollback();
+      if (e instanceof NotFoundForCreate) {
+        if (!(opts.allowCreate ?? CREATE_ON_UPDATE.has(def.plural))) throw errors.notFound(qualified(def, name));
+        const desired = await mutate(undefined);
+        desired.metadata = { ...(desired.metadata ?? {}), name, ...(def.namespaced ? { namespace } : {}) };
+        if (desired.metadata.resourceVersion) throw errors.notFound(qualified(def, name));
+        return { object: await this.create(def, desired, opts), created: true };
+      }
+      throw this.fail(def, name, e);
+    }
+    let object = this.fromStore(def, result);
+    if (deleteAfter && !opts.dryRun) {
+      try {
+        object = this.fromStore(def, await this.store.delete(ref, { preconditions: { uid: result.metadata?.uid, resourceVersion: result.metadata?.resourceVersion } }));
+        await this.afterDelete(def, object);
+      } catch (e) {
+        if (!isStorageError(e, 'KeyNotFound') && !isStorageError(e, 'Conflict')) throw this.fail(def, name, e);
+      }
+    }
+    return { object, created: false };
+  }
+
+  private namespaceFinalizersPending(def: ResourceDefinition, obj: KubeObject): boolean {
+    if (def.group !== '' || def.plural !== 'namespaces') return false;
+    const f = (obj.spec as { finalizers?: unknown[] } | undefined)?.finalizers;
+    return Array.isArray(f) && f.length > 0;
+  }
+
+  private prepareUpdate(def: ResourceDefinition, desired: KubeObject, cur: KubeObject, opts: UpdateOptions): KubeObject {
+    const meta = (desired.metadata ??= {}), cm = cur.metadata ?? {};
+    if (meta.resourceVersion && meta.resourceVersion !== cm.resourceVersion) throw errors.conflict(qualified(def, cm.name));
+    if (!meta.uid) {
+      if (this.opts.repairMalformedUpdates) meta.uid = cm.uid;
+      else this.invalidIf(def, desired, [fieldErrors.invalid('metadata.uid', '', 'field is immutable')]);
+    } else if (meta.uid !== cm.uid) {
+      throw new ApiError(409, 'Conflict', `Precondition failed: UID in precondition: ${meta.uid}, UID in object meta: ${cm.uid ?? ''}`, { name: cm.name, group: def.group, kind: def.plural });
+    }
+    if (meta.name === undefined || meta.name === '') meta.name = cm.name;
+    if (def.namespaced && !meta.namespace) meta.namespace = cm.namespace;
+    meta.resourceVersion = cm.resourceVersion;
+    let obj: KubeObject;
+    if (opts.subresource === 'status') {
+      // Status writes change status (and managedFields); everything else stays as stored.
+      obj = { ...structuredClone(cur), status: desired.status };
+      obj.metadata = { ...structuredClone(cm) };
+      if (desired.metadata?.managedFields) obj.metadata.managedFields = desired.metadata.managedFields;
+      def.prepareForStatusUpdate?.(obj, cur);
+      prepareUpdateMeta(def, obj, cur);
+      opts.beforeValidate?.(obj, cur);
+      this.invalidIf(def, obj, def.validateStatus?.(obj, cur) ?? []);
+      return obj;
+    }
+    obj = desired;
+    def.defaults?.(obj);
+    def.prepareForUpdate?.(obj, cur);
+    prepareUpdateMeta(def, obj, cur);
+    if (cm.deletionTimestamp) {
+      const added = (obj.metadata?.finalizers ?? []).filter((f) => !(cm.finalizers ?? []).includes(f));
+      if (added.length) this.invalidIf(def, obj, [fieldErrors.forbidden('metadata.finalizers', `no new finalizers can be added if the object is being deleted, found new finalizers ${JSON.stringify(added)}`)]);
+    }
+    opts.beforeValidate?.(obj, cur);
+    if (opts.skipSpecValidation) this.invalidIf(def, obj, validateObjectMetaUpdate(obj, cur));
+    else this.invalidIf(def, obj, def.validate?.(obj, cur) ?? []);
+    return obj;
+  }
+
+  private async afterDelete(def: ResourceDefinition, obj: KubeObject): Promise<void> {
+    if (def.group === '' && def.plural === 'services' && this.opts.services) {
+      await this.opts.services.onDelete(obj).catch((e: unknown) => this.log.warn({ err: e }, 'releasing service allocations failed'));
+    }
+  }
+
+  private checkPreconditions(def: ResourceDefinition, cur: KubeObject, pre: DeleteOptions['preconditions']): void {
+    if (pre?.uid && pre.uid !== cur.metadata?.uid) {
+      throw new ApiError(409, 'Conflict', `Operation cannot be fulfilled on ${def.plural}${def.group ? '.' + def.group : ''} "${cur.metadata?.name ?? ''}": Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${cur.metadata?.uid ?? ''}`,
+        { name: cur.metadata?.name, group: def.group, kind: def.plural });
+    }
+    if (pre?.resourceVersion && pre.resourceVersion !== cur.metadata?.resourceVersion) {
+      throw new ApiError(409, 'Conflict', `Operation cannot be fulfilled on ${def.plural}${def.group ? '.' + def.group : ''} "${cur.metadata?.name ?? ''}": Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${cur.metadata?.resourceVersion ?? ''}`,
+        { name: cur.metadata?.name, group: def.group, kind: def.plural });
+    }
+  }
+
+  /**
+   * Deletes, or marks for deletion when finalizers, a propagation finalizer or a grace period
+   * keep the object. Returns the last state and whether it is gone.
+   */
+  async delete(def: ResourceDefinition, namespace: string, name: string, opts: DeleteOptions = {}): Promise<{ object: KubeObject; deleted: boolean }> {
+    const ref = this.refOf(def, namespace, name);
+    if (def.group === '' && def.plural === 'namespaces') admitNamespaceDelete(name);
+    for (let attempt = 0; attempt < 16; attempt++) {
+      let cur: KubeObject;
+      try { cur = this.fromStore(def, await this.store.get(ref)); } catch (e) { throw this.fail(def, name, e); }
+      this.checkPreconditions(def, cur, opts.preconditions);
+      const meta = cur.metadata ?? {};
+      const grace = def.gracePeriodSeconds?.(cur, opts.gracePeriodSeconds) ?? 0;
+      const propagationFinalizer = opts.propagationPolicy === 'Orphan' ? 'orphan' : opts.propagationPolicy === 'Foreground' ? 'foregroundDeletion' : undefined;
+      const isNamespace = def.group === '' && def.plural === 'namespaces';
+      const keep = (meta.finalizers?.length ?? 0) > 0 || propagationFinalizer !== undefined || grace > 0 || (isNamespace && this.namespaceFinalizersPending(def, cur));
+      if (keep) {
+        // Already being deleted with nothing new to record: report the current state.
+        const alreadyDeleting = !!meta.deletionTimestamp;
+        const shortens = alreadyDeleting && grace > 0 && (meta.deletionGracePeriodSeconds ?? Infinity) > grace;
+        const addsFinalizer = propagationFinalizer !== undefined && !(meta.finalizers ?? []).includes(propagationFinalizer);
+        if (alreadyDeleting && !shortens && !addsFinalizer) return { object: cur, deleted: false };
+        try {
+          const stored = await this.store.guaranteedUpdate(ref, (s) => {
+            if (!s) throw new NotFoundForCreate();
+            const o = this.fromStore(def, s);
+            this.checkPreconditions(def, o, opts.preconditions);
+            const m = (o.metadata ??= {});
+            if (!m.deletionTimestamp || shortens) {
+              m.deletionTimestamp = nowTimestamp(new Date(Date.now() + grace * 1000));
+              m.deletionGracePeriodSeconds = grace;
+            }
+            if (propagationFinalizer) {
+              const fs = (m.finalizers ?? []).filter((f) => f !== 'orphan' && f !== 'foregroundDeletion');
+              m.finalizers = [...fs, propagationFinalizer];
+            }
+            if (isNamespace) o.status = { ...((o.status as object | undefined) ?? {}), phase: 'Terminating' };
+            return this.toStore(def, o);
+          }, { dryRun: opts.dryRun });
+          return { object: this.fromStore(def, stored), deleted: false };
+        } catch (e) {
+          if (e instanceof NotFoundForCreate) throw errors.notFound(qualified(def, name));
+          throw this.fail(def, name, e);
+        }
+      }
+      try {
+        const last = await this.store.delete(ref, { preconditions: { uid: meta.uid, resourceVersion: meta.resourceVersion }, dryRun: opts.dryRun });
+        const object = this.fromStore(def, last);
+        if (!opts.dryRun) await this.afterDelete(def, object);
+        return { object, deleted: true };
+      } catch (e) {
+        if (isStorageError(e, 'Conflict')) continue; // changed meanwhile: decide again
+        throw this.fail(def, name, e);
+      }
+    }
+    throw errors.conflict(qualified(def, name), 'the object kept changing while being deleted; please retry');
+  }
+}

@@ -1,0 +1,30 @@
+/**
+ * The one place the REST layer touches body codecs (the schema helper's src/api/codec):
+ * request decoding by Content-Type and optional protobuf output.
+ */
+import { decodeBody } from '../../../api/codec/body.js';
+import { encodeProtobuf } from '../../../api/codec/protobuf.js';
+import { errors } from '../../../api/meta/status.js';
+import type { KubeObject } from '../../../api/resources/types.js';
+
+/** Decodes a request body into a JSON object; 400 when it is not an object. */
+export function decodeObject(contentType: string | undefined, body: Buffer): KubeObject {
+  const v = decodeBody(contentType, body);
+  if (v === undefined) throw errors.badRequest('the request body is empty');
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw errors.badRequest('the request body must be a JSON or YAML object');
+  return v as KubeObject;
+}
+
+/** Any JSON value (patch bodies); undefined for an empty body. */
+export function decodeValue(contentType: string | undefined, body: Buffer): unknown {
+  return decodeBody(contentType, body);
+}
+
+/** Protobuf encoding when the schema knows the kind; undefined otherwise (callers fall back to JSON). */
+export function encodeProtobufOrUndefined(obj: unknown): Buffer | undefined {
+  try {
+    return encodeProtobuf(obj as KubeObject);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,25 @@
+/**
+ * fieldValidation=Strict|Warn|Ignore through the codec's strict checker (unknown fields,
+ * duplicate JSON keys, wrong JSON types) against the schema declarations. Kinds without a
+ * declaration are not checked.
+ */
+import { checkFields as strictCheck, fieldValidationOutcome, type FieldValidationMode } from '../../../api/codec/strict.js';
+import { errors } from '../../../api/meta/status.js';
+import { messageForObject, parseApiVersion, schema } from '../../../api/schema/registry.js';
+
+export type FieldValidation = FieldValidationMode;
+
+export function parseFieldValidation(v: string | null): FieldValidation {
+  if (v === null || v === '') return 'Warn';
+  if (v === 'Strict' || v === 'Warn' || v === 'Ignore') return v;
+  throw errors.badRequest(`fieldValidation must be one of "Ignore", "Warn", or "Strict", got: ${JSON.stringify(v)}`);
+}
+
+/** Applies the policy: throws 400 (Strict, or wrong types), returns warnings for Warn. */
+export function checkFields(policy: FieldValidation, obj: unknown, apiVersion: string, kind: string, rawJson?: Buffer): string[] {
+  if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) return [];
+  const msg = messageForObject(apiVersion, kind);
+  if (!msg) return [];
+  const result = strictCheck(obj, msg, schema, rawJson ? { rawJson } : {});
+  return fieldValidationOutcome(policy, result, { kind, version: parseApiVersion(apiVersion).version }).warnings;
+}

@@ -1,0 +1,57 @@
+/** Reading request bodies (bounded) and writing objects and Status errors. */
+import type { ApiRequest, ApiResponse } from '../context.js';
+import { ApiError, errors } from '../../../api/meta/status.js';
+import { encodeYaml } from '../../../api/codec/yaml.js';
+import { MAX_BODY_BYTES } from './types.js';
+import type { OutputFormat } from './negotiate.js';
+import { encodeProtobufOrUndefined } from './codec-adapter.js';
+
+/** Reads the whole body; 413 beyond the limit (checked on Content-Length first, then while reading). */
+export async function readBody(req: ApiRequest, limit = MAX_BODY_BYTES): Promise<Buffer> {
+  const declared = Number(req.headers['content-length'] ?? NaN);
+  if (Number.isFinite(declared) && declared > limit) {
+    req.resume();
+    throw errors.tooLarge(limit);
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer | string>) {
+    const b = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    size += b.length;
+    if (size > limit) throw errors.tooLarge(limit);
+    chunks.push(b);
+  }
+  return Buffer.concat(chunks);
+}
+
+const COMMON_HEADERS = { 'Cache-Control': 'no-cache, private' };
+
+/** Serializes an object in the negotiated format. */
+export function encodeFor(format: OutputFormat, obj: unknown): { body: Buffer; contentType: string } {
+  if (format.mediaType === 'application/yaml') return { body: encodeYaml(obj), contentType: 'application/yaml' };
+  if (format.mediaType === 'application/vnd.kubernetes.protobuf') {
+    const pb = encodeProtobufOrUndefined(obj);
+    if (pb) return { body: pb, contentType: 'application/vnd.kubernetes.protobuf' };
+  }
+  const text = format.pretty ? JSON.stringify(obj, null, 2) + '\n' : JSON.stringify(obj);
+  return { body: Buffer.from(text, 'utf8'), contentType: format.contentType ?? 'application/json' };
+}
+
+export function writeObject(res: ApiResponse, code: number, obj: unknown, format: OutputFormat, extraHeaders: Record<string, string | string[]> = {}): void {
+  const { body, contentType } = encodeFor(format, obj);
+  res.statusCode = code;
+  for (const [k, v] of Object.entries({ ...COMMON_HEADERS, ...extraHeaders, 'Content-Type': contentType, 'Content-Length': String(body.length) })) res.setHeader(k, v);
+  res.end(body);
+}
+
+export function writeError(res: ApiResponse, err: ApiError, format?: OutputFormat): void {
+  if (res.headersSent) { res.end(); return; }
+  const fmt: OutputFormat = format && format.mediaType !== 'application/vnd.kubernetes.protobuf' ? { ...format, contentType: undefined } : { mediaType: 'application/json', target: 'object' };
+  for (const [k, v] of Object.entries(err.headers)) res.setHeader(k, v);
+  writeObject(res, err.code, err.status, fmt);
+}
+
+export function toApiError(e: unknown): ApiError {
+  if (e instanceof ApiError) return e;
+  return errors.internal(e instanceof Error ? e.message : String(e), e);
+}

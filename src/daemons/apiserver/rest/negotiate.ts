@@ -1,0 +1,66 @@
+/**
+ * Response negotiation from the Accept header, the way Kubernetes reads it: the first clause
+ * the server can satisfy wins (q=0 clauses are skipped); `as=Table`/`as=PartialObjectMetadata`
+ * and aggregated discovery (`as=APIGroupDiscoveryList`) are media-type parameters.
+ */
+import { errors } from '../../../api/meta/status.js';
+
+export type OutputTarget = 'object' | 'table' | 'partial' | 'discovery';
+
+export interface OutputFormat {
+  mediaType: 'application/json' | 'application/yaml' | 'application/vnd.kubernetes.protobuf';
+  target: OutputTarget;
+  /** meta.k8s.io version for Table/PartialObjectMetadata; apidiscovery.k8s.io version for discovery. */
+  asVersion?: string;
+  pretty?: boolean;
+  /** Content-Type to send (aggregated discovery echoes its parameters). */
+  contentType?: string;
+}
+
+interface Clause { type: string; params: Record<string, string> }
+
+function parseAccept(accept: string): Clause[] {
+  const out: Clause[] = [];
+  for (const raw of accept.split(',')) {
+    const [type, ...ps] = raw.split(';').map((s) => s.trim());
+    if (!type) continue;
+    const params: Record<string, string> = {};
+    for (const p of ps) {
+      const eq = p.indexOf('=');
+      if (eq > 0) params[p.slice(0, eq).trim().toLowerCase()] = p.slice(eq + 1).trim().replace(/^"|"$/g, '');
+    }
+    if (params.q !== undefined && Number(params.q) === 0) continue;
+    out.push({ type: type.toLowerCase(), params });
+  }
+  return out;
+}
+
+const JSONISH = new Set(['application/json', 'application/*', '*/*', '*']);
+const SUPPORTED = ['application/json', 'application/yaml', 'application/vnd.kubernetes.protobuf', 'application/json;stream=watch', 'application/vnd.kubernetes.protobuf;stream=watch'];
+
+/**
+ * context 'resource' accepts Table/PartialObjectMetadata; 'discovery' accepts aggregated
+ * discovery; protobuf is offered only when `protobuf` is true (an encoder exists).
+ */
+export function negotiateOutput(accept: string | undefined, context: 'resource' | 'discovery', opts: { protobuf?: boolean; pretty?: boolean } = {}): OutputFormat {
+  const clauses = parseAccept(accept ?? '');
+  if (!clauses.length) return { mediaType: 'application/json', target: 'object', pretty: opts.pretty };
+  for (const c of clauses) {
+    const p = c.params;
+    let mediaType: OutputFormat['mediaType'];
+    if (JSONISH.has(c.type)) mediaType = 'application/json';
+    else if (c.type === 'application/yaml') mediaType = 'application/yaml';
+    else if (c.type === 'application/vnd.kubernetes.protobuf') { if (!opts.protobuf) continue; mediaType = 'application/vnd.kubernetes.protobuf'; }
+    else continue;
+    if (p.as === undefined) return { mediaType, target: 'object', pretty: opts.pretty };
+    if (context === 'resource' && p.g === 'meta.k8s.io' && (p.v === 'v1' || p.v === 'v1beta1')) {
+      if (mediaType !== 'application/json') continue;
+      if (p.as === 'Table') return { mediaType, target: 'table', asVersion: p.v, pretty: opts.pretty };
+      if (p.as === 'PartialObjectMetadata' || p.as === 'PartialObjectMetadataList') return { mediaType, target: 'partial', asVersion: p.v, pretty: opts.pretty };
+    }
+    if (context === 'discovery' && p.as === 'APIGroupDiscoveryList' && p.g === 'apidiscovery.k8s.io' && (p.v === 'v2' || p.v === 'v2beta1') && mediaType === 'application/json') {
+      return { mediaType, target: 'discovery', asVersion: p.v, pretty: opts.pretty, contentType: `application/json;g=apidiscovery.k8s.io;v=${p.v};as=APIGroupDiscoveryList` };
+    }
+  }
+  throw errors.notAcceptable(accept ?? '', SUPPORTED);
+}

@@ -1,0 +1,64 @@
+/**
+ * The one place the REST layer applies patches and records managed fields, through
+ * src/api/patch (json-patch, merge-patch, strategic-merge, server-side apply, managed fields)
+ * and the schema declarations.
+ */
+import { serverSideApply } from '../../../api/patch/apply.js';
+import { updateManagedFields as trackUpdate } from '../../../api/patch/managed-fields.js';
+import { applyPatch, patchTypeOf as typeOf, type PatchType } from '../../../api/patch/patch-types.js';
+import type { KubeObject } from '../../../api/resources/types.js';
+import { messageForObject, schema } from '../../../api/schema/registry.js';
+
+export type { PatchType };
+
+/** True when strategic merge patch is possible for this kind (it has a declaration). */
+export function supportsStrategicMerge(apiVersion: string, kind: string): boolean {
+  return messageForObject(apiVersion, kind) !== undefined;
+}
+
+/** The patch type of a Content-Type; 415 for unknown types and schemaless strategic merge. */
+export function patchTypeOf(contentType: string | undefined, apiVersion: string, kind: string): PatchType {
+  return typeOf(contentType, supportsStrategicMerge(apiVersion, kind));
+}
+
+/** json, merge or strategic patch of an object in its served version. */
+export function applyNonApplyPatch(type: Exclude<PatchType, 'apply'>, current: KubeObject, patch: unknown): unknown {
+  return applyPatch(type, current, patch, messageForObject(String(current.apiVersion ?? ''), String(current.kind ?? '')), schema);
+}
+
+/** Fields an endpoint does not own: the main resource never sets status, status never spec. */
+export function resetFieldsFor(subresource: string | undefined): string[][] {
+  if (subresource === 'status') return [['spec']];
+  if (subresource === 'scale') return [];
+  return [['status']];
+}
+
+export interface ApplyRequest {
+  manager: string;
+  force: boolean;
+  apiVersion: string;
+  kind: string;
+  subresource?: string;
+}
+
+/** Server-side apply of `config` onto `live` (served version; undefined when absent). */
+export function applyConfiguration(live: KubeObject | undefined, config: unknown, req: ApplyRequest): KubeObject {
+  const r = serverSideApply(live, config, messageForObject(req.apiVersion, req.kind), schema, {
+    manager: req.manager, force: req.force, apiVersion: req.apiVersion, kind: req.kind, now: new Date(),
+    subresource: req.subresource, resetFields: resetFieldsFor(req.subresource),
+  });
+  return r.object;
+}
+
+/** Records a non-apply write by `manager` in obj.metadata.managedFields (in place). */
+export function updateManagedFields(obj: KubeObject, old: KubeObject | undefined, manager: string | undefined, operation: 'Update' | 'Apply', apiVersion: string, subresource?: string): void {
+  if (!obj.metadata) return;
+  if (!manager) {
+    if (old?.metadata?.managedFields) obj.metadata.managedFields = old.metadata.managedFields;
+    return;
+  }
+  const msg = messageForObject(String(obj.apiVersion ?? apiVersion), String(obj.kind ?? ''));
+  const out = trackUpdate(old, obj, manager, operation, apiVersion, new Date(), { msg, reg: schema, subresource, resetFields: resetFieldsFor(subresource) });
+  if (out.metadata?.managedFields) obj.metadata.managedFields = out.metadata.managedFields;
+  else delete obj.metadata.managedFields;
+}

@@ -1,0 +1,237 @@
+/**
+ * The REST layer of the API server: discovery and every resource request (CRUD, list, watch,
+ * status/scale/binding/eviction/finalize). The server's filter chain calls `handle` for
+ * resource and discovery requests and `handleUpgrade` for upgrades (WebSocket watch; streaming
+ * subresources registered by other components through addSubresourceHandler).
+ *
+ * Lifecycle: start() repairs the service IP/port allocations, creates the system namespaces
+ * and starts the `kubernetes` service reconciler; stop() withdraws this server's endpoint.
+ */
+import type { Duplex } from 'node:stream';
+import { pino, type Logger } from 'pino';
+import { WebSocketServer } from 'ws';
+import { ApiError, errors } from '../../../api/meta/status.js';
+import { findResource, registerResource } from '../../../api/resources/registry.js';
+import { setEventTtlSeconds } from '../../../api/resources/core/events.js';
+import type { ResourceDefinition } from '../../../api/resources/types.js';
+import type { ApiRequest, ApiResponse, RequestContext } from '../context.js';
+import { writeStatusToSocket } from '../filters/write-status.js';
+import { IpAllocator } from '../registry/ip-allocator.js';
+import { KubernetesServiceReconciler } from '../registry/kubernetes-service.js';
+import { PortAllocator } from '../registry/port-allocator.js';
+import { ResourceRegistry } from '../registry/resource-registry.js';
+import { ServiceAllocation } from '../registry/service-allocation.js';
+import { ensureSystemNamespaces } from '../registry/system-namespaces.js';
+import { handleDelete, handleDeleteCollection } from './delete-handlers.js';
+import { Discovery } from './discovery.js';
+import { ApiEnablement } from './enablement.js';
+import { toApiError, writeError, writeObject } from './http-io.js';
+import { negotiateOutput } from './negotiate.js';
+import { handleGet, handleList } from './read-handlers.js';
+import { headerOf, type Scope } from './scope.js';
+import { handleBinding, handleEviction, handleFinalize, handleScale, unsupportedSubresource } from './subresource-handlers.js';
+import type { RestDeps } from './types.js';
+import { handleWatch, handleWebSocketWatch } from './watch-handler.js';
+import { OpenApiHandler } from './openapi-handler.js';
+import { handleCreate, handlePatch, handleUpdate } from './write-handlers.js';
+import { queryBool } from '../request-info.js';
+
+export type SubresourceHandler = (ctx: RequestContext, req: ApiRequest, res: ApiResponse, target: SubresourceTarget) => Promise<void>;
+export type SubresourceUpgradeHandler = (ctx: RequestContext, req: ApiRequest, socket: Duplex, head: Buffer, target: SubresourceTarget) => void;
+export interface SubresourceTarget { def: ResourceDefinition; namespace: string; name: string; subresource: string; registry: ResourceRegistry }
+
+export interface RestApi {
+  handle(ctx: RequestContext, req: ApiRequest, res: ApiResponse): Promise<void>;
+  handleUpgrade(ctx: RequestContext, req: ApiRequest, socket: Duplex, head: Buffer): void;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** Other components serve pods/log, pods/exec, serviceaccounts/token ... through these. */
+  addSubresourceHandler(group: string, resource: string, subresource: string, handler: SubresourceHandler, upgrade?: SubresourceUpgradeHandler): void;
+  /**
+   * A resource served entirely by another component (SelfSubjectAccessReview, TokenReview ...):
+   * the definition is registered for discovery and every request to it goes to `handler`.
+   */
+  addResourceHandler(def: ResourceDefinition, handler: SubresourceHandler): void;
+  /** The generic registry (internal loops and other components write through it). */
+  readonly registry: ResourceRegistry;
+}
+
+const notFoundPath = (): ApiError => new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});
+
+export function createRestApi(deps: RestDeps): RestApi {
+  const log: Logger = deps.log ?? pino({ level: 'silent' });
+  const cfg = deps.config;
+  setEventTtlSeconds(cfg.eventTtl / 1000);
+  const enablement = new ApiEnablement(cfg.runtimeConfig);
+  const discovery = new Discovery(enablement, () => `${cfg.advertiseAddress}:${cfg.securePort}`);
+  const ips = new IpAllocator(deps.store, cfg.serviceClusterIpRange);
+  const nodePorts = new PortAllocator(deps.store, cfg.serviceNodePortRange.base, cfg.serviceNodePortRange.size);
+  const services = new ServiceAllocation(ips, nodePorts);
+  const registry = new ResourceRegistry(deps.store, { repairMalformedUpdates: cfg.repairMalformedUpdates, services, log, storageVersions: cfg.storageVersions });
+  const reconciler = new KubernetesServiceReconciler({
+    registry, store: deps.store, ips, advertiseAddress: cfg.advertiseAddress, securePort: cfg.securePort,
+    reconcilerType: cfg.endpointReconcilerType, apiserverCount: cfg.apiserverCount,
+    intervalMs: cfg.endpointReconcileIntervalMs ?? 10_000, log,
+  });
+  const openapi = new OpenApiHandler({ enabled: (def, version) => enablement.resourceEnabled(def, version), log: log.child({ component: 'openapi' }) });
+  const wss = new WebSocketServer({ noServer: true });
+  const subHandlers = new Map<string, { handler: SubresourceHandler; upgrade?: SubresourceUpgradeHandler }>();
+  const subKey = (g: string, r: string, s: string): string => `${g}/${r}/${s}`;
+  const resourceHandlers = new Map<string, SubresourceHandler>();
+
+  function discoveryResponse(ctx: RequestContext, req: ApiRequest, res: ApiResponse): boolean {
+    const parts = ctx.info.path.replace(/^\/+|\/+$/g, '').split('/');
+    const pretty = queryBool(ctx.query.get('pretty')) === true;
+    if (parts[0] === 'api' && parts.length === 1) {
+      const fmt = negotiateOutput(headerOf(req, 'accept'), 'discovery', { pretty });
+      writeObject(res, 200, fmt.target === 'discovery' ? discovery.aggregated(true, fmt.asVersion as 'v2' | 'v2beta1') : discovery.apiVersions(), fmt);
+      return true;
+    }
+    if (parts[0] === 'apis' && parts.length === 1) {
+      const fmt = negotiateOutput(headerOf(req, 'accept'), 'discovery', { pretty });
+      writeObject(res, 200, fmt.target === 'discovery' ? discovery.aggregated(false, fmt.asVersion as 'v2' | 'v2beta1') : discovery.apiGroupList(), fmt);
+      return true;
+    }
+    let body: Record<string, unknown> | undefined;
+    if (parts[0] === 'api' && parts.length === 2) body = discovery.apiResourceList('', parts[1]!);
+    else if (parts[0] === 'apis' && parts.length === 2) body = discovery.apiGroupOf(parts[1]!);
+    else if (parts[0] === 'apis' && parts.length === 3) body = enablement.versionEnabled(parts[1]!, parts[2]!) ? discovery.apiResourceList(parts[1]!, parts[2]!) : undefined;
+    else return false;
+    if (!body) throw notFoundPath();
+    const fmt = negotiateOutput(headerOf(req, 'accept'), 'resource', { pretty });
+    writeObject(res, 200, body, fmt.target === 'object' ? fmt : { mediaType: 'application/json', target: 'object', pretty });
+    return true;
+  }
+
+  function scopeFor(ctx: RequestContext, req: ApiRequest, res: ApiResponse): Scope {
+    const info = ctx.info;
+    const def = findResource(info.apiGroup, info.apiVersion, info.resource);
+    if (!def || !enablement.resourceEnabled(def, info.apiVersion) || (info.apiPrefix === 'api') !== (info.apiGroup === '')) throw notFoundPath();
+    return {
+      ctx, req, res, def, version: info.apiVersion, namespace: def.namespaced ? info.namespace : '', name: info.name,
+      subresource: info.subresource, registry, query: ctx.query, warnings: [],
+    };
+  }
+
+  function requireVerb(s: Scope, verb: string): void {
+    if (!s.def.verbs.includes(verb)) throw errors.methodNotAllowed(String(s.req.method), s.def.plural);
+  }
+
+  async function dispatch(ctx: RequestContext, s: Scope): Promise<void> {
+    const verb = ctx.info.verb;
+    if (s.def.namespaced && s.name && !s.namespace) throw notFoundPath();
+    if (s.subresource) {
+      const custom = subHandlers.get(subKey(s.def.group, s.def.plural, s.subresource));
+      if (custom) { await custom.handler(ctx, s.req, s.res, { def: s.def, namespace: s.namespace, name: s.name, subresource: s.subresource, registry }); return; }
+      switch (s.subresource) {
+        case 'status':
+          if (!s.def.subresources?.status) throw unsupportedSubresource(s);
+          if (verb === 'get') return handleGet(s);
+          if (verb === 'update') return handleUpdate(s);
+          if (verb === 'patch') return handlePatch(s);
+          throw errors.methodNotAllowed(String(s.req.method), `${s.def.plural}/status`);
+        case 'scale': return handleScale(s, verb);
+        case 'binding':
+          if (s.def.group === '' && s.def.plural === 'pods' && verb === 'create') return handleBinding(s);
+          break;
+        case 'eviction':
+          if (s.def.group === '' && s.def.plural === 'pods' && verb === 'create') return handleEviction(s);
+          break;
+        case 'finalize':
+          if (s.def.group === '' && s.def.plural === 'namespaces' && verb === 'update') return handleFinalize(s);
+          break;
+      }
+      const known = s.def.subresources?.extra?.some((e) => e.name === s.subresource);
+      if (known) throw errors.methodNotAllowed(String(s.req.method), `${s.def.plural}/${s.subresource}`);
+      throw unsupportedSubresource(s);
+    }
+    switch (verb) {
+      case 'get': requireVerb(s, 'get'); return handleGet(s);
+      case 'list': requireVerb(s, 'list'); return handleList(s);
+      case 'watch': requireVerb(s, 'watch'); return handleWatch(s, cfg.minRequestTimeout);
+      case 'create':
+        requireVerb(s, 'create');
+        if (s.name) throw errors.methodNotAllowed('POST', s.def.plural);
+        return handleCreate(s);
+      case 'update': requireVerb(s, 'update'); if (!s.name) throw errors.methodNotAllowed('PUT', s.def.plural); return handleUpdate(s);
+      case 'patch': requireVerb(s, 'patch'); if (!s.name) throw errors.methodNotAllowed('PATCH', s.def.plural); return handlePatch(s);
+      case 'delete': requireVerb(s, 'delete'); return handleDelete(s);
+      case 'deletecollection': requireVerb(s, 'deletecollection'); return handleDeleteCollection(s, cfg.deleteCollectionWorkers);
+      default: throw errors.methodNotAllowed(String(s.req.method), s.def.plural);
+    }
+  }
+
+  return {
+    registry,
+
+    async handle(ctx, req, res) {
+      try {
+        if (!ctx.info.isResourceRequest) {
+          if (openapi.handles(ctx.info.path)) { openapi.serve(req, res, ctx.info.path, ctx.query); return; }
+          if (!discoveryResponse(ctx, req, res)) throw notFoundPath();
+          return;
+        }
+        const scope = scopeFor(ctx, req, res);
+        const whole = resourceHandlers.get(`${scope.def.group}/${scope.def.plural}`);
+        if (whole) { await whole(ctx, req, res, { def: scope.def, namespace: scope.namespace, name: scope.name, subresource: scope.subresource, registry }); return; }
+        await dispatch(ctx, scope);
+      } catch (e) {
+        const err = toApiError(e);
+        if (err.code >= 500) log.error({ err: e, path: ctx.info.path }, 'request failed');
+        if (!res.headersSent) writeError(res, err);
+        else if (!res.writableEnded) res.end();
+      }
+    },
+
+    handleUpgrade(ctx, req, socket, head) {
+      try {
+        const info = ctx.info;
+        if (!info.isResourceRequest) throw notFoundPath();
+        const def = findResource(info.apiGroup, info.apiVersion, info.resource);
+        if (!def) throw notFoundPath();
+        if (info.subresource) {
+          const custom = subHandlers.get(subKey(def.group, def.plural, info.subresource));
+          if (!custom?.upgrade) throw notFoundPath();
+          custom.upgrade(ctx, req, socket, head, { def, namespace: def.namespaced ? info.namespace : '', name: info.name, subresource: info.subresource, registry });
+          return;
+        }
+        if (info.verb !== 'watch') throw errors.badRequest('only watch requests may be upgraded to WebSocket');
+        wss.handleUpgrade(req as never, socket, head, (ws) => {
+          const s: Scope = {
+            ctx, req, res: undefined as never, def, version: info.apiVersion, namespace: def.namespaced ? info.namespace : '',
+            name: info.name, subresource: '', registry, query: ctx.query, warnings: [],
+          };
+          handleWebSocketWatch(s, ws, cfg.minRequestTimeout).catch((e: unknown) => {
+            const err = toApiError(e);
+            if (ws.readyState === ws.OPEN) { ws.send(JSON.stringify({ type: 'ERROR', object: err.status })); ws.close(1000); }
+          });
+        });
+      } catch (e) {
+        writeStatusToSocket(socket, toApiError(e));
+      }
+    },
+
+    addSubresourceHandler(group, resource, subresource, handler, upgrade) {
+      subHandlers.set(subKey(group, resource, subresource), { handler, upgrade });
+    },
+
+    addResourceHandler(def, handler) {
+      registerResource(def);
+      resourceHandlers.set(`${def.group}/${def.plural}`, handler);
+      openapi.invalidate();
+    },
+
+    async start() {
+      const { items } = await registry.list(findResource('', 'v1', 'services')!, { namespace: '' });
+      await services.repair(items);
+      await ensureSystemNamespaces(registry);
+      await reconciler.start();
+      log.info({ serviceClusterIpRange: ips.cidr.text, nodePorts: nodePorts.rangeText() }, 'REST API started');
+    },
+
+    async stop() {
+      await reconciler.stop();
+      wss.close();
+    },
+  };
+}

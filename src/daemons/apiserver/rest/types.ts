@@ -1,0 +1,35 @@
+/** What the REST layer needs from the server: the object store, its config subset, a logger. */
+import type { Logger } from 'pino';
+import type { ObjectStore } from '../../../storage/object-store-types.js';
+
+export interface RestConfig {
+  /** --service-cluster-ip-range (CIDR). */
+  readonly serviceClusterIpRange: string;
+  /** --service-node-port-range: first port and count. */
+  readonly serviceNodePortRange: { readonly base: number; readonly size: number };
+  /** --advertise-address: the IP published in the `kubernetes` endpoints. */
+  readonly advertiseAddress: string;
+  readonly securePort: number;
+  /** --runtime-config. */
+  readonly runtimeConfig: Readonly<Record<string, string>>;
+  /** --storage-versions (group → version); unknown groups keep their default storage version. */
+  readonly storageVersions?: Readonly<Record<string, string>>;
+  /** --event-ttl in milliseconds. */
+  readonly eventTtl: number;
+  readonly apiserverCount: number;
+  readonly endpointReconcilerType: 'master-count' | 'lease' | 'none' | string;
+  readonly repairMalformedUpdates: boolean;
+  readonly deleteCollectionWorkers: number;
+  /** --min-request-timeout in seconds. */
+  readonly minRequestTimeout: number;
+  /** Reconcile interval of the `kubernetes` service endpoints (ms, default 10 s). */
+  readonly endpointReconcileIntervalMs?: number;
+}
+
+export interface RestDeps {
+  readonly store: ObjectStore;
+  readonly config: RestConfig;
+  readonly log?: Logger;
+}
+
+export const MAX_BODY_BYTES = 3 * 1024 * 1024;

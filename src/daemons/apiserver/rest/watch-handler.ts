@@ -1,0 +1,165 @@
+/**
+ * WATCH over chunked HTTP (one JSON event per line, flushed per event) or WebSocket (one
+ * message per event). Events may be wrapped as one-row Tables when the Accept asks for Table.
+ * Ends at timeoutSeconds (else a random time in [minRequestTimeout, 2×minRequestTimeout]),
+ * on client disconnect, and right after an ERROR event (clients re-list on 410).
+ */
+import type { WebSocket } from 'ws';
+import { errors } from '../../../api/meta/status.js';
+import type { KubeObject } from '../../../api/resources/types.js';
+import type { ObjectEvent } from '../../../storage/object-store-types.js';
+import { queryBool } from '../request-info.js';
+import { encodeWatchEventProtobuf } from '../../../api/codec/watch-frame.js';
+import { messageForObject } from '../../../api/schema/registry.js';
+import { negotiateOutput, type OutputFormat } from './negotiate.js';
+import { headerOf, servedApiVersion, toServed, type Scope } from './scope.js';
+import { buildMatcher, exactName } from './selector-dispatch.js';
+import { buildTable, parseIncludeObject } from './table.js';
+
+export interface WatchSink {
+  /** Sends one serialized event; resolves when the transport can take more. */
+  send(line: Buffer): Promise<void>;
+  end(): void;
+  /** Aborted when the client goes away. */
+  signal: AbortSignal;
+}
+
+function parseTimeout(s: Scope, minRequestTimeout: number): number {
+  const t = s.query.get('timeoutSeconds');
+  if (t !== null && t !== '') {
+    if (!/^\d+$/.test(t)) throw errors.badRequest(`timeoutSeconds: Invalid value: ${JSON.stringify(t)}: must be a non-negative integer`);
+    return Number(t) * 1000;
+  }
+  const min = Math.max(1, minRequestTimeout);
+  return Math.floor((min + Math.random() * min) * 1000);
+}
+
+/** JSON lines, or length-framed protobuf WatchEvents when negotiated and the kind has a schema. */
+export function watchFormat(s: Scope, allowProtobuf = true): OutputFormat {
+  const protobuf = allowProtobuf && messageForObject(servedApiVersion(s), s.def.kind) !== undefined;
+  const fmt = negotiateOutput(headerOf(s.req, 'accept'), 'resource', { protobuf, pretty: false });
+  if (fmt.mediaType === 'application/yaml') return { ...fmt, mediaType: 'application/json' };
+  return fmt;
+}
+
+function eventObject(s: Scope, fmt: OutputFormat, ev: ObjectEvent): unknown {
+  if (ev.type === 'ERROR') return ev.object;
+  if (ev.type === 'BOOKMARK') {
+    return { kind: s.def.kind, apiVersion: servedApiVersion(s), metadata: { resourceVersion: ev.object.metadata?.resourceVersion ?? '' } };
+  }
+  const defForm = s.registry.fromStore(s.def, ev.object);
+  const served = toServed(s, defForm);
+  if (fmt.target === 'table') {
+    return buildTable(s.def, [{ stored: s.registry.tableSource(s.def, defForm), served }], {
+      include: parseIncludeObject(s.query.get('includeObject')), metaVersion: fmt.asVersion ?? 'v1',
+      resourceVersion: defForm.metadata?.resourceVersion,
+    });
+  }
+  if (fmt.target === 'partial') return { kind: 'PartialObjectMetadata', apiVersion: `meta.k8s.io/${fmt.asVersion ?? 'v1'}`, metadata: served.metadata ?? {} };
+  return served;
+}
+
+function encodeEvent(s: Scope, fmt: OutputFormat, ev: ObjectEvent): Buffer {
+  const pb = fmt.mediaType === 'application/vnd.kubernetes.protobuf';
+  const cacheable = fmt.target === 'object' && ev.cache !== undefined;
+  const key = `${pb ? 'pb-frame' : 'json-line'}|${servedApiVersion(s)}`;
+  if (cacheable) {
+    const hit = ev.cache!.get(key);
+    if (hit) return hit;
+  }
+  const buf = pb ? encodeWatchEventProtobuf(ev.type, eventObject(s, fmt, ev) as KubeObject)
+    : Buffer.from(JSON.stringify({ type: ev.type, object: eventObject(s, fmt, ev) }) + '\n', 'utf8');
+  if (cacheable) ev.cache!.set(key, buf);
+  return buf;
+}
+
+/** Streams events to a sink until timeout, disconnect or an ERROR event. */
+export async function streamWatch(s: Scope, sink: WatchSink, fmt: OutputFormat, minRequestTimeout: number): Promise<void> {
+  const q = s.query;
+  const filter = buildMatcher(s.def, q.get('labelSelector'), q.get('fieldSelector'));
+  const timeoutMs = parseTimeout(s, minRequestTimeout);
+  const rv = q.get('resourceVersion') ?? undefined;
+  if (rv !== undefined && rv !== '' && !/^\d+$/.test(rv)) throw errors.badRequest(`resourceVersion: Invalid value: ${JSON.stringify(rv)}: must be a non-negative integer`);
+  const ac = new AbortController();
+  const onAbort = (): void => ac.abort();
+  sink.signal.addEventListener('abort', onAbort, { once: true });
+  const timer = setTimeout(() => ac.abort(), timeoutMs);
+  timer.unref();
+  const ref = s.registry.refOf(s.def, s.namespace, 'x');
+  const name = s.name || exactName(q.get('fieldSelector'));
+  const watch = s.registry.store.watch({
+    resource: ref.resource, group: ref.group, namespace: s.def.namespaced ? s.namespace : '',
+    name: name || undefined, resourceVersion: rv, allowBookmarks: queryBool(q.get('allowWatchBookmarks')) === true,
+    filter: filter ? (o: KubeObject) => filter(o) : undefined, signal: ac.signal,
+  });
+  try {
+    for await (const ev of watch) {
+      if (ac.signal.aborted) break;
+      if (ev.type === 'BOOKMARK' && queryBool(q.get('allowWatchBookmarks')) !== true) continue;
+      await sink.send(encodeEvent(s, fmt, ev));
+      if (ev.type === 'ERROR') break;
+    }
+  } finally {
+    clearTimeout(timer);
+    sink.signal.removeEventListener('abort', onAbort);
+    watch.close();
+    sink.end();
+  }
+}
+
+/** Chunked HTTP watch. */
+export async function handleWatch(s: Scope, minRequestTimeout: number): Promise<void> {
+  const fmt = watchFormat(s);
+  // Validate everything that can fail before the 200 goes out.
+  buildMatcher(s.def, s.query.get('labelSelector'), s.query.get('fieldSelector'));
+  parseTimeout(s, minRequestTimeout);
+  const rv = s.query.get('resourceVersion');
+  if (rv !== null && rv !== '' && !/^\d+$/.test(rv)) throw errors.badRequest(`resourceVersion: Invalid value: ${JSON.stringify(rv)}: must be a non-negative integer`);
+  const res = s.res;
+  // Headers go out at once (HTTP/2 writeHead responds immediately; HTTP/1.1 needs the flush),
+  // so a client watching a quiet resource sees its 200 before the first event.
+  res.writeHead(200, {
+    'Content-Type': fmt.mediaType === 'application/vnd.kubernetes.protobuf' ? 'application/vnd.kubernetes.protobuf;stream=watch' : 'application/json',
+    'Cache-Control': 'no-cache, private',
+  });
+  if ('flushHeaders' in res && typeof res.flushHeaders === 'function') res.flushHeaders();
+  const ac = new AbortController();
+  const onClose = (): void => ac.abort();
+  res.on('close', onClose);
+  s.ctx.signal.addEventListener('abort', onClose, { once: true });
+  const sink: WatchSink = {
+    signal: ac.signal,
+    send: (line) => new Promise<void>((resolve) => {
+      if (ac.signal.aborted) { resolve(); return; }
+      const ok = (res as { write(b: Buffer): boolean }).write(line);
+      if (ok) { resolve(); return; }
+      const done = (): void => { res.off('drain', done); ac.signal.removeEventListener('abort', done); resolve(); };
+      res.on('drain', done);
+      ac.signal.addEventListener('abort', done, { once: true });
+    }),
+    end: () => { if (!res.writableEnded) res.end(); },
+  };
+  try {
+    await streamWatch(s, sink, fmt, minRequestTimeout);
+  } finally {
+    res.off('close', onClose);
+    s.ctx.signal.removeEventListener('abort', onClose);
+  }
+}
+
+/** WebSocket watch: one text message per event. */
+export async function handleWebSocketWatch(s: Scope, ws: WebSocket, minRequestTimeout: number): Promise<void> {
+  const fmt = watchFormat(s, false);
+  const ac = new AbortController();
+  ws.on('close', () => ac.abort());
+  ws.on('error', () => ac.abort());
+  const sink: WatchSink = {
+    signal: ac.signal,
+    send: (line) => new Promise<void>((resolve) => {
+      if (ws.readyState !== ws.OPEN) { resolve(); return; }
+      ws.send(line.toString('utf8').trimEnd(), () => resolve());
+    }),
+    end: () => { if (ws.readyState === ws.OPEN) ws.close(1000); },
+  };
+  await streamWatch(s, sink, fmt, minRequestTimeout);
+}

@@ -1,0 +1,153 @@
+/**
+ * CREATE (POST), UPDATE (PUT) and PATCH of objects and their status subresource.
+ * Every path: decode → (patch) → convert to the storage form → registry (defaults,
+ * validation, admission, store). Nothing is written unless every step succeeds.
+ */
+import { ApiError, errors } from '../../../api/meta/status.js';
+import type { KubeObject } from '../../../api/resources/types.js';
+import { decodeObject, decodeValue } from './codec-adapter.js';
+import { checkFields, parseFieldValidation } from './field-validation.js';
+import { readBody } from './http-io.js';
+import { applyConfiguration, applyNonApplyPatch, patchTypeOf, updateManagedFields, type PatchType } from './patch-dispatch.js';
+import { fromRequest, headerOf, outputFormat, parseDryRun, respondObject, servedApiVersion, toServed, type Scope } from './scope.js';
+import type { WriteOptions } from '../registry/resource-registry.js';
+import { queryBool } from '../request-info.js';
+
+/** fieldManager from the query, else derived from the User-Agent like Kubernetes does. */
+export function fieldManagerOf(s: Scope, required: boolean): string | undefined {
+  const fm = s.query.get('fieldManager');
+  if (fm !== null && fm !== '') {
+    if (fm.length > 128) throw errors.badRequest(`fieldManager: Too long: may not be more than 128 bytes`);
+    if (!/^[\x20-\x7e]+$/.test(fm)) throw errors.badRequest(`fieldManager: Invalid value: ${JSON.stringify(fm)}: must be made of printable ASCII characters`);
+    return fm;
+  }
+  if (required) throw new ApiError(422, 'Invalid', 'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch',
+    { group: 'meta.k8s.io', kind: 'PatchOptions', causes: [{ reason: 'FieldValueRequired', message: 'Required value: is required for apply patch', field: 'fieldManager' }] });
+  const ua = headerOf(s.req, 'user-agent') ?? '';
+  const first = ua.split('/')[0]?.trim() ?? '';
+  return first ? first.slice(0, 128) : undefined;
+}
+
+function managedFieldsHook(s: Scope, manager: string | undefined, operation: 'Update' | 'Apply', subresource: string): WriteOptions['beforeStore'] {
+  return (obj, old) => updateManagedFields(obj, old, manager, operation, servedApiVersion(s), subresource || undefined);
+}
+
+/** The body as JSON text when it is JSON (for duplicate-key detection). */
+function jsonText(s: Scope, body: Buffer): Buffer | undefined {
+  const ct = (headerOf(s.req, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  return ct === '' || ct === 'application/json' ? body : undefined;
+}
+
+/** A CSR records who asked for it (the authenticated user), whatever the body says. */
+function recordRequestor(s: Scope, obj: KubeObject): void {
+  const spec = (typeof obj.spec === 'object' && obj.spec !== null ? obj.spec : (obj.spec = {})) as Record<string, unknown>;
+  const u = s.ctx.user;
+  spec.username = u.name;
+  if (u.uid) spec.uid = u.uid; else delete spec.uid;
+  spec.groups = [...u.groups];
+  if (u.extra && Object.keys(u.extra).length) spec.extra = u.extra; else delete spec.extra;
+}
+
+function checkNamespace(s: Scope, obj: KubeObject): void {
+  const meta = (obj.metadata ??= {});
+  if (!s.def.namespaced) { delete meta.namespace; return; }
+  if (meta.namespace && meta.namespace !== s.namespace) {
+    throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
+  }
+  meta.namespace = s.namespace;
+}
+
+function writeSubresource(s: Scope): '' | 'status' {
+  if (s.subresource === '' || s.subresource === 'status') return s.subresource;
+  throw errors.methodNotAllowed(String(s.req.method), `${s.def.plural}/${s.subresource}`);
+}
+
+export async function handleCreate(s: Scope): Promise<void> {
+  if (s.def.namespaced && !s.namespace) throw errors.methodNotAllowed('POST', s.def.plural);
+  const fmt = outputFormat(s);
+  const body = await readBody(s.req);
+  const raw = decodeObject(headerOf(s.req, 'content-type'), body);
+  s.warnings.push(...checkFields(parseFieldValidation(s.query.get('fieldValidation')), raw, servedApiVersion(s), s.def.kind, jsonText(s, body)));
+  const dryRun = parseDryRun(s.query);
+  const manager = fieldManagerOf(s, false);
+  checkNamespace(s, raw);
+  const obj = fromRequest(s, raw);
+  if (s.def.group === 'certificates.k8s.io' && s.def.kind === 'CertificateSigningRequest') recordRequestor(s, obj);
+  const created = await s.registry.create(s.def, obj, { dryRun, beforeStore: managedFieldsHook(s, manager, 'Update', '') });
+  respondObject(s, 201, created, fmt);
+}
+
+export async function handleUpdate(s: Scope): Promise<void> {
+  const subresource = writeSubresource(s);
+  const fmt = outputFormat(s);
+  const body = await readBody(s.req);
+  const raw = decodeObject(headerOf(s.req, 'content-type'), body);
+  s.warnings.push(...checkFields(parseFieldValidation(s.query.get('fieldValidation')), raw, servedApiVersion(s), s.def.kind, jsonText(s, body)));
+  const dryRun = parseDryRun(s.query);
+  const manager = fieldManagerOf(s, false);
+  const bodyName = raw.metadata?.name;
+  if (bodyName && bodyName !== s.name) throw errors.badRequest(`the name of the object (${bodyName}) does not match the name on the URL (${s.name})`);
+  checkNamespace(s, raw);
+  raw.metadata!.name = s.name;
+  const obj = fromRequest(s, raw);
+  const { object, created } = await s.registry.update(s.def, s.namespace, s.name, () => structuredClone(obj), {
+    subresource, dryRun, allowCreate: subresource === '' ? undefined : false,
+    beforeStore: managedFieldsHook(s, manager, 'Update', subresource),
+  });
+  respondObject(s, created ? 201 : 200, object, fmt);
+}
+
+/** Applies a decoded json/merge/strategic patch to the served form of `current`. */
+export function applyPatchTo(type: Exclude<PatchType, 'apply'>, current: KubeObject, patch: unknown): KubeObject {
+  const out = applyNonApplyPatch(type, current, patch);
+  if (typeof out !== 'object' || out === null || Array.isArray(out)) throw errors.badRequest('the patch did not produce an object');
+  return out as KubeObject;
+}
+
+export function decodePatch(s: Scope, type: PatchType, body: Buffer): unknown {
+  if (body.length === 0) throw errors.badRequest('the request body is empty');
+  const ct = type === 'apply' ? 'application/yaml' : 'application/json';
+  const v = decodeValue(ct, body);
+  if (type === 'json' && !Array.isArray(v)) throw errors.badRequest('the server rejected our request due to an error in our request: json: cannot unmarshal object into Go value of type jsonpatch.Patch');
+  if (type !== 'json' && (typeof v !== 'object' || v === null || Array.isArray(v))) throw errors.badRequest(`the body of the ${type} patch must be a JSON object`);
+  void s;
+  return v;
+}
+
+export async function handlePatch(s: Scope): Promise<void> {
+  const subresource = writeSubresource(s);
+  const fmt = outputFormat(s);
+  const apiVersion = servedApiVersion(s);
+  const type = patchTypeOf(headerOf(s.req, 'content-type'), apiVersion, s.def.kind);
+  const policy = parseFieldValidation(s.query.get('fieldValidation'));
+  const dryRun = parseDryRun(s.query);
+  const manager = fieldManagerOf(s, type === 'apply');
+  if (type !== 'apply' && s.query.get('force') !== null) throw errors.badRequest('force: Forbidden: may not be specified for non-apply patch');
+  const force = queryBool(s.query.get('force')) === true;
+  const patch = decodePatch(s, type, await readBody(s.req));
+  if (type === 'apply') s.warnings.push(...checkFields(policy, patch, apiVersion, s.def.kind));
+  const { object, created } = await s.registry.update(s.def, s.namespace, s.name, (cur) => {
+    let patched: KubeObject;
+    if (type === 'apply') {
+      if (!cur) {
+        const meta = (patch as KubeObject).metadata;
+        if (s.def.namespaced && meta?.namespace && meta.namespace !== s.namespace) throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
+      }
+      patched = applyConfiguration(cur ? toServed(s, cur) : undefined, patch, { manager: manager!, force, apiVersion, kind: s.def.kind, subresource: subresource || undefined });
+      if (!cur) { checkNamespace(s, patched); patched.metadata!.name ??= s.name; }
+    } else {
+      if (!cur) throw errors.notFound({ group: s.def.group, resource: s.def.plural, name: s.name });
+      patched = applyPatchTo(type, toServed(s, cur), patch);
+      s.warnings.push(...checkFields(policy, patched, apiVersion, s.def.kind));
+    }
+    const meta = (patched.metadata ??= {});
+    if (s.def.namespaced && meta.namespace && meta.namespace !== s.namespace) throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
+    if (meta.name && meta.name !== s.name) throw errors.badRequest(`the name of the object (${meta.name}) does not match the name on the URL (${s.name})`);
+    return fromRequest(s, patched);
+  }, {
+    subresource, dryRun, allowCreate: type === 'apply' && subresource === '',
+    // Server-side apply records its own ownership; other patches are Update operations.
+    beforeStore: type === 'apply' ? undefined : managedFieldsHook(s, manager, 'Update', subresource),
+  });
+  respondObject(s, created ? 201 : 200, object, fmt);
+}
