@@ -1,0 +1,217 @@
+/**
+ * HTTP/2 to one API server: one session, reused by every request and reconnected on demand
+ * after GOAWAY, close or error. TLS (CA, client certificate, server name, skip-verify) and
+ * credentials (bearer token, basic auth) come from the ClientConnection.
+ *
+ * Contract: the session holds the event loop open only while requests are in flight; a request
+ * reports whether it may have reached the server (`sent`), so the caller knows whether a
+ * retry could apply a non-idempotent request twice.
+ */
+import * as http2 from 'node:http2';
+import type { Readable } from 'node:stream';
+import type { ClientConnection } from './coreconfig.js';
+
+export interface TransportRequest {
+  method: string;
+  /** Path and query, starting with '/'. */
+  path: string;
+  headers?: Record<string, string>;
+  body?: Buffer;
+  signal?: AbortSignal;
+}
+
+export interface TransportResponse {
+  status: number;
+  headers: Record<string, string>;
+  /** The body, streamed; consume it or call close(). */
+  body: Readable;
+  close(): void;
+}
+
+/** A network failure; `sent` tells whether the request may have reached the server. */
+export class TransportError extends Error {
+  override readonly name = 'TransportError';
+  constructor(message: string, readonly sent: boolean, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+export interface TransportOptions {
+  /** While requests are in flight, ping the server this often (ms); 0 disables. @default 30000 */
+  pingIntervalMs?: number;
+  /** A ping unanswered for this long (ms) closes the session. @default 15000 */
+  pingTimeoutMs?: number;
+}
+
+export class Http2Transport {
+  private session: http2.ClientHttp2Session | undefined;
+  private closed = false;
+  private readonly sessions = new Set<http2.ClientHttp2Session>();
+  private readonly states = new WeakMap<http2.ClientHttp2Session, { active: number; pinger?: NodeJS.Timeout }>();
+  private readonly pingIntervalMs: number;
+  private readonly pingTimeoutMs: number;
+
+  constructor(private readonly conn: ClientConnection, opts: TransportOptions = {}) {
+    this.pingIntervalMs = opts.pingIntervalMs ?? 30_000;
+    this.pingTimeoutMs = opts.pingTimeoutMs ?? 15_000;
+  }
+
+  get server(): string { return this.conn.server; }
+
+  private authorization(): string | undefined {
+    if (this.conn.token) return `Bearer ${this.conn.token}`;
+    if (this.conn.username !== undefined) return `Basic ${Buffer.from(`${this.conn.username}:${this.conn.password ?? ''}`).toString('base64')}`;
+    return undefined;
+  }
+
+  private getSession(): http2.ClientHttp2Session {
+    const s = this.session;
+    if (s && !s.closed && !s.destroyed) return s;
+    const opts: http2.SecureClientSessionOptions = {};
+    if (this.conn.ca) opts.ca = this.conn.ca;
+    if (this.conn.cert) opts.cert = this.conn.cert;
+    if (this.conn.key) opts.key = this.conn.key;
+    if (this.conn.insecureSkipTlsVerify) opts.rejectUnauthorized = false;
+    if (this.conn.tlsServerName) opts.servername = this.conn.tlsServerName;
+    const session = http2.connect(this.conn.server, opts);
+    const forget = (): void => { if (this.session === session) this.session = undefined; };
+    this.sessions.add(session);
+    // A GOAWAY lets in-flight streams finish but takes no new ones: new requests reconnect,
+    // and the old session closes once its streams are done.
+    session.on('goaway', () => { forget(); if (!session.closed) session.close(); });
+    session.on('close', () => { forget(); this.sessions.delete(session); });
+    session.on('error', forget);
+    session.unref();
+    this.session = session;
+    return session;
+  }
+
+  /**
+   * Keeps a session referenced (holding the event loop open) only while it has streams, and
+   * while it has them, PINGs the server: a connection that died silently (no FIN, no RST)
+   * would otherwise leave watches hanging forever.
+   */
+  private hold(session: http2.ClientHttp2Session): () => void {
+    let st = this.states.get(session);
+    if (!st) { st = { active: 0 }; this.states.set(session, st); }
+    const state = st;
+    if (state.active++ === 0) {
+      session.ref();
+      if (this.pingIntervalMs > 0) {
+        state.pinger = setInterval(() => {
+          if (session.destroyed || session.closed) return;
+          const timer = setTimeout(() => session.destroy(new Error('the API server did not answer a ping')), this.pingTimeoutMs);
+          timer.unref();
+          try {
+            session.ping((err) => { clearTimeout(timer); if (err && !session.destroyed) session.destroy(err); });
+          } catch {
+            clearTimeout(timer);
+          }
+        }, this.pingIntervalMs);
+        state.pinger.unref();
+      }
+    }
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      if (--state.active === 0) {
+        if (state.pinger) clearInterval(state.pinger);
+        state.pinger = undefined;
+        if (!session.destroyed) session.unref();
+      }
+    };
+  }
+
+  /** Sends a request and resolves once the response headers arrive. */
+  request(req: TransportRequest): Promise<TransportResponse> {
+    if (this.closed) return Promise.reject(new TransportError('client is closed', false));
+    const signal = req.signal;
+    if (signal?.aborted) return Promise.reject(signal.reason ?? new Error('aborted'));
+    return new Promise((resolvePromise, rejectPromise) => {
+      let session: http2.ClientHttp2Session;
+      try {
+        session = this.getSession();
+      } catch (e) {
+        rejectPromise(new TransportError(`cannot connect to ${this.conn.server}: ${(e as Error).message}`, false, { cause: e }));
+        return;
+      }
+      const release = this.hold(session);
+      const headers: http2.OutgoingHttpHeaders = { ':method': req.method, ':path': req.path, ...req.headers };
+      const auth = this.authorization();
+      if (auth) headers.authorization = auth;
+      if (req.body) headers['content-length'] = String(req.body.length);
+      let stream: http2.ClientHttp2Stream;
+      try {
+        stream = session.request(headers, { endStream: !req.body });
+      } catch (e) {
+        release();
+        this.session = undefined;
+        rejectPromise(new TransportError(`request to ${this.conn.server} failed: ${(e as Error).message}`, false, { cause: e }));
+        return;
+      }
+      let sent = false;
+      let settled = false;
+      stream.once('ready', () => { sent = true; });
+      const onAbort = (): void => {
+        stream.close(http2.constants.NGHTTP2_CANCEL);
+        if (!settled) { settled = true; rejectPromise(signal?.reason ?? new Error('aborted')); }
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const cleanup = (): void => {
+        signal?.removeEventListener('abort', onAbort);
+        release();
+        if (!settled) {
+          settled = true;
+          rejectPromise(new TransportError(`request to ${this.conn.server} failed: stream closed without a response`, sent));
+        }
+      };
+      stream.once('close', cleanup);
+      stream.on('error', (e: Error) => {
+        if (settled) return;
+        settled = true;
+        const code = (e as NodeJS.ErrnoException).code ?? '';
+        // A refused stream was never processed by the server.
+        const neverSent = !sent || code === 'ERR_HTTP2_STREAM_CANCEL' && stream.rstCode === http2.constants.NGHTTP2_REFUSED_STREAM;
+        rejectPromise(new TransportError(`request to ${this.conn.server} failed: ${e.message}`, !neverSent, { cause: e }));
+      });
+      stream.once('response', (h) => {
+        if (settled) return;
+        settled = true;
+        const out: Record<string, string> = {};
+        for (const [k, v] of Object.entries(h)) {
+          if (k.startsWith(':') || v === undefined) continue;
+          out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : String(v);
+        }
+        resolvePromise({
+          status: Number(h[':status']),
+          headers: out,
+          body: stream,
+          close: () => { if (!stream.closed) stream.close(http2.constants.NGHTTP2_CANCEL); },
+        });
+      });
+      if (req.body) stream.end(req.body);
+    });
+  }
+
+  /** Closes the session; later requests fail. */
+  close(): void {
+    this.closed = true;
+    this.session = undefined;
+    for (const s of this.sessions) if (!s.destroyed) s.destroy();
+    this.sessions.clear();
+  }
+}
+
+/** Reads a whole body, failing if the signal aborts. */
+export async function readBody(body: Readable, limit = 256 * 1024 * 1024): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let n = 0;
+  for await (const c of body) {
+    const b = c as Buffer;
+    n += b.length;
+    if (n > limit) throw new Error(`response body exceeds ${limit} bytes`);
+    chunks.push(b);
+  }
+  return Buffer.concat(chunks, n);
+}
