@@ -62,6 +62,8 @@ export function decodeProtobuf(buf: Buffer): KubeObject {
   const msg = messageForObject(apiVersion, kind);
   if (!msg) throw errors.badRequest(`no kind "${kind}" is registered for version "${apiVersion}" in protobuf`);
   const body = decodeMessage(msg.name, raw);
+  // Lists always carry `items` in Kubernetes' JSON, even when empty (protobuf omits empty lists).
+  if (kind.endsWith('List') && body['items'] === undefined && msg.fields.some((f) => f.name === 'items')) body['items'] = [];
   return { apiVersion, kind, ...body };
 }
 

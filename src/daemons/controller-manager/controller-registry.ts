@@ -69,4 +69,10 @@ export const IMPLEMENTED: ControllerFactories = {
   replicaset: async () => (await import('./controllers/replicaset.js')).newReplicaSetController(),
   replicationcontroller: async () => (await import('./controllers/replicationcontroller.js')).newReplicationControllerController(),
   deployment: async () => (await import('./controllers/deployment.js')).newDeploymentController(),
+  endpoint: async () => (await import('./controllers/endpoint.js')).newEndpointController(),
+  namespace: async () => (await import('./controllers/namespace.js')).newNamespaceController(),
+  serviceaccount: async () => (await import('./controllers/serviceaccount.js')).newServiceAccountController(),
+  'serviceaccount-token': async () => (await import('./controllers/serviceaccount-token.js')).newServiceAccountTokenController(),
+  garbagecollector: async () => (await import('./controllers/garbagecollector.js')).newGarbageCollectorController(),
+  podgc: async () => (await import('./controllers/podgc.js')).newPodGcController(),
 };

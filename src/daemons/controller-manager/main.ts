@@ -110,8 +110,11 @@ async function runWith(config: ControllerManagerConfig, ctx: RunContext): Promis
       await runControllers(controllers, client, config, log, ctx.signal);
       return 0;
     }
+    // Leader election gets its own client (own qps bucket and connection), as Kubernetes does,
+    // so controller start-up traffic can never starve lease renewals past the renew deadline.
+    const electionClient = newClient(connection, { qps: config.coreApiQps, burst: config.coreApiBurst, contentType: config.coreApiContentType, userAgent: 'corectl-controller-manager/leader-election', log: log.child({ component: 'leader-election-client' }) });
     const outcome = await runLeaderElection({
-      client, lock: config.leaderElectResourceLock as 'leases' | 'endpoints' | 'configmaps',
+      client: electionClient, lock: config.leaderElectResourceLock as 'leases' | 'endpoints' | 'configmaps',
       namespace: LEADER_LOCK.namespace, name: LEADER_LOCK.name,
       leaseDurationMs: config.leaderElectLeaseDuration, renewDeadlineMs: config.leaderElectRenewDeadline, retryPeriodMs: config.leaderElectRetryPeriod,
       log: log.child({ component: 'leader-election' }), signal: ctx.signal,
