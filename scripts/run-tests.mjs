@@ -4,14 +4,25 @@
 // Counting: every test point below file level (subtests and assertions) is counted once;
 // a file that fails without reporting any failing point (crash, timeout) counts as one failure.
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 
 const args = process.argv.slice(2);
 const targets = args.length ? args : ['dist/test'];
 for (const t of targets) {
   if (!existsSync(t)) { console.error(`run-tests: no such test path: ${t}`); process.exit(2); }
 }
-const child = spawn(process.execPath, ['node_modules/tap/dist/esm/run.mjs', '--reporter=tap', ...targets], {
+// Folders expand to their *.test.js files, so shared helpers and fixtures are never run as tests.
+function testFiles(path) {
+  if (!statSync(path).isDirectory()) return [path];
+  return readdirSync(path).sort().flatMap((n) => {
+    const p = join(path, n);
+    return statSync(p).isDirectory() ? testFiles(p) : n.endsWith('.test.js') ? [p] : [];
+  });
+}
+const files = targets.flatMap(testFiles);
+if (files.length === 0) { console.error(`run-tests: no *.test.js files under ${targets.join(' ')}`); process.exit(2); }
+const child = spawn(process.execPath, ['node_modules/tap/dist/esm/run.mjs', '--reporter=tap', ...files], {
   stdio: ['ignore', 'pipe', 'inherit'],
   env: { ...process.env, FORCE_COLOR: '0' },
 });

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { startApiserver } from '../helpers/apiserver.js';
-import { connectClient } from './rest-client.js';
+import { connectClient } from '../helpers/rest-client.js';
 
 const a = await startApiserver();
 const c = await connectClient(a);

@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import * as http2 from 'node:http2';
 import { decodeWatchStream } from '../../src/api/codec/watch-frame.js';
 import { startApiserver } from '../helpers/apiserver.js';
-import { connectClient } from './rest-client.js';
+import { connectClient } from '../helpers/rest-client.js';
 
 const a = await startApiserver({ args: ['--runtime-config=batch/v1beta1=false,policy/v1/poddisruptionbudgets=false', '--min-request-timeout=2'] });
 const c = await connectClient(a);

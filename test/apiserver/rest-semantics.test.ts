@@ -1,6 +1,6 @@
 import t from 'tap';
 import { startApiserver } from '../helpers/apiserver.js';
-import { connectClient } from './rest-client.js';
+import { connectClient } from '../helpers/rest-client.js';
 
 const a = await startApiserver({ args: ['--service-cluster-ip-range=10.96.0.0/28', '--service-node-port-range=30000-30004'] });
 const c = await connectClient(a);

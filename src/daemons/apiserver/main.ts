@@ -10,6 +10,9 @@ import { openBackend, type BackendSet } from '../../storage/backend-factory.js';
 import { startCompactor } from '../../storage/compactor.js';
 import type { EtcdTlsOptions } from '../../storage/etcd/etcd-client.js';
 import { createObjectStore } from '../../storage/object-store.js';
+import { loadEncryptionConfig, type EncryptionConfig } from '../../storage/encryption/config.js';
+import { installReviewResources } from './reviews/install.js';
+import { createReviewHandler } from './reviews/review-handler.js';
 import type { ObjectStore } from '../../storage/object-store-types.js';
 import { createRestApi, type RestApi } from './rest/rest-api.js';
 import type { RestConfig } from './rest/types.js';
@@ -112,6 +115,9 @@ export async function startApiserverParts(config: ApiserverConfig, log: Logger, 
     if (config.kvstoreCafile) tls.caFile = config.kvstoreCafile;
     if (config.kvstoreCertfile) tls.certFile = config.kvstoreCertfile;
     if (config.kvstoreKeyfile) tls.keyFile = config.kvstoreKeyfile;
+    // Encryption at rest: read before storage opens, so a bad file is a start-up error.
+    let encryption: EncryptionConfig | undefined;
+    if (config.experimentalEncryptionProviderConfig) encryption = await loadEncryptionConfig(config.experimentalEncryptionProviderConfig);
     const storage = await openBackend({
       servers: config.kvstoreServers, overrides: config.kvstoreServersOverrides, dataDir: config.dataDir,
       storageBackend: config.storageBackend, tls, log: log.child({ component: 'storage' }),
@@ -120,6 +126,7 @@ export async function startApiserverParts(config: ApiserverConfig, log: Logger, 
     const store = createObjectStore({
       backendFor: (g, r) => storage.for(g, r),
       prefix: config.kvstorePrefix,
+      ...(encryption ? { transformer: (g: string, r: string) => encryption.transformerFor(g, r) } : {}),
       watchCache: { enabled: config.watchCache, defaultSize: config.defaultWatchCacheSize, sizes: watchCacheSizes(config.watchCacheSizes) },
       log: log.child({ component: 'object-store' }),
     });
@@ -131,6 +138,12 @@ export async function startApiserverParts(config: ApiserverConfig, log: Logger, 
     const rest = createRestApi({
       store, config: restConfigOf(config, options, resolveAdvertiseAddress(options)), log: log.child({ component: 'rest' }),
     });
+    // Virtual review resources (auth can-i, whoami, token review): answered, never stored.
+    installReviewResources(rest, createReviewHandler({
+      authorizer: prepared.authorizer,
+      authenticator: prepared.authn.authenticator,
+      authorizationModes: options.authorizationMode,
+    }));
     await rest.start();
     cleanups.unshift(() => rest.stop());
     const serving = await startServing({

@@ -39,7 +39,7 @@ export async function loadEncryptionConfig(path: string): Promise<EncryptionConf
   try {
     text = await readFile(path, 'utf8');
   } catch (e) {
-    throw new EncryptionConfigError(`--encryption-provider-config: cannot read ${path}: ${(e as Error).message}`);
+    throw new EncryptionConfigError(`--experimental-encryption-provider-config: cannot read ${path}: ${(e as Error).message}`);
   }
   return parseEncryptionConfig(text);
 }

@@ -4,7 +4,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import * as http2 from 'node:http2';
-import type { StartedApiserver } from '../helpers/apiserver.js';
+import type { StartedApiserver } from './apiserver.js';
 
 export interface Reply {
   status: number;
