@@ -1,6 +1,5 @@
 import t from 'tap';
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +7,7 @@ import { pino } from 'pino';
 import { parseApiserverArgs } from '../../src/flags/apiserver.js';
 import { run, servingOptionsFromConfig } from '../../src/daemons/apiserver/main.js';
 import { freePort, h2request, startApiserver } from '../helpers/apiserver.js';
+import { kubectl as findKubectl } from '../helpers/kubectl.js';
 
 const log = pino({ level: 'silent' });
 
@@ -73,8 +73,7 @@ t.test('run: a bad option fails start-up with non-zero', async (t) => {
   t.equal(captured.trim().split('\n').length, 1, 'one line');
 });
 
-const kubectl = ['/usr/lib/google-cloud-sdk/bin', ...(process.env['PATH'] ?? '').split(':')]
-  .map((d) => join(d, 'kubectl.1.33')).find((p) => existsSync(p));
+const kubectl = findKubectl(33);
 
 t.test('kubectl against the full server', { skip: kubectl ? false : 'kubectl.1.33 not installed' }, async (t) => {
   if (!kubectl) return;

@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import * as http2 from 'node:http2';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import * as tls from 'node:tls';
 import { X509Certificate } from 'node:crypto';
 import { pino } from 'pino';
@@ -14,6 +14,7 @@ import { startServing } from '../../src/daemons/apiserver/serve.js';
 import { withServingDefaults } from '../../src/daemons/apiserver/serving-options.js';
 import { splitPemCertificates } from '../../src/util/pki.js';
 import { h1request, h2request, startApiserver } from '../helpers/apiserver.js';
+import { kubectl as kubectlBinary } from '../helpers/kubectl.js';
 
 const log = pino({ level: 'silent' });
 
@@ -192,12 +193,7 @@ t.test('TLS options: min version, cipher suites, HTTP/2 max streams', async (t) 
 });
 
 function findKubectl(): string | undefined {
-  const dirs = [...(process.env['PATH'] ?? '').split(delimiter), '/usr/lib/google-cloud-sdk/bin'];
-  for (const d of dirs) {
-    const p = join(d, 'kubectl.1.33');
-    if (d && existsSync(p)) return p;
-  }
-  return undefined;
+  return kubectlBinary(33);
 }
 
 const kubectl = findKubectl();

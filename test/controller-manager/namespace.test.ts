@@ -1,7 +1,6 @@
 import { execFile } from 'node:child_process';
 import { setMaxListeners } from 'node:events';
-import { existsSync } from 'node:fs';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import t from 'tap';
 import { pino } from 'pino';
 import type { KubeObject } from '../../src/api/resources/types.js';
@@ -12,8 +11,7 @@ import { parseControllerManagerArgs } from '../../src/flags/controller-manager.j
 import type { Controller } from '../../src/daemons/controller-manager/controller-registry.js';
 import { startApiserver } from '../helpers/apiserver.js';
 
-const KUBECTL = [...(process.env['PATH'] ?? '').split(delimiter), '/usr/lib/google-cloud-sdk/bin']
-  .map((d) => join(d, 'kubectl.1.33')).find((p) => existsSync(p));
+const KUBECTL = findKubectl(33);
 
 function kubectl(coreconfig: string, ...args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -23,6 +21,7 @@ function kubectl(coreconfig: string, ...args: string[]): Promise<string> {
   });
 }
 import { newNamespaceController } from '../../src/daemons/controller-manager/controllers/namespace.js';
+import { kubectl as findKubectl } from '../helpers/kubectl.js';
 
 const NS: ResourceRef = { group: '', version: 'v1', resource: 'namespaces' };
 const inNs = (resource: string, namespace: string, group = '', version = 'v1'): ResourceRef => ({ group, version, resource, namespace });

@@ -1,14 +1,14 @@
 // kubectl against a started API server: create/apply with default (strict) validation, which
 // needs the OpenAPI documents (v3 for 1.33, protobuf v2 for 1.27), and `kubectl explain`.
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import t from 'tap';
 import { readFile } from 'node:fs/promises';
 import { h2request, startApiserver, type StartedApiserver } from '../helpers/apiserver.js';
 import { OpenApiHandler, withOpenApi } from '../../src/daemons/apiserver/rest/openapi-handler.js';
 import type { ApiRequest, ApiResponse } from '../../src/daemons/apiserver/context.js';
+import { kubectl as kubectlBinary } from '../helpers/kubectl.js';
 
 /** Records what was asked of it (only when this test installs it). */
 class RecordingOpenApiHandler extends OpenApiHandler {
@@ -20,11 +20,7 @@ class RecordingOpenApiHandler extends OpenApiHandler {
 }
 
 function findKubectl(v: string): string | undefined {
-  for (const d of [...(process.env['PATH'] ?? '').split(delimiter), '/usr/lib/google-cloud-sdk/bin']) {
-    const p = join(d, `kubectl.${v}`);
-    if (d && existsSync(p)) return p;
-  }
-  return undefined;
+  return kubectlBinary(Number(v.split('.')[1]));
 }
 const k133 = findKubectl('1.33');
 const k127 = findKubectl('1.27');

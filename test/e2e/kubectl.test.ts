@@ -6,27 +6,13 @@
  */
 import t, { type Test } from 'tap';
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, realpathSync } from 'node:fs';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { delimiter, dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { startApiserver } from '../helpers/apiserver.js';
+import { kubectl as kubectlBinary } from '../helpers/kubectl.js';
 
-/** A binary on PATH, or next to the real `kubectl` (the Cloud SDK keeps kubectl.1.NN there). */
-function onPath(name: string): string | undefined {
-  const dirs: string[] = [];
-  for (const d of (process.env.PATH ?? '').split(delimiter)) {
-    if (!d) continue;
-    dirs.push(d);
-    const k = join(d, 'kubectl');
-    if (existsSync(k)) { try { dirs.push(dirname(realpathSync(k))); } catch { /* dangling link */ } }
-  }
-  for (const d of dirs) if (existsSync(join(d, name))) return join(d, name);
-  return undefined;
-}
-
-const binaries = ['kubectl.1.33', 'kubectl.1.27'].map(onPath).filter((x): x is string => !!x);
-if (!binaries.length) { const k = onPath('kubectl'); if (k) binaries.push(k); }
+const binaries = [33, 27].map(kubectlBinary).filter((x): x is string => !!x);
 if (!binaries.length) t.comment('no kubectl on PATH: nothing to run');
 
 const a = binaries.length ? await startApiserver() : undefined;

@@ -1,0 +1,209 @@
+// `corectl server` as users run it: a real process on loopback with the fake runtime; real
+// kubectl with the generated admin.coreconfig; a restart resumes the same cluster and PKI.
+import t from 'tap';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { X509Certificate } from 'node:crypto';
+import { existsSync, realpathSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { delimiter, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { skipWithoutEtcd, startEtcd } from '../helpers/etcd.js';
+
+const cli = fileURLToPath(new URL('../../src/cli.js', import.meta.url));
+
+/** A binary on PATH, or next to the real `kubectl` (where kubectl.1.NN live). */
+function onPath(name: string): string | undefined {
+  for (const d of (process.env.PATH ?? '').split(delimiter).filter(Boolean)) {
+    if (existsSync(join(d, name))) return join(d, name);
+    const k = join(d, 'kubectl');
+    if (existsSync(k)) {
+      try {
+        const beside = join(dirname(realpathSync(k)), name);
+        if (existsSync(beside)) return beside;
+      } catch { /* dangling link */ }
+    }
+  }
+  return undefined;
+}
+
+const kubectl = onPath('kubectl.1.33') ?? onPath('kubectl');
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+interface Running {
+  child: ChildProcess;
+  lines: string[];
+  stderr: () => string;
+  waitFor(re: RegExp, ms?: number): Promise<string>;
+  stop(): Promise<number | null>;
+}
+
+function startServer(args: string[]): Running {
+  const child = spawn(process.execPath, [
+    '--input-type=module', '-e',
+    `const m = await import(${JSON.stringify('file://' + cli)}); process.exitCode = await m.main(process.argv);`,
+    'corectl', 'server', ...args,
+  ], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_OPTIONS: '' } });
+  const lines: string[] = [];
+  let buf = '';
+  let err = '';
+  const waiters: Array<() => void> = [];
+  child.stdout?.on('data', (d: Buffer) => {
+    buf += d.toString();
+    let nl;
+    while ((nl = buf.indexOf('\n')) >= 0) { lines.push(buf.slice(0, nl)); buf = buf.slice(nl + 1); }
+    for (const w of waiters.splice(0)) w();
+  });
+  child.stderr?.on('data', (d: Buffer) => { err = (err + d.toString()).slice(-8000); });
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => { for (const w of waiters.splice(0)) w(); r(code); }));
+  return {
+    child, lines, stderr: () => err,
+    async waitFor(re: RegExp, ms = 30_000): Promise<string> {
+      const end = Date.now() + ms;
+      for (;;) {
+        const hit = lines.find((l) => re.test(l));
+        if (hit) return hit;
+        if (child.exitCode !== null) throw new Error(`server exited (${child.exitCode}) before ${re}:\n${lines.join('\n')}\n${err}`);
+        if (Date.now() > end) throw new Error(`no line ${re} within ${ms} ms:\n${lines.join('\n')}\n${err.slice(-3000)}`);
+        await new Promise<void>((r) => { const tm = setTimeout(r, 500); waiters.push(() => { clearTimeout(tm); r(); }); });
+      }
+    },
+    async stop(): Promise<number | null> {
+      if (child.exitCode !== null) return child.exitCode;
+      child.kill('SIGTERM');
+      const kill = setTimeout(() => child.kill('SIGKILL'), 30_000);
+      const code = await exited;
+      clearTimeout(kill);
+      return code;
+    },
+  };
+}
+
+function kc(coreconfig: string, args: string[]): { code: number | null; out: string; err: string } {
+  const r = spawnSync(kubectl ?? 'kubectl', ['--kubeconfig', coreconfig, ...args], { encoding: 'utf8', timeout: 30_000 });
+  return { code: r.status, out: r.stdout, err: r.stderr };
+}
+
+const dir = await mkdtemp(join(tmpdir(), 'corectl-server-'));
+const running: Running[] = [];
+t.teardown(async () => {
+  for (const r of running) await r.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const dataDir = join(dir, 'data');
+const admin = join(dataDir, 'admin.coreconfig');
+const agentAvailable = existsSync(fileURLToPath(new URL('../../src/daemons/nodeagent/main.js', import.meta.url)));
+
+async function serverArgs(): Promise<string[]> {
+  return [
+    `--data-dir=${dataDir}`, '--bind-address=127.0.0.1', `--secure-port=${await freePort()}`, '--node-name=server-test',
+    '--container-runtime=fake',
+    `--nodeagent-arg=--port=${await freePort()}`, '--nodeagent-arg=--healthz-port=0',
+    ...(agentAvailable ? [] : ['--disable-agent']),
+  ];
+}
+
+t.test('first start: PKI, apiserver, kubectl works with admin.coreconfig', { skip: kubectl ? false : 'no kubectl on PATH' }, async (t) => {
+  const s = startServer(await serverArgs());
+  running.push(s);
+  await s.waitFor(/corectl: PKI created in /);
+  await s.waitFor(/corectl: apiserver ready on https:\/\/127\.0\.0\.1:\d+ \(\d+\.\ds\)/);
+  t.match(await s.waitFor(/export KUBECONFIG=/), `export KUBECONFIG=${admin}`);
+  t.ok(existsSync(join(dataDir, 'server.pid')), 'pid file');
+  const ns = kc(admin, ['get', 'namespaces', '-o', 'name']);
+  t.equal(ns.code, 0, ns.err);
+  t.match(ns.out, /namespace\/default/);
+  t.match(ns.out, /namespace\/kube-system/);
+  const second = spawnSync(process.execPath, [
+    '--input-type=module', '-e',
+    `const m = await import(${JSON.stringify('file://' + cli)}); process.exitCode = await m.main(process.argv);`,
+    'corectl', 'server', ...(await serverArgs()),
+  ], { encoding: 'utf8', timeout: 30_000, env: { ...process.env, NODE_OPTIONS: '' } });
+  t.equal(second.status, 1, 'a second server on the same data dir refuses');
+  t.match(second.stderr, /is in use by another corectl server \(pid \d+\)/);
+  const created = kc(admin, ['create', 'configmap', 'survives', '--from-literal=a=b']);
+  t.equal(created.code, 0, created.err);
+  if (agentAvailable) {
+    await s.waitFor(/corectl: node server-test Ready/, 60_000);
+    const nodes = kc(admin, ['get', 'nodes', '--no-headers']);
+    t.equal(nodes.code, 0, nodes.err);
+    t.match(nodes.out, /^server-test\s+Ready\s/m, 'one Ready node');
+    t.equal(nodes.out.trim().split('\n').length, 1);
+  } else {
+    t.comment('node agent module missing: ran with --disable-agent');
+  }
+  t.equal(await s.stop(), 0, 'SIGTERM stops cleanly');
+  t.match(s.lines.join('\n'), /apiserver stopped\n[^]*corectl: stopped/);
+  t.notOk(existsSync(join(dataDir, 'server.pid')), 'pid file removed');
+});
+
+t.test('a restart resumes the cluster with the same PKI', { skip: kubectl ? false : 'no kubectl on PATH' }, async (t) => {
+  const caBefore = new X509Certificate(await readFile(join(dataDir, 'pki', 'ca.crt'))).fingerprint256;
+  const s = startServer(await serverArgs());
+  running.push(s);
+  await s.waitFor(/corectl: PKI reused from /);
+  await s.waitFor(/corectl: apiserver ready/);
+  await s.waitFor(/export KUBECONFIG=/);
+  t.equal(new X509Certificate(await readFile(join(dataDir, 'pki', 'ca.crt'))).fingerprint256, caBefore, 'same CA');
+  const cm = kc(admin, ['get', 'configmap', 'survives', '-o', 'jsonpath={.data.a}']);
+  t.equal(cm.code, 0, cm.err);
+  t.equal(cm.out, 'b', 'objects of the first run are there');
+  if (agentAvailable) {
+    await s.waitFor(/corectl: node server-test Ready/, 60_000);
+    t.match(kc(admin, ['get', 'nodes', '--no-headers']).out, /^server-test\s+Ready\s/m);
+  }
+  t.equal(await s.stop(), 0);
+});
+
+t.test('a missing part is reported in one line and the rest keeps running', async (t) => {
+  const { run } = await import('../../src/daemons/server/main.js');
+  const { parseServerArgs } = await import('../../src/flags/server.js');
+  const { pino } = await import('pino');
+  const { config } = parseServerArgs([
+    `--data-dir=${join(dir, 'inproc')}`, '--bind-address=127.0.0.1', `--secure-port=${await freePort()}`, '--node-name=inproc',
+    '--disable-agent',
+  ]);
+  const out: string[] = [];
+  const controller = new AbortController();
+  const done = run(config, {
+    log: pino({ level: 'silent' }), signal: controller.signal, out: (l) => out.push(l),
+    partModules: { scheduler: new URL('file:///nonexistent/scheduler/main.js') },
+  });
+  const deadline = Date.now() + 30_000;
+  while (!out.some((l) => l.includes('export KUBECONFIG=')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  t.ok(out.some((l) => /corectl: scheduler not in this build .*; running without it/.test(l)), out.join('\n'));
+  t.ok(out.some((l) => /corectl: controller-manager started/.test(l)));
+  t.ok(out.some((l) => /corectl: nodeagent disabled \(--disable-agent\)/.test(l)));
+  controller.abort();
+  t.equal(await done, 0);
+  t.ok(out.some((l) => l === 'corectl: controller-manager stopped'));
+});
+
+t.test('pass-through reaches the daemon: the API server on etcd via --apiserver-arg', { skip: kubectl ? skipWithoutEtcd() : 'no kubectl on PATH' }, async (t) => {
+  const etcd = await startEtcd();
+  t.teardown(() => etcd.stop());
+  const data = join(dir, 'on-etcd');
+  const s = startServer([
+    `--data-dir=${data}`, '--bind-address=127.0.0.1', `--secure-port=${await freePort()}`, '--node-name=on-etcd', '--disable-agent',
+    `--apiserver-arg=--kvstore-servers=${etcd.endpoint}`,
+  ]);
+  running.push(s);
+  t.match(await s.waitFor(/corectl: starting apiserver/), `store at ${etcd.endpoint}`);
+  await s.waitFor(/export KUBECONFIG=/);
+  const created = kc(join(data, 'admin.coreconfig'), ['create', 'namespace', 'in-etcd']);
+  t.equal(created.code, 0, created.err);
+  t.notOk(existsSync(join(data, 'db')), 'no embedded store was made');
+  t.equal(await s.stop(), 0);
+});
