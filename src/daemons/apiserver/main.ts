@@ -8,6 +8,8 @@ import type { Logger } from 'pino';
 import type { ApiserverConfig } from '../../flags/apiserver.js';
 import { openBackend, type BackendSet } from '../../storage/backend-factory.js';
 import { startCompactor } from '../../storage/compactor.js';
+import { startCountMetrics } from '../../storage/count-metrics.js';
+import { allResources } from '../../api/resources/registry.js';
 import type { EtcdTlsOptions } from '../../storage/etcd/etcd-client.js';
 import { createObjectStore } from '../../storage/object-store.js';
 import { loadEncryptionConfig, type EncryptionConfig } from '../../storage/encryption/config.js';
@@ -131,6 +133,14 @@ export async function startApiserverParts(config: ApiserverConfig, log: Logger, 
       log: log.child({ component: 'object-store' }),
     });
     cleanups.unshift(() => store.close());
+    // Object counts per resource, polled in the background and read by /metrics.
+    const counts = startCountMetrics({
+      count: (resource, group) => store.count(resource, group),
+      resources: () => [...new Map(allResources().filter((d) => !d.storage).map((d) => [`${d.group}/${d.plural}`, { group: d.group, resource: d.plural }])).values()],
+      periodMs: config.kvstoreCountMetricPollPeriod, log: log.child({ component: 'count-metrics' }),
+    });
+    cleanups.unshift(() => counts.stop());
+    metrics.setObjectCountSource(() => counts.counts());
     const compactor = startCompactor({
       backends: () => store.backends(), intervalMs: config.kvstoreCompactionInterval, log: log.child({ component: 'compactor' }),
     });

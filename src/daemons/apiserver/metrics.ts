@@ -8,6 +8,10 @@ import type { RequestInfo } from './request-info.js';
 
 export interface ApiserverMetrics {
   readonly registry: Registry;
+  /** apiserver_storage_objects, filled from the object-count poller. */
+  readonly storageObjects: Gauge<'resource'>;
+  /** Where storageObjects reads its counts at scrape time. */
+  setObjectCountSource(fn: () => ReadonlyMap<string, number>): void;
   readonly requestTotal: Counter<'verb' | 'group' | 'version' | 'resource' | 'subresource' | 'code'>;
   readonly requestDuration: Histogram<'verb' | 'group' | 'version' | 'resource' | 'subresource'>;
   readonly currentInflight: Gauge<'request_kind'>;
@@ -23,6 +27,7 @@ const STORAGE_BUCKETS = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1, 1.25, 1
 
 export function createApiserverMetrics(opts: { defaultMetrics?: boolean } = {}): ApiserverMetrics {
   const registry = new Registry();
+  let countSource: (() => ReadonlyMap<string, number>) | undefined;
   if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: registry });
   return {
     registry,
@@ -46,6 +51,16 @@ export function createApiserverMetrics(opts: { defaultMetrics?: boolean } = {}):
       name: 'apiserver_registered_watchers', help: 'Watches currently open, by group, version and resource.',
       labelNames: ['group', 'version', 'resource'], registers: [registry],
     }),
+    storageObjects: new Gauge({
+      name: 'apiserver_storage_objects', help: 'Number of stored objects at the last poll (--kvstore-count-metric-poll-period), by resource.',
+      labelNames: ['resource'], registers: [registry],
+      // Read at scrape time from the poller, so a scrape never counts the store itself.
+      collect(this: Gauge<'resource'>) {
+        this.reset();
+        for (const [resource, n] of countSource?.() ?? []) this.set({ resource }, n);
+      },
+    }),
+    setObjectCountSource(fn: () => ReadonlyMap<string, number>): void { countSource = fn; },
     storageDuration: new Histogram({
       name: 'etcd_request_duration_seconds', help: 'Storage request latency in seconds by operation and object type.',
       labelNames: ['operation', 'type'], buckets: STORAGE_BUCKETS, registers: [registry],
