@@ -30,7 +30,7 @@ const DAEMONS: Readonly<Record<string, (() => Promise<AnyFlagSet>) | null>> = {
   'controller-manager': async () => (await import('./flags/controller-manager.js')).CONTROLLER_MANAGER_FLAGS as unknown as AnyFlagSet,
   nodeagent: async () => (await import('./flags/nodeagent.js')).NODEAGENT_FLAGS as unknown as AnyFlagSet,
   scheduler: async () => (await import('./flags/scheduler.js')).SCHEDULER_FLAGS as unknown as AnyFlagSet,
-  server: null,
+  server: async () => (await import('./flags/server.js')).SERVER_FLAGS as unknown as AnyFlagSet,
 };
 
 const DAEMON_NAMES = Object.keys(DAEMONS);
