@@ -24,7 +24,7 @@ export type DaemonRun<C> = (config: C, ctx: DaemonContext) => Promise<number | v
 
 type AnyFlagSet = DaemonFlagSet<unknown>;
 
-/** Lazily loaded option tables; server has none yet. */
+/** Lazily loaded option tables, one per daemon. */
 const DAEMONS: Readonly<Record<string, (() => Promise<AnyFlagSet>) | null>> = {
   apiserver: async () => (await import('./flags/apiserver.js')).APISERVER_FLAGS as unknown as AnyFlagSet,
   'controller-manager': async () => (await import('./flags/controller-manager.js')).CONTROLLER_MANAGER_FLAGS as unknown as AnyFlagSet,
