@@ -6,14 +6,27 @@
 import { webcrypto, createPrivateKey, randomBytes, X509Certificate as NodeX509 } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-// @peculiar/x509 resolves its providers through tsyringe, which needs the Reflect metadata API.
-import 'reflect-metadata';
-import * as x509 from '@peculiar/x509';
+import type * as X509 from '@peculiar/x509';
 
 type CryptoKey = webcrypto.CryptoKey;
 type CryptoKeyPair = webcrypto.CryptoKeyPair;
 const crypto = webcrypto;
-x509.cryptoProvider.set(crypto);
+
+/**
+ * @peculiar/x509 is loaded on first use: it costs a large part of a second to load, and daemons
+ * given their certificate files never need it. It resolves its providers through tsyringe, which
+ * needs the Reflect metadata API, hence reflect-metadata first.
+ */
+let x509lib: Promise<typeof X509> | undefined;
+function loadX509(): Promise<typeof X509> {
+  x509lib ??= (async () => {
+    await import('reflect-metadata');
+    const lib = await import('@peculiar/x509');
+    lib.cryptoProvider.set(crypto);
+    return lib;
+  })();
+  return x509lib;
+}
 
 export type KeyAlgorithm = 'ecdsa' | 'rsa';
 
@@ -25,7 +38,7 @@ export interface CertKeyPem {
 
 /** A certificate authority able to issue certificates. */
 export interface CertificateAuthority extends CertKeyPem {
-  cert: x509.X509Certificate;
+  cert: X509.X509Certificate;
   key: CryptoKey;
 }
 
@@ -56,6 +69,7 @@ function serial(): string {
 }
 
 async function exportKeyPem(key: CryptoKey): Promise<string> {
+  const x509 = await loadX509();
   const der = await crypto.subtle.exportKey('pkcs8', key);
   return x509.PemConverter.encode(der, 'PRIVATE KEY');
 }
@@ -81,6 +95,7 @@ function signingAlgorithm(key: CryptoKey): webcrypto.Algorithm | webcrypto.Ecdsa
 
 /** Creates a self-signed certificate authority. */
 export async function createCA(opts: { commonName: string; validityMs?: number; keyAlgorithm?: KeyAlgorithm }): Promise<CertificateAuthority> {
+  const x509 = await loadX509();
   const keys = await generateKeys(opts.keyAlgorithm);
   const now = Date.now();
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
@@ -101,6 +116,7 @@ export async function createCA(opts: { commonName: string; validityMs?: number; 
 
 /** Loads a CA from PEM (the first certificate in certPem is the CA). */
 export async function loadCA(certPem: string, keyPem: string): Promise<CertificateAuthority> {
+  const x509 = await loadX509();
   const first = splitPemCertificates(certPem)[0];
   if (!first) throw new Error('no certificate in CA PEM');
   return { cert: new x509.X509Certificate(first), key: await importPrivateKeyPem(keyPem), certPem, keyPem };
@@ -108,23 +124,24 @@ export async function loadCA(certPem: string, keyPem: string): Promise<Certifica
 
 /** Issues a certificate signed by `ca`. Returns the leaf certificate PEM (without the CA) and its key. */
 export async function issueCert(opts: IssueOptions): Promise<CertKeyPem> {
+  const x509 = await loadX509();
   const keys = await generateKeys(opts.keyAlgorithm);
   const now = Date.now();
-  const subject: x509.JsonName = [{ CN: [opts.commonName] }];
+  const subject: X509.JsonName = [{ CN: [opts.commonName] }];
   for (const o of opts.organizations ?? []) subject.push({ O: [o] });
   const eku: string[] = [];
   if (opts.usages !== 'client') eku.push(x509.ExtendedKeyUsage.serverAuth);
   if (opts.usages !== 'server') eku.push(x509.ExtendedKeyUsage.clientAuth);
   const keyUsage = x509.KeyUsageFlags.digitalSignature |
     (keys.privateKey.algorithm.name === 'ECDSA' ? 0 : x509.KeyUsageFlags.keyEncipherment);
-  const extensions: x509.Extension[] = [
+  const extensions: X509.Extension[] = [
     new x509.BasicConstraintsExtension(false, undefined, true),
     new x509.KeyUsagesExtension(keyUsage, true),
     new x509.ExtendedKeyUsageExtension(eku, false),
     await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
     await x509.AuthorityKeyIdentifierExtension.create(opts.ca.cert.publicKey),
   ];
-  const sans: x509.JsonGeneralName[] = [
+  const sans: X509.JsonGeneralName[] = [
     ...(opts.dnsNames ?? []).map((value) => ({ type: 'dns' as const, value })),
     ...(opts.ips ?? []).map((value) => ({ type: 'ip' as const, value })),
   ];
