@@ -1,5 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import t from 'tap';
+import { waitFor } from './fixtures/controller-harness.js';
 import { pino, type Logger } from 'pino';
 import type { KubeObject } from '../../src/api/resources/types.js';
 import { loadCoreconfig } from '../../src/client/coreconfig.js';
@@ -16,17 +17,6 @@ const PODS: ResourceRef = { group: '', version: 'v1', resource: 'pods', namespac
 const RS: ResourceRef = { group: 'apps', version: 'v1', resource: 'replicasets', namespace: 'default' };
 
 type Dict = Record<string, unknown>;
-
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false>, deadlineMs = 20_000): Promise<T> {
-  const end = Date.now() + deadlineMs;
-  let wait = 20; let last: unknown;
-  for (;;) {
-    try { const v = await fn(); if (v !== undefined && v !== false) return v; } catch (e) { last = e; }
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-    await new Promise((r) => setTimeout(r, wait));
-    wait = Math.min(wait * 2, 200);
-  }
-}
 
 /** A started API server with the controller running in-process against it. */
 async function startWith(controller: Controller, args: string[] = [], log: Logger = pino({ level: process.env['CM_TEST_LOG'] ? 'debug' : 'silent' })): Promise<{ client: RestClient; stop(): Promise<void> }> {

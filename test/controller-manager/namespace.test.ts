@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { setMaxListeners } from 'node:events';
 import { join } from 'node:path';
 import t from 'tap';
+import { waitFor } from './fixtures/controller-harness.js';
 import { pino } from 'pino';
 import type { KubeObject } from '../../src/api/resources/types.js';
 import { loadCoreconfig } from '../../src/client/coreconfig.js';
@@ -27,17 +28,6 @@ const NS: ResourceRef = { group: '', version: 'v1', resource: 'namespaces' };
 const inNs = (resource: string, namespace: string, group = '', version = 'v1'): ResourceRef => ({ group, version, resource, namespace });
 
 type Dict = Record<string, unknown>;
-
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false>, deadlineMs = 20_000): Promise<T> {
-  const end = Date.now() + deadlineMs;
-  let wait = 20; let last: unknown;
-  for (;;) {
-    try { const v = await fn(); if (v !== undefined && v !== false) return v; } catch (e) { last = e; }
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-    await new Promise((r) => setTimeout(r, wait));
-    wait = Math.min(wait * 2, 200);
-  }
-}
 
 /** A started API server with the controller running in-process against it. */
 async function startWith(controller: Controller, args: string[] = []): Promise<{ client: RestClient; coreconfigPath: string; stop(): Promise<void> }> {

@@ -1,43 +1,11 @@
-import { setMaxListeners } from 'node:events';
 import t from 'tap';
-import { pino } from 'pino';
+import { waitFor, startWith } from './fixtures/controller-harness.js';
 import type { KubeObject } from '../../src/api/resources/types.js';
-import { loadCoreconfig } from '../../src/client/coreconfig.js';
-import { RestClient, type ResourceRef } from '../../src/client/rest-client.js';
-import { SharedInformerFactory } from '../../src/client/informer-factory.js';
-import { parseControllerManagerArgs } from '../../src/flags/controller-manager.js';
-import type { Controller } from '../../src/daemons/controller-manager/controller-registry.js';
-import { startApiserver } from '../helpers/apiserver.js';
+import { type ResourceRef } from '../../src/client/rest-client.js';
 import { PodGcController, terminatedOverThreshold } from '../../src/daemons/controller-manager/controllers/podgc.js';
 
 const PODS: ResourceRef = { group: '', version: 'v1', resource: 'pods', namespace: 'default' };
 const NODES: ResourceRef = { group: '', version: 'v1', resource: 'nodes' };
-
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false>, deadlineMs = 20_000): Promise<T> {
-  const end = Date.now() + deadlineMs;
-  let wait = 20; let last: unknown;
-  for (;;) {
-    try { const v = await fn(); if (v !== undefined && v !== false) return v; } catch (e) { last = e; }
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-    await new Promise((r) => setTimeout(r, wait));
-    wait = Math.min(wait * 2, 200);
-  }
-}
-
-/** A started API server with the controller running in-process against it. */
-async function startWith(controller: Controller, args: string[] = []): Promise<{ client: RestClient; stop(): Promise<void> }> {
-  const api = await startApiserver();
-  const connection = await loadCoreconfig({ path: api.coreconfigPath });
-  const client = new RestClient({ connection, qps: 0, contentType: 'application/json' });
-  // The controllers speak protobuf, the controller manager's default.
-  const ctlClient = new RestClient({ connection, qps: 0 });
-  const config = parseControllerManagerArgs([`--coreconfig=${api.coreconfigPath}`, ...args]).config;
-  const ac = new AbortController();
-  setMaxListeners(0, ac.signal);
-  const informers = new SharedInformerFactory({ client: ctlClient, minResyncPeriodMs: 0 });
-  const done = controller.run({ client: ctlClient, informers, config, log: pino({ level: process.env['CM_TEST_LOG'] ? 'debug' : 'silent' }), signal: ac.signal });
-  return { client, async stop() { ac.abort(); await done.catch(() => undefined); await informers.stopped(); ctlClient.close(); client.close(); await api.stop(); } };
-}
 
 const gone = async (f: () => Promise<unknown>): Promise<boolean> => {
   try { await f(); return false; } catch (e) { if ((e as { code?: number }).code === 404) return true; throw e; }
