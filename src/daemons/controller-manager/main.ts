@@ -14,6 +14,7 @@ import {
 import { SharedInformerFactory, loadConnection, newClient, runLeaderElection, type RestClient } from './deps.js';
 import { newEventRecorder } from './events.js';
 import { startServers, type Servers } from './servers.js';
+import { withOwnSignal } from '../../util/abort.js';
 
 export interface RunContext {
   log: Logger;
@@ -75,16 +76,7 @@ async function runControllers(controllers: Controller[], client: RestClient, con
 }
 
 export async function run(config: ControllerManagerConfig, ctx: RunContext): Promise<number> {
-  // Requests and the servers listen on the stop signal: lift Node's listener warning.
-  const stop = new AbortController();
-  setMaxListeners(0, stop.signal);
-  const onStop = (): void => stop.abort(ctx.signal.reason);
-  if (ctx.signal.aborted) onStop(); else ctx.signal.addEventListener('abort', onStop, { once: true });
-  try {
-    return await runWith(config, { ...ctx, signal: stop.signal });
-  } finally {
-    ctx.signal.removeEventListener('abort', onStop);
-  }
+  return withOwnSignal(ctx.signal, (signal) => runWith(config, { ...ctx, signal }));
 }
 
 async function runWith(config: ControllerManagerConfig, ctx: RunContext): Promise<number> {

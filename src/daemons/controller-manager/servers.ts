@@ -17,7 +17,6 @@
  */
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import { Session } from 'node:inspector';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
@@ -25,6 +24,7 @@ import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createSelfSignedServing } from '../../util/pki.js';
 import { cipherList, minTlsVersion } from '../apiserver/tls/tls-options.js';
+import { cpuProfile, listen, send } from '../../util/http-serving.js';
 
 export interface ServingConfig {
   address: string;
@@ -54,30 +54,7 @@ export interface Servers {
 
 const PPROF_NAMES = ['allocs', 'block', 'cmdline', 'goroutine', 'heap', 'mutex', 'profile', 'threadcreate', 'trace'];
 
-async function cpuProfile(seconds: number, signal: AbortSignal): Promise<string> {
-  const session = new Session();
-  session.connect();
-  const post = <T>(method: string, params?: object): Promise<T> => new Promise((resolve, reject) => {
-    session.post(method, params ?? {}, (err, res) => (err ? reject(err) : resolve(res as T)));
-  });
-  try {
-    await post('Profiler.enable');
-    await post('Profiler.start');
-    await new Promise<void>((resolve) => {
-      const t = setTimeout(resolve, seconds * 1000);
-      signal.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
-    });
-    const { profile } = await post<{ profile: unknown }>('Profiler.stop');
-    return JSON.stringify(profile);
-  } finally {
-    session.disconnect();
-  }
-}
 
-function send(res: ServerResponse, code: number, body: string, type = 'text/plain; charset=utf-8'): void {
-  res.writeHead(code, { 'content-type': type, 'x-content-type-options': 'nosniff' });
-  res.end(body);
-}
 
 export async function startServers(cfg: ServingConfig, log: Logger, signal: AbortSignal): Promise<Servers> {
   const registry = new Registry();
@@ -125,10 +102,6 @@ export async function startServers(cfg: ServingConfig, log: Logger, signal: Abor
     send(res, 404, '404 page not found\n');
   };
 
-  const listen = (srv: Server, port: number, host: string): Promise<number> => new Promise((resolve, reject) => {
-    srv.once('error', reject);
-    srv.listen(port, host, () => { srv.off('error', reject); resolve((srv.address() as { port: number }).port); });
-  });
 
   const servers: Server[] = [];
   let httpPort = 0; let httpsPort = 0;

@@ -19,6 +19,7 @@ import { PromSchedulerMetrics } from './metrics.js';
 import { ApiPodConditionWriter } from './pod-conditions.js';
 import { Scheduler } from './scheduler.js';
 import { startServers, type Servers } from './servers.js';
+import { withOwnSignal } from '../../util/abort.js';
 
 export interface RunContext {
   log: Logger;
@@ -32,15 +33,7 @@ export interface RunContext {
 export const LEADER_LOCK = { namespace: 'kube-system', name: 'corectl-scheduler' } as const;
 
 export async function run(config: SchedulerConfig, ctx: RunContext): Promise<number> {
-  const stop = new AbortController();
-  setMaxListeners(0, stop.signal);
-  const onStop = (): void => stop.abort(ctx.signal.reason);
-  if (ctx.signal.aborted) onStop(); else ctx.signal.addEventListener('abort', onStop, { once: true });
-  try {
-    return await runWith(config, { ...ctx, signal: stop.signal });
-  } finally {
-    ctx.signal.removeEventListener('abort', onStop);
-  }
+  return withOwnSignal(ctx.signal, (signal) => runWith(config, { ...ctx, signal }));
 }
 
 async function runWith(config: SchedulerConfig, ctx: RunContext): Promise<number> {

@@ -10,11 +10,11 @@
  */
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import { Session } from 'node:inspector';
 import type { TLSSocket } from 'node:tls';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { createSelfSignedServing } from '../../util/pki.js';
+import { cpuProfile, listen, send } from '../../util/http-serving.js';
 
 export interface ServingConfig {
   port: number;
@@ -34,29 +34,7 @@ export interface Servers {
   close(): Promise<void>;
 }
 
-function send(res: ServerResponse, code: number, body: string, type = 'text/plain; charset=utf-8'): void {
-  res.writeHead(code, { 'content-type': type, 'x-content-type-options': 'nosniff' });
-  res.end(body);
-}
 
-async function cpuProfile(seconds: number, signal: AbortSignal): Promise<string> {
-  const session = new Session();
-  session.connect();
-  const post = <T>(method: string): Promise<T> => new Promise((resolve, reject) => {
-    session.post(method, {}, (err, r) => (err ? reject(err) : resolve(r as T)));
-  });
-  try {
-    await post('Profiler.enable');
-    await post('Profiler.start');
-    await new Promise<void>((resolve) => {
-      const t = setTimeout(resolve, seconds * 1000);
-      signal.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
-    });
-    return JSON.stringify((await post<{ profile: unknown }>('Profiler.stop')).profile);
-  } finally {
-    session.disconnect();
-  }
-}
 
 export async function startServers(cfg: ServingConfig, registry: Registry, log: Logger, signal: AbortSignal): Promise<Servers> {
   let healthy = true, reason = '', ready = false;
@@ -96,10 +74,6 @@ export async function startServers(cfg: ServingConfig, registry: Registry, log: 
     send(res, 404, '404 page not found\n');
   };
 
-  const listen = (srv: Server, port: number, host: string): Promise<number> => new Promise((resolve, reject) => {
-    srv.once('error', reject);
-    srv.listen(port, host, () => { srv.off('error', reject); resolve((srv.address() as { port: number }).port); });
-  });
 
   const servers: Server[] = [];
   let httpPort = 0, httpsPort = 0;
