@@ -49,7 +49,7 @@ async function agent(name: string, extra: string[] = []): Promise<NodeAgent> {
   const { config } = parseNodeagentArgs([
     '--container-runtime=fake', `--coreconfig=${api.coreconfigPath}`, `--hostname-override=${name}`, `--root-dir=${root}`,
     `--cert-dir=${join(root, 'pki')}`, '--port=0', '--read-only-port=0', '--healthz-port=0', '--fail-swap-on=false',
-    '--address=127.0.0.1', '--node-status-update-frequency=1s', '--resolv-conf=', '--event-qps=0', '--file-check-frequency=1s', ...extra,
+    '--address=127.0.0.1', '--node-status-update-frequency=1s', '--resolv-conf=', '--event-qps=0', '--core-api-qps=50', '--core-api-burst=100', '--file-check-frequency=1s', ...extra,
   ]);
   const a = await startNodeAgent(config, {
     podLogDir: join(root, 'logs'), relistPeriodMs: 100, leaseRenewIntervalMs: 300, skipProcessTweaks: true,

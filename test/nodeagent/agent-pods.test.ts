@@ -37,7 +37,7 @@ const client = new RestClient({ connection: await loadCoreconfig({ path: api.cor
 const { config } = parseNodeagentArgs([
   '--container-runtime=fake', `--coreconfig=${api.coreconfigPath}`, '--hostname-override=node-p', `--root-dir=${join(dir, 'root')}`,
   `--cert-dir=${join(dir, 'pki')}`, '--port=0', '--read-only-port=0', '--healthz-port=0', '--fail-swap-on=false', '--address=127.0.0.1',
-  '--resolv-conf=', '--event-qps=0', '--anonymous-auth=false', `--client-ca-file=${api.caFile}`,
+  '--resolv-conf=', '--event-qps=0', '--core-api-qps=50', '--core-api-burst=100', '--anonymous-auth=false', `--client-ca-file=${api.caFile}`,
 ]);
 const agent = await startNodeAgent(config, { podLogDir: join(dir, 'logs'), relistPeriodMs: 100, skipProcessTweaks: true, backoff: { initialMs: 1000, maxMs: 2000, resetMs: 600_000 } });
 t.teardown(async () => {
@@ -194,4 +194,19 @@ t.test('activeDeadlineSeconds fails the pod; httpGet and tcpSocket probes', asyn
   });
   t.equal(p.bad?.ready, false);
   for (const n of ['deadline', 'probes']) await client.delete(PODS, n);
+});
+
+t.test('a failing postStart hook kills the container, which is restarted', async (t) => {
+  await client.create(PODS, {
+    metadata: { name: 'hooked', annotations: { 'fake.corectl.io/exec-exit-code': '1' } },
+    spec: { nodeName: 'node-p', terminationGracePeriodSeconds: 1, containers: [{ name: 'main', image: 'localhost/busybox:latest', imagePullPolicy: 'IfNotPresent', lifecycle: { postStart: { exec: { command: ['true'] } } } }] },
+  });
+  await waitFor('restart after hook failure', async () => ((await getPod('hooked')).status?.containerStatuses?.[0]?.restartCount ?? 0) >= 1);
+  const reasons = await waitFor('hook event', async () => {
+    const l = await client.list({ group: '', version: 'v1', resource: 'events', namespace: 'default' });
+    const r = new Set(l.items.filter((e) => (e as KubeObject & { involvedObject?: { name?: string } }).involvedObject?.name === 'hooked').map((e) => (e as KubeObject & { reason?: string }).reason));
+    return r.has('FailedPostStartHook') ? r : undefined;
+  });
+  t.ok(reasons.has('FailedPostStartHook'));
+  await client.delete(PODS, 'hooked');
 });

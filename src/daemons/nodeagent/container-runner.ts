@@ -1,0 +1,128 @@
+/**
+ * Starting and stopping one container of a pod, for the pod worker: image by pull policy,
+ * environment and volumes, create, start, the postStart hook and the probes; on stop the
+ * preStop hook, then a stop within what is left of the grace period. Outcomes that make the
+ * container wait (image, config, create or start errors) are written into its state with the
+ * Kubernetes reason, and the worker is asked to sync again later.
+ */
+import { containerEnv, expandVars } from './env.js';
+import { ensureImage } from './image-puller.js';
+import type { CState } from './container-state.js';
+import { kubeTime, type Container, type Pod } from './pod-types.js';
+import type { WorkerDeps } from './pod-worker.js';
+import { runAction } from './probes/handlers.js';
+import { ContainerProber } from './probes/prober.js';
+import { containerConfig } from './runtime-config.js';
+import { isRuntimeError } from './runtime/runtime-errors.js';
+import type { ContainerConfig, PodSandboxConfig } from './runtime/runtime.js';
+
+/** What the runner needs from its pod worker. */
+export interface RunnerContext {
+  readonly deps: WorkerDeps;
+  readonly pod: Pod;
+  readonly sandbox: { readonly id: string; readonly ip: string; readonly config: PodSandboxConfig } | undefined;
+  ensureVolumes(): Promise<Map<string, string>>;
+  event(type: 'Normal' | 'Warning', reason: string, message: string, container?: string): void;
+  /** Sync the pod again after `ms`. */
+  schedule(ms: number): void;
+  /** Sync the pod again soon (a probe result changed). */
+  kick(): void;
+  graceSeconds(): number;
+}
+
+export async function startContainer(ctx: RunnerContext, c: Container, s: CState, main: boolean): Promise<void> {
+  if (!ctx.sandbox) return;
+  s.waiting = s.waiting ?? { reason: 'ContainerCreating', message: '' };
+  const pulled = await ensureImage(ctx.deps.runtime, c, s.waiting, ctx.sandbox.config, (type, reason, message) => ctx.event(type, reason, message, c.name), ctx.deps.backoff.initialMs);
+  if (!pulled.imageRef) {
+    if (pulled.waiting) s.waiting = pulled.waiting;
+    if (pulled.retryMs !== undefined) ctx.schedule(pulled.retryMs);
+    return;
+  }
+  s.imageRef = pulled.imageRef;
+  let config: ContainerConfig;
+  try {
+    const volumePaths = await ctx.ensureVolumes();
+    const env = await containerEnv(ctx.pod, c, { reader: ctx.deps.reader, allocatable: ctx.deps.allocatable, podIp: ctx.sandbox.ip, hostIp: ctx.deps.hostIp });
+    config = containerConfig({
+      pod: ctx.pod, container: c, restartCount: s.restartCount, image: c.image ?? '', env,
+      command: (c.command ?? []).map((x) => expandVars(x, env)), args: (c.args ?? []).map((x) => expandVars(x, env)),
+      volumePaths, cfsQuota: ctx.deps.cfsQuota,
+    });
+  } catch (e) {
+    s.waiting = { reason: 'CreateContainerConfigError', message: (e as Error).message };
+    ctx.event('Warning', 'Failed', `Error: ${(e as Error).message}`, c.name);
+    ctx.schedule(2000);
+    return;
+  }
+  let id: string;
+  try {
+    id = await ctx.deps.runtime.createContainer(ctx.sandbox.id, config, ctx.sandbox.config);
+  } catch (e) {
+    s.waiting = { reason: 'CreateContainerError', message: (e as Error).message };
+    ctx.event('Warning', 'Failed', `Error: ${(e as Error).message}`, c.name);
+    ctx.schedule(2000);
+    return;
+  }
+  ctx.event('Normal', 'Created', `Created container ${c.name}`, c.name);
+  // Keep one dead container for `previous` logs; older ones go.
+  if (s.prevId) await ctx.deps.runtime.removeContainer(s.prevId).catch(() => undefined);
+  s.prevId = s.id;
+  s.id = id;
+  try {
+    await ctx.deps.runtime.startContainer(id);
+  } catch (e) {
+    // Counted as a failed run (exit 128, as Kubernetes reports StartError): policy and backoff apply.
+    const message = (e as Error).message;
+    s.waiting = { reason: 'RunContainerError', message };
+    ctx.event('Warning', 'Failed', `Error: ${message}`, c.name);
+    await ctx.deps.runtime.removeContainer(id).catch(() => undefined);
+    s.id = '';
+    s.runtime = undefined;
+    s.lastTerminated = { exitCode: 128, reason: 'StartError', message, finishedAt: kubeTime(Date.now()) };
+    s.handledExit = -1;
+    ctx.schedule(1000);
+    return;
+  }
+  s.waiting = undefined;
+  ctx.event('Normal', 'Started', `Started container ${c.name}`, c.name);
+  s.runtime = await ctx.deps.runtime.containerStatus(id);
+  const hook = c.lifecycle?.postStart;
+  if (hook) {
+    const r = await runAction(hook, { runtime: ctx.deps.runtime, containerId: id, container: c, podIp: ctx.sandbox.ip }, 30);
+    if (!r.ok) {
+      ctx.event('Warning', 'FailedPostStartHook', r.output, c.name);
+      await stopContainer(ctx, c, s, ctx.graceSeconds(), false);
+      return;
+    }
+  }
+  if (main && (c.livenessProbe || c.readinessProbe || c.startupProbe)) {
+    s.prober = new ContainerProber({
+      runtime: ctx.deps.runtime, containerId: id, container: c, podIp: ctx.sandbox.ip, startedAt: s.runtime.startedAt || Date.now(),
+      onChange: (ev, changed) => {
+        if (!ev.ok) ctx.event('Warning', 'Unhealthy', `${ev.kind[0]?.toUpperCase()}${ev.kind.slice(1)} probe failed: ${ev.output}`, c.name);
+        if (changed) ctx.kick();
+      },
+    });
+  }
+}
+
+/** preStop hook, then stop within the grace period. */
+export async function stopContainer(ctx: RunnerContext, c: Container | undefined, s: CState, graceSeconds: number, runPreStop: boolean): Promise<void> {
+  if (!s.id) return;
+  s.prober?.stop();
+  s.prober = undefined;
+  const t0 = Date.now();
+  const hook = c?.lifecycle?.preStop;
+  if (runPreStop && hook && s.runtime?.state === 'running' && ctx.sandbox) {
+    const r = await runAction(hook, { runtime: ctx.deps.runtime, containerId: s.id, container: c, podIp: ctx.sandbox.ip }, Math.max(1, graceSeconds));
+    if (!r.ok) ctx.event('Warning', 'FailedPreStopHook', r.output, c.name);
+  }
+  const left = Math.max(graceSeconds === 0 ? 0 : 2, Math.ceil(graceSeconds - (Date.now() - t0) / 1000));
+  try {
+    await ctx.deps.runtime.stopContainer(s.id, left, { timeoutMs: (left + 30) * 1000 });
+  } catch (e) {
+    if (!isRuntimeError(e, 'NOT_FOUND')) throw e;
+  }
+  s.runtime = await ctx.deps.runtime.containerStatus(s.id).catch(() => undefined);
+}

@@ -1,0 +1,243 @@
+/**
+ * The node agent daemon: start-up checks, the runtime backend, the API client (when
+ * --coreconfig exists; otherwise standalone), node registration, status and Lease, the pod
+ * sources merged into one set, the pod manager with its workers, and the servers.
+ * `startNodeAgent` returns a handle (tests use it); `run` is what `corectl nodeagent` calls.
+ */
+import { setMaxListeners } from 'node:events';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile } from 'node:fs/promises';
+
+import { pino, type Logger } from 'pino';
+import { loadCoreconfig } from '../../client/coreconfig.js';
+import { SharedInformerFactory } from '../../client/informer-factory.js';
+import { RestClient } from '../../client/rest-client.js';
+import type { NodeagentConfig } from '../../flags/nodeagent.js';
+import { ApiObjects } from './api-objects.js';
+import { EventRecorder } from './events.js';
+import { readHostFacts, type HostFacts } from './host-facts.js';
+import { NodeLease } from './lease.js';
+import { MirrorPods } from './mirror-pods.js';
+import { nodeResources } from './node-resources.js';
+import { NodeStatusManager } from './node-status.js';
+import { PodManager } from './pod-manager.js';
+import { PodSet, type PodSource } from './pod-set.js';
+import { DEFAULT_BACKOFF, type BackoffSettings } from './pod-worker.js';
+import { parseResolvConf, type HostDns } from './runtime-config.js';
+import { createRuntimeBackend } from './runtime/runtime-factory.js';
+import type { RuntimeBackend } from './runtime/runtime.js';
+import { openListeners, type Listeners } from './server/listeners.js';
+import { attachApiserverSource, podInformer } from './sources/apiserver-source.js';
+import { readManifestPath, runFileSource } from './sources/file-source.js';
+import { runHttpSource } from './sources/http-source.js';
+import { acquireLockFile, applyOomScoreAdj, checkMaxOpenFiles, checkSwap, StartupError } from './startup-checks.js';
+
+/** /healthz fails when the runtime has not answered a relist for this long (Kubernetes: 3 minutes). */
+const RELIST_HEALTHY_MS = 3 * 60_000;
+
+export interface StartOptions {
+  readonly log?: Logger;
+  /** Use this runtime instead of the one --container-runtime names (tests). */
+  readonly runtime?: RuntimeBackend;
+  /** Where pod log directories go; default /var/log/pods. */
+  readonly podLogDir?: string;
+  readonly backoff?: Partial<BackoffSettings>;
+  readonly relistPeriodMs?: number;
+  readonly leaseRenewIntervalMs?: number;
+  /** Skip the process-wide start-up rules (oom score, open files) that tests must not apply. */
+  readonly skipProcessTweaks?: boolean;
+  readonly swapsPath?: string;
+}
+
+export interface NodeAgent {
+  readonly nodeName: string;
+  readonly host: HostFacts;
+  readonly runtime: RuntimeBackend;
+  readonly podSet: PodSet;
+  readonly pods: PodManager;
+  readonly nodeStatus?: NodeStatusManager;
+  readonly lease?: NodeLease;
+  readonly listeners?: Listeners;
+  readonly client?: RestClient;
+  /** Stops loops and servers; leaves running pods alone unless `stopPods`. */
+  stop(opts?: { stopPods?: boolean }): Promise<void>;
+}
+
+async function hostDns(path: string, log: Logger): Promise<HostDns> {
+  try {
+    return parseResolvConf(await readFile(path, 'utf8'));
+  } catch (e) {
+    if (path) log.warn({ file: path, err: (e as Error).message }, '--resolv-conf could not be read; pods get no host DNS');
+    return { servers: [], searches: [], options: [] };
+  }
+}
+
+export async function startNodeAgent(config: NodeagentConfig, opts: StartOptions = {}): Promise<NodeAgent> {
+  const log = opts.log ?? pino({ level: 'silent' });
+  if (config.authorizationMode === 'Webhook') throw new StartupError('--authorization-mode=Webhook is not implemented yet by the node agent; use AlwaysAllow');
+  if (config.authenticationTokenWebhook) throw new StartupError('--authentication-token-webhook is not implemented yet by the node agent');
+  checkSwap(config.failSwapOn, opts.swapsPath);
+  const releaseLock = config.lockFile ? acquireLockFile(config.lockFile, config.exitOnLockContention) : () => undefined;
+  const cleanups: (() => Promise<void> | void)[] = [releaseLock];
+  const ac = new AbortController();
+  // One signal goes to every API call the agent makes: lift Node's listener warning limit.
+  setMaxListeners(0, ac.signal);
+  const loops: Promise<void>[] = [];
+  try {
+    if (!opts.skipProcessTweaks) {
+      applyOomScoreAdj(config.oomScoreAdj, log);
+      checkMaxOpenFiles(config.maxOpenFiles, log);
+    }
+    await mkdir(config.rootDir, { recursive: true });
+    const host = await readHostFacts({ hostnameOverride: config.hostnameOverride, nodeIp: config.nodeIp, rootDir: config.rootDir });
+    const nodeName = host.nodeName;
+    const runtime = opts.runtime ?? createRuntimeBackend({
+      containerRuntime: config.containerRuntime, containerRuntimeEndpoint: config.containerRuntimeEndpoint,
+      runtimeRequestTimeoutMs: config.runtimeRequestTimeout, logger: log.child({ component: 'runtime' }),
+      fake: { nodeIp: host.internalIp, ...(config.podCidr ? { podCidr: config.podCidr } : {}) },
+    });
+    if (!opts.runtime) cleanups.push(() => runtime.close());
+    const version = await runtime.version();
+    log.info({ runtime: version.runtimeName, version: version.runtimeVersion }, 'container runtime connected');
+
+    let client: RestClient | undefined;
+    if (config.coreconfig && existsSync(config.coreconfig) && !config.runonce) {
+      const connection = await loadCoreconfig({ path: config.coreconfig });
+      client = new RestClient({ connection, contentType: config.coreApiContentType, qps: config.coreApiQps, burst: config.coreApiBurst, userAgent: `nodeagent/${nodeName}`, log: log.child({ component: 'client' }) });
+      cleanups.push(() => client?.close());
+    } else {
+      log.info({ coreconfig: config.coreconfig }, 'no coreconfig: running standalone (local pod sources only)');
+    }
+
+    const resources = nodeResources(host, {
+      maxPods: config.maxPods, podsPerCore: config.podsPerCore, coreReserved: config.coreReserved, systemReserved: config.systemReserved,
+      evictionHard: config.evictionHard, ignoreEviction: config.experimentalAllocatableIgnoreEviction,
+    });
+    const podSet = new PodSet();
+    const api = new ApiObjects(client, log.child({ component: 'api-objects' }), ac.signal);
+    const events = new EventRecorder({ ...(client ? { client } : {}), nodeName, qps: config.eventQps, burst: config.eventBurst, log: log.child({ component: 'events' }), signal: ac.signal });
+    const sources: PodSource[] = [];
+    if (client) sources.push('api');
+    if (config.podManifestPath) sources.push('file');
+    if (config.manifestUrl) sources.push('http');
+
+    let nodeStatus: NodeStatusManager | undefined;
+    const factory = client ? new SharedInformerFactory({ client, minResyncPeriodMs: 0, log: log.child({ component: 'informers' }) }) : undefined;
+    const informer = factory ? podInformer(factory, nodeName) : undefined;
+    const mirrors = client && informer ? new MirrorPods({ client, informer, nodeName, nodeUid: () => nodeStatus?.uid ?? '', log: log.child({ component: 'mirror-pods' }), signal: ac.signal }) : undefined;
+    const pods = new PodManager({
+      podSet, api, ...(mirrors ? { mirrors } : {}), maxPods: resources.maxPods, hostIp: host.internalIp, syncFrequencyMs: config.syncFrequency,
+      ...(opts.relistPeriodMs ? { relistPeriodMs: opts.relistPeriodMs } : {}), sources, log: log.child({ component: 'pods' }),
+      workerDeps: {
+        runtime, runtimeName: version.runtimeName, hostIp: host.internalIp, rootDir: config.rootDir,
+        logDir: opts.podLogDir ?? '/var/log/pods',
+        dns: { host: await hostDns(config.resolvConf, log), clusterDns: config.clusterDns, clusterDomain: config.clusterDomain },
+        cfsQuota: config.cpuCfsQuota, allocatable: resources.allocatable, reader: api,
+        requestToken: (ns, sa, aud, exp, pod) => api.requestToken(ns, sa, aud, exp, pod),
+        events, backoff: { ...DEFAULT_BACKOFF, ...opts.backoff }, log: log.child({ component: 'pod-worker' }),
+      },
+    });
+
+    let listeners: Listeners | undefined;
+    if (config.enableServer) {
+      listeners = await openListeners({
+        address: config.address || '0.0.0.0', port: config.port, readOnlyPort: config.readOnlyPort, healthzBindAddress: config.healthzBindAddress || '127.0.0.1',
+        healthzPort: config.healthzPort, tlsCertFile: config.tlsCertFile, tlsPrivateKeyFile: config.tlsPrivateKeyFile,
+        certDir: config.certDir, clientCaFile: config.clientCaFile, hostname: host.hostname, nodeIp: host.internalIp,
+      }, {
+        nodeName, pods, podSet, runtime, startTime: Date.now(), enableDebuggingHandlers: config.enableDebuggingHandlers,
+        anonymousAuth: config.anonymousAuth, healthy: () => Date.now() - pods.lastRelistOk < RELIST_HEALTHY_MS, log: log.child({ component: 'server' }),
+      });
+      const l = listeners;
+      cleanups.push(() => l.close());
+      log.info({ port: l.securePort, readOnlyPort: l.readOnlyPort, healthzPort: l.healthzPort }, 'node agent serving');
+    }
+
+    let lease: NodeLease | undefined;
+    if (client && config.registerNode) {
+      const ns = new NodeStatusManager({
+        client, runtime, host, resources, labels: config.nodeLabels, taints: config.registerWithTaints, providerId: config.providerId,
+        port: listeners?.securePort ?? config.port, updateFrequencyMs: config.nodeStatusUpdateFrequency, log: log.child({ component: 'node-status' }),
+      });
+      nodeStatus = ns;
+      lease = new NodeLease({ client, nodeName, nodeUid: () => ns.uid, ...(opts.leaseRenewIntervalMs ? { renewIntervalMs: opts.leaseRenewIntervalMs } : {}), log: log.child({ component: 'lease' }) });
+      const l = lease;
+      loops.push(ns.run(ac.signal));
+      // The Lease waits for registration so that it can point at the Node.
+      loops.push((async () => { while (!ns.registered && !ac.signal.aborted) await new Promise((r) => setTimeout(r, 50)); await l.run(ac.signal); })());
+    }
+    if (informer && factory) {
+      attachApiserverSource(informer, podSet);
+      factory.start(ac.signal);
+      loops.push(factory.waitForCacheSync(ac.signal).then((ok) => { if (ok) podSet.replace('api', podSet.list('api')); }));
+      loops.push(factory.stopped());
+    }
+    if (config.podManifestPath) loops.push(runFileSource({ path: config.podManifestPath, nodeName, periodMs: config.fileCheckFrequency, podSet, log: log.child({ component: 'file-source' }) }, ac.signal));
+    if (config.manifestUrl) loops.push(runHttpSource({ url: config.manifestUrl, header: config.manifestUrlHeader, nodeName, periodMs: config.httpCheckFrequency, podSet, log: log.child({ component: 'http-source' }) }, ac.signal));
+    loops.push(pods.run(ac.signal));
+
+    let stopped = false;
+    return {
+      nodeName, host, runtime, podSet, pods, ...(nodeStatus ? { nodeStatus } : {}), ...(lease ? { lease } : {}), ...(listeners ? { listeners } : {}), ...(client ? { client } : {}),
+      async stop(o = {}): Promise<void> {
+        if (stopped) return;
+        stopped = true;
+        if (o.stopPods) await pods.stopAll();
+        ac.abort();
+        await Promise.allSettled(loops);
+        pods.haltAll();
+        for (const c of cleanups.reverse()) await c();
+      },
+    };
+  } catch (e) {
+    ac.abort();
+    await Promise.allSettled(loops);
+    for (const c of cleanups.reverse()) await Promise.resolve(c()).catch(() => undefined);
+    throw e;
+  }
+}
+
+/** --runonce: run the local pods once, print their status (one JSON line per pod), exit. */
+export async function runOnce(config: NodeagentConfig, log: Logger, signal: AbortSignal, out: NodeJS.WritableStream, opts: StartOptions = {}): Promise<number> {
+  const agent = await startNodeAgent({ ...config, podManifestPath: '', manifestUrl: '' }, { ...opts, log });
+  try {
+    const pods = config.podManifestPath ? await readManifestPath(config.podManifestPath, agent.nodeName, log) : [];
+    agent.podSet.replace('file', pods);
+    if (config.manifestUrl) {
+      const { fetchManifestUrl } = await import('./sources/http-source.js');
+      agent.podSet.replace('http', await fetchManifestUrl(config.manifestUrl, config.manifestUrlHeader, agent.nodeName, signal));
+    }
+    const deadline = Date.now() + 5 * 60_000;
+    const settled = (): boolean => agent.pods.pods().every((p) => ['Running', 'Succeeded', 'Failed'].includes(p.status?.phase ?? ''));
+    while (!signal.aborted && Date.now() < deadline && !settled()) await new Promise((r) => setTimeout(r, 200));
+    let ok = true;
+    for (const p of agent.pods.pods()) {
+      const phase = p.status?.phase ?? 'Unknown';
+      if (phase !== 'Running' && phase !== 'Succeeded') ok = false;
+      out.write(JSON.stringify({ namespace: p.metadata?.namespace, name: p.metadata?.name, phase, containerStatuses: p.status?.containerStatuses ?? [] }) + '\n');
+    }
+    return ok ? 0 : 1;
+  } finally {
+    await agent.stop();
+  }
+}
+
+export async function run(config: NodeagentConfig, ctx: { log: Logger; signal: AbortSignal }): Promise<number> {
+  try {
+    if (config.runonce) return await runOnce(config, ctx.log, ctx.signal, process.stdout);
+    const agent = await startNodeAgent(config, { log: ctx.log });
+    await new Promise<void>((resolve) => {
+      if (ctx.signal.aborted) resolve();
+      else ctx.signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+    await agent.stop();
+    return 0;
+  } catch (e) {
+    if (e instanceof StartupError) {
+      process.stderr.write(`nodeagent: ${e.message}\n`);
+      return 1;
+    }
+    throw e;
+  }
+}
+

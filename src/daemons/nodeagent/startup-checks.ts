@@ -1,0 +1,75 @@
+/**
+ * Start-up rules that run before anything else: --fail-swap-on (refuse when /proc/swaps lists
+ * an active swap), --lock-file with --exit-on-lock-contention (one agent per lock file),
+ * --oom-score-adj (written to /proc/self/oom_score_adj; EACCES/EPERM only warn, as in
+ * sandboxes without CAP_SYS_RESOURCE) and --max-open-files (best effort: Node cannot raise
+ * RLIMIT_NOFILE itself, so a lower current limit is only reported).
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, openSync, closeSync, readFileSync, writeFileSync, unlinkSync, existsSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { Logger } from 'pino';
+
+export class StartupError extends Error {
+  override readonly name = 'StartupError';
+}
+
+/** Active swap devices listed in a /proc/swaps text (first line is the header). */
+export function activeSwaps(text: string): string[] {
+  return text.split('\n').slice(1).map((l) => l.trim()).filter(Boolean).map((l) => l.split(/\s+/)[0] ?? '');
+}
+
+export function checkSwap(failSwapOn: boolean, swapsPath = '/proc/swaps'): void {
+  if (!failSwapOn) return;
+  let text = '';
+  try { text = readFileSync(swapsPath, 'utf8'); } catch { return; }
+  const swaps = activeSwaps(text);
+  if (swaps.length) throw new StartupError(`running with swap on is not supported, please disable swap or set --fail-swap-on=false (active: ${swaps.join(', ')})`);
+}
+
+function pidAlive(pid: number): boolean {
+  try { process.kill(pid, 0); return true; } catch (e) { return (e as NodeJS.ErrnoException).code === 'EPERM'; }
+}
+
+/**
+ * Takes the lock file: created exclusively with our pid inside; a file left by a dead process
+ * is taken over. Returns the release function.
+ */
+export function acquireLockFile(path: string, exitOnContention: boolean): () => void {
+  mkdirSync(dirname(path), { recursive: true });
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(path, 'wx');
+      writeFileSync(fd, `${process.pid}\n`);
+      closeSync(fd);
+      return () => { try { if (readFileSync(path, 'utf8').trim() === String(process.pid)) unlinkSync(path); } catch { /* gone */ } };
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw new StartupError(`--lock-file ${path}: ${(e as Error).message}`);
+      const owner = Number(readFileSync(path, 'utf8').trim());
+      if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && pidAlive(owner)) {
+        throw new StartupError(exitOnContention
+          ? `--lock-file ${path} is held by process ${owner}; exiting (--exit-on-lock-contention)`
+          : `--lock-file ${path} is held by process ${owner}`);
+      }
+      if (existsSync(path)) unlinkSync(path); // stale
+    }
+  }
+  throw new StartupError(`--lock-file ${path}: could not be taken`);
+}
+
+export function applyOomScoreAdj(value: number, log: Logger, path = '/proc/self/oom_score_adj'): void {
+  try {
+    writeFileSync(path, String(value));
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'EACCES' || code === 'EPERM' || code === 'ENOENT') log.warn({ value, err: (e as Error).message }, 'could not set --oom-score-adj (needs CAP_SYS_RESOURCE to lower it); continuing');
+    else throw new StartupError(`--oom-score-adj: ${(e as Error).message}`);
+  }
+}
+
+export function checkMaxOpenFiles(wanted: number, log: Logger): void {
+  const r = spawnSync('sh', ['-c', 'ulimit -n'], { encoding: 'utf8' });
+  const cur = r.stdout?.trim();
+  const n = cur === 'unlimited' ? Infinity : Number(cur);
+  if (Number.isFinite(n) && n < wanted) log.warn({ current: n, wanted }, '--max-open-files: the process limit is lower and cannot be raised from Node; continuing');
+}
