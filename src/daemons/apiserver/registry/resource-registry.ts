@@ -186,7 +186,10 @@ export class ResourceRegistry {
         const obj = this.prepareUpdate(def, desired, cur, opts);
         if (def.group === '' && def.plural === 'services' && this.opts.services && opts.subresource !== 'status') await this.opts.services.onUpdate(obj, cur, txn, !!opts.dryRun);
         opts.beforeStore?.(obj, cur);
-        deleteAfter = !!cur.metadata?.deletionTimestamp && !(obj.metadata?.finalizers?.length) && !this.namespaceFinalizersPending(def, obj);
+        // As Kubernetes' store: an update completes a pending deletion only when no finalizer
+        // remains and the deletion is not graceful (a pod being stopped keeps its status writes).
+        const grace = cur.metadata?.deletionGracePeriodSeconds;
+        deleteAfter = !!cur.metadata?.deletionTimestamp && !(obj.metadata?.finalizers?.length) && !grace && !this.namespaceFinalizersPending(def, obj);
         return this.toStore(def, obj);
       }, { dryRun: opts.dryRun, ttlSeconds: this.ttlOf(def) });
       await txn.commit();
