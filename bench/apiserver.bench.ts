@@ -1,0 +1,332 @@
+/**
+ * The full API server over TLS+HTTP/2 (a `corectl apiserver` child process, LevelDB storage, client
+ * certificate auth) next to a bare node:http2 TLS server (bench/fixtures/bare-h2-server.ts) in the
+ * same run. Rows: bare GET/POST; configmap create/get/update at 1 and 50 streams; create and list
+ * 10 000 pods (whole and limit=500 pages); watch delivery lag for 100 (and 1 000) watchers; heap
+ * per 1 000 pods from /metrics. Servers are pinned to CPU 0 and this client to CPU 1 when taskset
+ * exists. Aims are from /work/shared/research/perf-anchors.md ("Proposed targets").
+ * Run: node dist/bench/apiserver.bench.js   (about 1.5–2 minutes). APIBENCH_PIN=0 disables pinning
+ * (useful when other work also pins to CPU 0); APIBENCH_ROW_MS sets the length of each load row.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type * as http2 from 'node:http2';
+import { canPin, freePort, makePki, pinSelf, spawnNode, waitReady, type Child } from './lib/children.js';
+import { closeSessions, openSessions, percentile, runLoad, send, type LoadResult } from './lib/h2-load.js';
+import { openWatchers } from './lib/watch-load.js';
+import { memoryAfterGc, type GcMemory } from './lib/inspect-memory.js';
+
+const ROW_MS = Number(process.env['APIBENCH_ROW_MS'] ?? 3000);
+const PODS = 10_000;
+const JSON_CT = { 'content-type': 'application/json', accept: 'application/json' };
+const T0 = performance.now();
+
+interface Row { name: string; conc: string; opsPerSec?: number; p50?: number; p99?: number; ratio?: string; aim?: string; note?: string }
+const rows: Row[] = [];
+const log = (s: string): void => { process.stderr.write(`[apibench ${((performance.now() - T0) / 1000).toFixed(1)}s] ${s}\n`); };
+
+function loadRow(name: string, conc: number, r: LoadResult, extra: Partial<Row> = {}): Row {
+  const row: Row = {
+    name, conc: String(conc), opsPerSec: r.ops / r.seconds, p50: percentile(r.lat, 50), p99: percentile(r.lat, 99), ...extra,
+  };
+  if (r.errors > 0) row.note = `${r.errors} errors (${r.firstError ?? ''})`.slice(0, 120);
+  rows.push(row);
+  log(`${name} x${conc}: ${row.opsPerSec!.toFixed(0)}/s p50 ${row.p50!.toFixed(2)} p99 ${row.p99!.toFixed(2)}${row.note ? ' ' + row.note : ''}`);
+  return row;
+}
+
+function cm(name: string, ns: string, data: Record<string, string>, resourceVersion?: string, size = 1024): string {
+  const o = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns, ...(resourceVersion ? { resourceVersion } : {}) }, data: { ...data, pad: '' } };
+  o.data.pad = 'x'.repeat(Math.max(0, size - JSON.stringify(o).length));
+  return JSON.stringify(o);
+}
+
+function pod(name: string): string {
+  return JSON.stringify({
+    apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'bench', labels: { app: 'bench' } },
+    spec: { containers: [{ name: 'c', image: 'busybox', command: ['sleep', '3600'] }], automountServiceAccountToken: false },
+  });
+}
+
+const rvOf = (b: Buffer): string => /"resourceVersion":"(\d+)"/.exec(b.toString())?.[1] ?? '';
+
+async function metric(s: http2.ClientHttp2Session, name: string): Promise<number> {
+  const r = await send(s, { path: '/metrics' });
+  const m = new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+]+)$`, 'm').exec(r.body.toString());
+  return m ? Number(m[1]) : Number.NaN;
+}
+
+/** The bare server as a child process, with a GET and a POST-echo load row builder. */
+async function startBare(pki: Awaited<ReturnType<typeof makePki>>, cpu: number | undefined): Promise<{ child: Child; sessions: http2.ClientHttp2Session[] }> {
+  const port = await freePort();
+  const script = fileURLToPath(new URL('./fixtures/bare-h2-server.js', import.meta.url));
+  const child = spawnNode([script, String(port), pki.certFile, pki.keyFile], cpu);
+  const url = `https://127.0.0.1:${port}`;
+  try {
+    await waitReady(url, { ca: pki.client.ca }, '/', child);
+    const sessions = await openSessions(url, { ca: pki.client.ca }, 1);
+    await runLoad({ sessions, concurrency: 50, durationMs: 500, request: () => ({ path: '/' }) }); // warm-up
+    return { child, sessions };
+  } catch (e) {
+    await child.stop();
+    throw e;
+  }
+}
+
+const BARE_POST = cm('echo', 'bench', {});
+async function bareRow(sessions: http2.ClientHttp2Session[], verb: 'GET' | 'POST', conc: number): Promise<number> {
+  const r = await runLoad({
+    sessions, concurrency: conc, durationMs: ROW_MS,
+    request: () => (verb === 'GET' ? { path: '/api/v1/namespaces/bench/configmaps/x' } : { path: '/x', method: 'POST', headers: JSON_CT, body: BARE_POST }),
+  });
+  return loadRow(verb === 'GET' ? 'bare h2 GET 1 KiB' : 'bare h2 POST echo 1 KiB', conc, r).opsPerSec!;
+}
+
+interface Api { child: Child; url: string; inspectPort: number }
+
+async function startApiserver(dir: string, pki: Awaited<ReturnType<typeof makePki>>, cpu: number | undefined): Promise<Api> {
+  const port = await freePort();
+  // The inspector stays off until SIGUSR1 (memory row); it is only used to force a GC.
+  const inspectPort = await freePort();
+  const cli = fileURLToPath(new URL('../src/cli.js', import.meta.url));
+  const child = spawnNode([
+    `--inspect-port=127.0.0.1:${inspectPort}`, '--input-type=module', '-e',
+    `const m = await import(${JSON.stringify('file://' + cli)}); process.exitCode = await m.main(process.argv);`,
+    'corectl', 'apiserver', `--secure-port=${port}`, '--bind-address=127.0.0.1',
+    `--data-dir=${join(dir, 'data')}`, `--cert-dir=${join(dir, 'certs')}`,
+    `--tls-cert-file=${pki.certFile}`, `--tls-private-key-file=${pki.keyFile}`, `--client-ca-file=${pki.caFile}`,
+    // No controller manager runs here, so no default ServiceAccount exists for pods.
+    '--disable-admission-plugins=ServiceAccount',
+  ], cpu);
+  const url = `https://127.0.0.1:${port}`;
+  try {
+    await waitReady(url, pki.client, '/healthz', child);
+  } catch (e) {
+    await child.stop();
+    throw e;
+  }
+  return { child, url, inspectPort };
+}
+
+/** Each apiserver row runs right after its bare counterpart, so load from other work hits both alike. */
+async function benchConfigmaps(sessions: http2.ClientHttp2Session[], bare: http2.ClientHttp2Session[]): Promise<void> {
+  const base = new Map<string, number>();
+  const path = '/api/v1/namespaces/bench/configmaps';
+  const rv = new Map<string, string>();
+  const create = (tag: string) => async (conc: number): Promise<LoadResult> => runLoad({
+    sessions, concurrency: conc, durationMs: ROW_MS,
+    request: (i) => ({ path, method: 'POST', headers: JSON_CT, body: cm(`cm-${tag}-${i}`, 'bench', { i: String(i) }) }),
+    onResponse: (i, res) => { rv.set(`cm-${tag}-${i}`, rvOf(res.body)); },
+  });
+  await runLoad({ sessions, concurrency: 50, durationMs: 500, request: (i) => ({ path, method: 'POST', headers: JSON_CT, body: cm(`warm-${i}`, 'bench', {}) }) });
+  for (const conc of [1, 50]) {
+    base.set(`post${conc}`, await bareRow(bare, 'POST', conc));
+    const r = await create(`c${conc}`)(conc);
+    loadRow('apiserver create configmap', conc, r, {
+      ratio: `${(100 * (r.ops / r.seconds) / base.get(`post${conc}`)!).toFixed(1)}% of POST`,
+      aim: conc === 50 ? '≥ 4 500/s, p99 ≤ 25 ms' : 'p50 ≤ 1 ms',
+    });
+  }
+  const names = [...rv.keys()].slice(0, 2000);
+  for (const conc of [1, 50]) {
+    base.set(`get${conc}`, await bareRow(bare, 'GET', conc));
+    const r = await runLoad({ sessions, concurrency: conc, durationMs: ROW_MS, request: (i) => ({ path: `${path}/${names[i % names.length]}`, headers: JSON_CT }) });
+    loadRow('apiserver get configmap', conc, r, {
+      ratio: `${(100 * (r.ops / r.seconds) / base.get(`get${conc}`)!).toFixed(1)}% of GET`,
+      ...(conc === 50 ? { aim: '≥ 40% of bare, p99 ≤ 5 ms' } : { aim: 'p50 ≤ 0.25 ms' }),
+    });
+  }
+  for (const conc of [1, 50]) {
+    const r = await runLoad({
+      sessions, concurrency: conc, durationMs: ROW_MS,
+      request: (i) => {
+        const n = names[i % names.length]!;
+        return { path: `${path}/${n}`, method: 'PUT', headers: JSON_CT, body: cm(n, 'bench', { i: String(i) }, rv.get(n)) };
+      },
+      onResponse: (i, res) => { rv.set(names[i % names.length]!, rvOf(res.body)); },
+    });
+    loadRow('apiserver update configmap (PUT)', conc, r, {
+      ratio: `${(100 * (r.ops / r.seconds) / base.get(`post${conc}`)!).toFixed(1)}% of POST`,
+      ...(conc === 50 ? { aim: '≥ 3 000/s durable' } : {}),
+    });
+  }
+}
+
+/** The smallest of a few readings over ~2 s of idle: no GC can be forced in the child, so take the lowest heap seen. */
+async function idleMemory(s: http2.ClientHttp2Session): Promise<{ heap: number; rss: number }> {
+  let heap = Number.POSITIVE_INFINITY;
+  let rss = Number.POSITIVE_INFINITY;
+  for (let i = 0; i < 5; i++) {
+    await new Promise((r) => setTimeout(r, 400));
+    heap = Math.min(heap, await metric(s, 'nodejs_heap_size_used_bytes'));
+    rss = Math.min(rss, await metric(s, 'process_resident_memory_bytes'));
+  }
+  return { heap, rss };
+}
+
+/** Memory after a forced GC through the inspector; falls back to the lowest idle /metrics readings. */
+async function serverMemory(api: Api, s: http2.ClientHttp2Session): Promise<{ heap: number; rss: number; how: string }> {
+  try {
+    const m: GcMemory = await memoryAfterGc(api.child.proc, api.inspectPort);
+    return { heap: m.heapUsed + m.external, rss: m.rss, how: 'after forced GC (heap used + external)' };
+  } catch (e) {
+    log(`inspector GC failed (${(e as Error).message}); using /metrics`);
+    return { ...await idleMemory(s), how: 'lowest of 5 idle /metrics readings, no forced GC' };
+  }
+}
+
+async function benchPods(api: Api, sessions: http2.ClientHttp2Session[]): Promise<void> {
+  const { heap: heap0, rss: rss0 } = await serverMemory(api, sessions[0]!);
+  const r = await runLoad({
+    sessions, concurrency: 64, durationMs: 60_000, maxOps: PODS,
+    request: (i) => ({ path: '/api/v1/namespaces/bench/pods', method: 'POST', headers: JSON_CT, body: pod(`pod-${String(i).padStart(5, '0')}`) }),
+  });
+  loadRow('apiserver create small pod', 64, r, { note: `${r.ops} pods created${r.errors ? `, ${r.errors} errors (${r.firstError ?? ''})` : ''}`.slice(0, 120) });
+  const { heap: heap1, rss: rss1, how } = await serverMemory(api, sessions[0]!);
+  const per = (a: number, b: number): string => `${((b - a) / 1048576 / (r.ops / 1000)).toFixed(2)} MiB/1000 pods`;
+  rows.push({ name: `memory: heap used +${((heap1 - heap0) / 1048576).toFixed(1)} MiB for ${r.ops} pods`, conc: '-', ratio: per(heap0, heap1), aim: '≤ 8 MiB/1000 pods', note: `rss +${((rss1 - rss0) / 1048576).toFixed(1)} MiB (${per(rss0, rss1)}); heap now ${(heap1 / 1048576).toFixed(0)} MiB; ${how}` });
+  log(`heap ${heap0} -> ${heap1}, rss ${rss0} -> ${rss1}`);
+
+  const lat = new Float64Array(10);
+  let items = 0;
+  const t0 = performance.now();
+  for (let i = 0; i < lat.length; i++) {
+    const t = performance.now();
+    const res = await send(sessions[0]!, { path: '/api/v1/namespaces/bench/pods', headers: { accept: 'application/json' } }, 60_000);
+    lat[i] = performance.now() - t;
+    if (i === 0) items = (res.body.toString().match(/"kind":"Pod"|"name":"pod-/g) ?? []).length;
+    if (res.status !== 200) throw new Error(`list answered ${res.status}`);
+  }
+  rows.push({ name: `apiserver list ${PODS} pods (JSON, whole)`, conc: '1', opsPerSec: lat.length / ((performance.now() - t0) / 1000), p50: percentile(lat, 50), p99: percentile(lat, 99), aim: 'p99 ≤ 100 ms', note: `${lat.length} lists; first body matched ${items} pod markers` });
+  log(`list whole p50 ${percentile(lat, 50).toFixed(1)} p99 ${percentile(lat, 99).toFixed(1)}`);
+
+  const pages: number[] = [];
+  const tp = performance.now();
+  for (let pass = 0; pass < 2; pass++) {
+    let cont = '';
+    do {
+      const t = performance.now();
+      const res = await send(sessions[0]!, { path: `/api/v1/namespaces/bench/pods?limit=500${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`, headers: { accept: 'application/json' } });
+      pages.push(performance.now() - t);
+      if (res.status !== 200) throw new Error(`paged list answered ${res.status}`);
+      cont = /"continue":"([^"]*)"/.exec(res.body.toString())?.[1] ?? '';
+    } while (cont && pages.length < 200);
+  }
+  const pl = Float64Array.from(pages);
+  rows.push({ name: 'apiserver list pods limit=500 (pages)', conc: '1', opsPerSec: pl.length / ((performance.now() - tp) / 1000), p50: percentile(pl, 50), p99: percentile(pl, 99), aim: 'p99 ≤ 10 ms', note: `${pl.length} pages over 2 passes` });
+  log(`list pages p50 ${percentile(pl, 50).toFixed(1)} p99 ${percentile(pl, 99).toFixed(1)} (${pl.length} pages)`);
+}
+
+async function benchWatch(url: string, tls: Awaited<ReturnType<typeof makePki>>['client'], writer: http2.ClientHttp2Session, watchers: number, eventsPerSec: number, seconds: number, seqBase: number): Promise<void> {
+  // A fresh namespace per row: a watch without a resourceVersion first replays what exists.
+  const ns = `watch-${watchers}`;
+  const total = eventsPerSec * seconds;
+  const wsessions = await openSessions(url, tls, Math.ceil(watchers / 250));
+  const fleet = await openWatchers(wsessions, `/api/v1/namespaces/${ns}/configmaps?watch=1`, watchers, total);
+  try {
+    const sentAt = new Float64Array(total);
+    const ackAt = new Float64Array(total);
+    let errors = 0;
+    let firstError = '';
+    const writes: Promise<void>[] = [];
+    const cpu0 = process.cpuUsage();
+    const srvCpu0 = await metric(writer, 'process_cpu_seconds_total');
+    const start = performance.now();
+    for (let k = 0; k < total; k++) {
+      const due = start + (k * 1000) / eventsPerSec;
+      const wait = due - performance.now();
+      if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+      const seq = seqBase + k;
+      sentAt[k] = performance.now();
+      writes.push(send(writer, { path: `/api/v1/namespaces/${ns}/configmaps`, method: 'POST', headers: JSON_CT, body: cm(`w-${seq}`, ns, { seq: String(seq) }) }).then((res) => {
+        ackAt[k] = performance.now();
+        if (res.status !== 201) { errors++; firstError ||= `HTTP ${res.status}`; }
+      }, (e: Error) => { errors++; firstError ||= e.message; }));
+    }
+    await Promise.all(writes);
+    const writeSecs = (performance.now() - start) / 1000;
+    const want = watchers * total;
+    const deadline = performance.now() + 10_000;
+    while (fleet.receipts.count < want && performance.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const n = fleet.receipts.count;
+    const wall = (performance.now() - start) / 1000;
+    const cpu = process.cpuUsage(cpu0);
+    const clientCpu = (cpu.user + cpu.system) / 1e6 / wall;
+    const serverCpu = (await metric(writer, 'process_cpu_seconds_total') - srvCpu0) / wall;
+    let last = start;
+    for (let i = 0; i < n; i++) last = Math.max(last, fleet.receipts.at[i]!);
+    const fromAck: number[] = [];
+    const fromSend: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const k = fleet.receipts.seq[i]! - seqBase;
+      if (k < 0 || k >= total || ackAt[k] === 0) continue;
+      fromAck.push(fleet.receipts.at[i]! - ackAt[k]!);
+      fromSend.push(fleet.receipts.at[i]! - sentAt[k]!);
+    }
+    const a = Float64Array.from(fromAck);
+    const s = Float64Array.from(fromSend);
+    const early = fromAck.filter((x) => x < 0).length;
+    rows.push({
+      name: `watch ${watchers} watchers × ${eventsPerSec} creates/s, lag from ack`, conc: String(watchers),
+      opsPerSec: n / ((last - start) / 1000), p50: percentile(a, 50), p99: percentile(a, 99),
+      ...(watchers >= 1000 && eventsPerSec >= 100 ? { aim: 'p99 ≤ 50 ms' } : {}),
+      note: `ops/s = deliveries/s; ${n}/${want} received; lag from send p50 ${percentile(s, 50).toFixed(2)} p99 ${percentile(s, 99).toFixed(2)} ms; ${early} arrived before the ack (negative lag); writes took ${writeSecs.toFixed(1)} s; CPU client ${(100 * clientCpu).toFixed(0)}% server ${(100 * serverCpu).toFixed(0)}% of a core${errors ? `; ${errors} write errors ${firstError}` : ''}`,
+    });
+    log(`watch ${watchers}: ${n}/${want} p50 ${percentile(a, 50).toFixed(2)} p99 ${percentile(a, 99).toFixed(2)}`);
+  } finally {
+    fleet.close();
+    closeSessions(wsessions);
+  }
+}
+
+function fmt(n: number | undefined, d: number): string {
+  return n === undefined || Number.isNaN(n) ? '-' : n.toFixed(d);
+}
+
+function printTable(pinned: boolean): void {
+  const head = ['row', 'streams', 'ops/s', 'p50 ms', 'p99 ms', 'ratio', 'aim', 'note'];
+  const body = rows.map((r) => [r.name, r.conc, r.opsPerSec === undefined ? '-' : Math.round(r.opsPerSec).toString(), fmt(r.p50, 2), fmt(r.p99, 2), r.ratio ?? '', r.aim ?? '', r.note ?? '']);
+  const w = head.map((h, i) => Math.max(h.length, ...body.map((b) => (i === 7 ? 0 : b[i]!.length))));
+  const line = (c: string[]): string => c.map((x, i) => (i === 0 || i >= 5 ? x.padEnd(w[i]!) : x.padStart(w[i]!))).join('  ').trimEnd();
+  console.log(`\napiserver over TLS+HTTP/2 vs bare node:http2 (${pinned ? 'servers pinned to CPU 0, client to CPU 1' : 'not pinned'}; ${ROW_MS} ms per load row)`);
+  console.log(line(head));
+  for (const b of body) console.log(line(b));
+}
+
+async function main(): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'corectl-apibench-'));
+  const pinned = process.env['APIBENCH_PIN'] !== '0' && canPin(availableParallelism());
+  const serverCpu = pinned ? 0 : undefined;
+  if (pinned) pinSelf(1);
+  const pki = await makePki(dir);
+  let api: Api | undefined;
+  let bare: { child: Child; sessions: http2.ClientHttp2Session[] } | undefined;
+  try {
+    bare = await startBare(pki, serverCpu);
+    api = await startApiserver(dir, pki, serverCpu);
+    log(`apiserver up at ${api.url}`);
+    const sessions = await openSessions(api.url, pki.client, 2);
+    for (const ns of ['bench', 'watch-100', 'watch-1000']) {
+      const res = await send(sessions[0]!, { path: '/api/v1/namespaces', method: 'POST', headers: JSON_CT, body: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }) });
+      if (res.status !== 201) throw new Error(`namespace ${ns}: HTTP ${res.status} ${res.body.toString().slice(0, 300)}`);
+    }
+    await benchConfigmaps(sessions, bare.sessions);
+    closeSessions(bare.sessions);
+    await bare.child.stop();
+    await benchPods(api, sessions);
+    await benchWatch(api.url, pki.client, sessions[1]!, 100, 100, 5, 0);
+    if ((performance.now() - T0) / 1000 < 95) await benchWatch(api.url, pki.client, sessions[1]!, 1000, 100, 5, 100_000);
+    else rows.push({ name: 'watch 1000 watchers × 100 creates/s', conc: '1000', note: 'skipped: time budget' });
+    closeSessions(sessions);
+  } finally {
+    if (bare) { closeSessions(bare.sessions); await bare.child.stop(); }
+    await api?.child.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+  printTable(pinned);
+  console.log(`total ${((performance.now() - T0) / 1000).toFixed(1)} s; the machine may be loaded by other work, compare rows of the same run.`);
+}
+
+await main();

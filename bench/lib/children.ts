@@ -1,0 +1,101 @@
+/**
+ * Child-process servers for benchmarks: a throwaway PKI (one CA for the serving certificate and an
+ * admin client certificate), free loopback ports, spawning (pinned with taskset when available,
+ * NODE_OPTIONS removed) and waiting until a server answers over TLS+HTTP/2.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { createServer } from 'node:net';
+import { createCA, issueCert, writePemFile } from '../../src/util/pki.js';
+import { openSessions, send, closeSessions, type TlsClient } from './h2-load.js';
+
+export interface BenchPki {
+  caFile: string;
+  certFile: string;
+  keyFile: string;
+  /** Client TLS options: trusts the CA and authenticates as admin (system:masters). */
+  client: Required<TlsClient>;
+}
+
+export async function makePki(dir: string): Promise<BenchPki> {
+  const ca = await createCA({ commonName: 'corectl-bench-ca' });
+  const serving = await issueCert({ ca, commonName: 'apiserver', dnsNames: ['localhost'], ips: ['127.0.0.1'], usages: 'server' });
+  const admin = await issueCert({ ca, commonName: 'admin', organizations: ['system:masters'], usages: 'client' });
+  const p = { caFile: join(dir, 'ca.crt'), certFile: join(dir, 'serving.crt'), keyFile: join(dir, 'serving.key') };
+  await Promise.all([
+    writePemFile(p.caFile, ca.certPem), writePemFile(p.certFile, serving.certPem), writePemFile(p.keyFile, serving.keyPem),
+  ]);
+  return { ...p, client: { ca: ca.certPem, cert: admin.certPem, key: admin.keyPem } };
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+let tasksetChecked: boolean | undefined;
+/** True when `taskset` exists and the machine has at least two CPUs to split. */
+export function canPin(cpus: number): boolean {
+  tasksetChecked ??= spawnSync('taskset', ['-c', '0', 'true']).status === 0;
+  return tasksetChecked && cpus >= 2;
+}
+
+/** Pins this process to one CPU (best effort). */
+export function pinSelf(cpu: number): void {
+  spawnSync('taskset', ['-cp', String(cpu), String(process.pid)], { stdio: 'ignore' });
+}
+
+export interface Child {
+  proc: ChildProcess;
+  stderrTail(): string;
+  stop(): Promise<void>;
+}
+
+/** Spawns `node args…`, optionally pinned to `cpu`, without NODE_OPTIONS in its environment. */
+export function spawnNode(args: string[], cpu: number | undefined): Child {
+  const env = { ...process.env };
+  delete env['NODE_OPTIONS'];
+  const cmd = cpu === undefined ? process.execPath : 'taskset';
+  const argv = cpu === undefined ? args : ['-c', String(cpu), process.execPath, ...args];
+  const proc = spawn(cmd, argv, { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  let tail = '';
+  proc.stderr?.on('data', (d: Buffer) => { tail = (tail + d.toString()).slice(-4000); });
+  return {
+    proc,
+    stderrTail: () => tail,
+    async stop(): Promise<void> {
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
+      const exited = new Promise<void>((r) => proc.once('exit', () => r()));
+      proc.kill('SIGTERM');
+      const t = setTimeout(() => proc.kill('SIGKILL'), 5000);
+      await exited;
+      clearTimeout(t);
+    },
+  };
+}
+
+/** Polls `path` over TLS+HTTP/2 until it answers 200, the child exits, or the deadline passes. */
+export async function waitReady(url: string, tls: TlsClient, path: string, child: Child, deadlineMs = 30_000): Promise<void> {
+  const end = Date.now() + deadlineMs;
+  let wait = 50;
+  for (;;) {
+    if (child.proc.exitCode !== null) throw new Error(`server exited (${child.proc.exitCode}): ${child.stderrTail()}`);
+    try {
+      const [s] = await openSessions(url, tls, 1);
+      try {
+        if ((await send(s!, { path }, 2000)).status === 200) return;
+      } finally {
+        closeSessions([s!]);
+      }
+    } catch { /* not up yet */ }
+    if (Date.now() > end) throw new Error(`server at ${url} not ready in time: ${child.stderrTail()}`);
+    await new Promise((r) => setTimeout(r, wait));
+    wait = Math.min(wait * 2, 500);
+  }
+}
