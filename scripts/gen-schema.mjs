@@ -18,7 +18,7 @@ const SERVED_PACKAGES = [
   'k8s.io.api.core.v1', 'k8s.io.api.apps.v1', 'k8s.io.api.batch.v1', 'k8s.io.api.batch.v1beta1',
   'k8s.io.api.autoscaling.v1', 'k8s.io.api.autoscaling.v2', 'k8s.io.api.certificates.v1',
   'k8s.io.api.certificates.v1beta1', 'k8s.io.api.storage.v1', 'k8s.io.api.rbac.v1', 'k8s.io.api.policy.v1',
-  'k8s.io.api.policy.v1beta1', 'k8s.io.api.coordination.v1', 'k8s.io.api.networking.v1', 'k8s.io.api.events.v1',
+  'k8s.io.api.policy.v1beta1', 'k8s.io.api.extensions.v1beta1', 'k8s.io.api.coordination.v1', 'k8s.io.api.networking.v1', 'k8s.io.api.events.v1',
   'k8s.io.api.discovery.v1', 'k8s.io.api.authentication.v1', 'k8s.io.api.authorization.v1',
   'k8s.io.api.apidiscovery.v2', 'k8s.io.api.apidiscovery.v2beta1',
   'k8s.io.apimachinery.pkg.apis.meta.v1', 'k8s.io.apimachinery.pkg.runtime',

@@ -18,9 +18,9 @@ import { persistentvolumeclaims } from './core/persistentvolumeclaims.js';
 import { resourcequotas } from './core/resourcequotas.js';
 import { limitranges } from './core/limitranges.js';
 import { events } from './core/events.js';
-import { deployments } from './apps/deployments.js';
-import { replicasets } from './apps/replicasets.js';
-import { daemonsets } from './apps/daemonsets.js';
+import { deployments, deploymentsExtensionsV1beta1 } from './apps/deployments.js';
+import { replicasets, replicasetsExtensionsV1beta1 } from './apps/replicasets.js';
+import { daemonsets, daemonsetsExtensionsV1beta1 } from './apps/daemonsets.js';
 import { statefulsets } from './apps/statefulsets.js';
 import { controllerrevisions } from './apps/controllerrevisions.js';
 import { jobs } from './batch/jobs.js';
@@ -35,8 +35,8 @@ import { clusterroles } from './rbac/clusterroles.js';
 import { clusterrolebindings } from './rbac/clusterrolebindings.js';
 import { poddisruptionbudgets } from './policy/poddisruptionbudgets.js';
 import { leases } from './coordination/leases.js';
-import { networkpolicies } from './networking/networkpolicies.js';
-import { ingresses } from './networking/ingresses.js';
+import { networkpolicies, networkpoliciesExtensionsV1beta1 } from './networking/networkpolicies.js';
+import { ingresses, ingressesExtensionsV1beta1 } from './networking/ingresses.js';
 import { eventsV1 } from './events/events.js';
 
 const ALL: readonly ResourceDefinition[] = [
@@ -46,6 +46,9 @@ const ALL: readonly ResourceDefinition[] = [
   jobs, cronjobs, horizontalpodautoscalers, certificatesigningrequests,
   storageclasses, volumeattachments, roles, rolebindings, clusterroles, clusterrolebindings,
   poddisruptionbudgets, leases, networkpolicies, ingresses, eventsV1,
+  // extensions/v1beta1: views onto the apps and networking stores (off unless --runtime-config enables them).
+  deploymentsExtensionsV1beta1, daemonsetsExtensionsV1beta1, replicasetsExtensionsV1beta1,
+  ingressesExtensionsV1beta1, networkpoliciesExtensionsV1beta1,
 ];
 
 /** Group names in the order discovery lists them (Kubernetes' priority order). */

@@ -5,6 +5,7 @@ import { col, containersColumn, imagesColumn, num, rec, path } from '../common/t
 import { isObject, selectorString } from '../common/validation.js';
 import { defaultPodTemplate } from '../core/pod-spec.js';
 import { validateIntOrPercent, validateWorkload } from './workload.js';
+import { defaultSelectorAndLabelsFromTemplate, defineView, stashAnnotation, takeAnnotation } from '../common/conversion.js';
 
 export const daemonsets = defineResource({
   group: 'apps', versions: ['v1'], kind: 'DaemonSet', plural: 'daemonsets', namespaced: true,
@@ -38,4 +39,33 @@ export const daemonsets = defineResource({
     col('Node Selector', 'string', 'NodeSelector is a selector which must be true for the pod to fit on a node.', (o) => Object.entries(rec(path(o, 'spec.template.spec.nodeSelector'))).map(([k, v]) => `${k}=${String(v)}`).join(',') || '<none>'),
   ],
   wideColumns: [containersColumn(), imagesColumn(), col('Selector', 'string', 'A label query over pods that are managed by the daemon set.', (o) => selectorString(path(o, 'spec.selector')), 1)],
+});
+
+/**
+ * extensions/v1beta1 DaemonSet, served from apps/v1 storage. Old defaults: updateStrategy OnDelete,
+ * selector/labels from the template. spec.templateGeneration is kept in the annotation apps/v1
+ * uses for it (deprecated.daemonset.template.generation).
+ */
+const TEMPLATE_GENERATION = 'deprecated.daemonset.template.generation';
+export const daemonsetsExtensionsV1beta1 = defineView({
+  group: 'extensions', version: 'v1beta1', base: daemonsets,
+  toStorage(o) {
+    if (isObject(o.spec) && o.spec.templateGeneration !== undefined) {
+      const g = o.spec.templateGeneration;
+      delete o.spec.templateGeneration;
+      stashAnnotation(o, TEMPLATE_GENERATION, String(g));
+    }
+    return o;
+  },
+  fromStorage(o) {
+    const g = o.metadata?.annotations?.[TEMPLATE_GENERATION];
+    if (g !== undefined && isObject(o.spec)) { takeAnnotation(o, TEMPLATE_GENERATION); o.spec.templateGeneration = Number(g) || 0; }
+    return o;
+  },
+  defaults(o) {
+    defaultSelectorAndLabelsFromTemplate(o);
+    if (!isObject(o.spec)) return;
+    o.spec.updateStrategy ??= {};
+    rec(o.spec.updateStrategy).type ??= 'OnDelete';
+  },
 });

@@ -5,6 +5,7 @@ import { col, containersColumn, imagesColumn, num, rec, path } from '../common/t
 import { isObject, selectorString } from '../common/validation.js';
 import { defaultPodTemplate } from '../core/pod-spec.js';
 import { validateIntOrPercent, validateWorkload } from './workload.js';
+import { defaultSelectorAndLabelsFromTemplate, defineView, stashAnnotation, takeAnnotation } from '../common/conversion.js';
 
 export const deployments = defineResource({
   group: 'apps', versions: ['v1'], kind: 'Deployment', plural: 'deployments', namespaced: true,
@@ -52,4 +53,45 @@ export const deployments = defineResource({
     col('Available', 'string', 'Total number of available pods (ready for at least minReadySeconds) targeted by this deployment.', (o) => num(path(o, 'status.availableReplicas'))),
   ],
   wideColumns: [containersColumn(), imagesColumn(), col('Selector', 'string', 'Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment.', (o) => selectorString(path(o, 'spec.selector')), 1)],
+});
+
+/**
+ * extensions/v1beta1 Deployment, served from apps/v1 storage. Old defaults: selector and labels
+ * from the template, maxUnavailable/maxSurge 1, revisionHistoryLimit and progressDeadlineSeconds
+ * "unlimited" (MaxInt32). spec.rollbackTo has no apps/v1 field: kept in the annotation
+ * Kubernetes used for it, so it round-trips (no rollback is performed).
+ */
+const ROLLBACK_TO = 'deprecated.deployment.rollback.to';
+const MAX_INT32 = 2147483647;
+export const deploymentsExtensionsV1beta1 = defineView({
+  group: 'extensions', version: 'v1beta1', base: deployments,
+  toStorage(o) {
+    if (isObject(o.spec) && o.spec.rollbackTo !== undefined) {
+      const rb = o.spec.rollbackTo;
+      delete o.spec.rollbackTo;
+      stashAnnotation(o, ROLLBACK_TO, String(rec(rb).revision ?? 0));
+    }
+    return o;
+  },
+  fromStorage(o) {
+    const rb = takeAnnotation(o, ROLLBACK_TO);
+    if (rb !== undefined && isObject(o.spec)) o.spec.rollbackTo = { revision: Number(rb) || 0 };
+    return o;
+  },
+  defaults(o) {
+    defaultSelectorAndLabelsFromTemplate(o);
+    const spec = o.spec;
+    if (!isObject(spec)) return;
+    spec.strategy ??= {};
+    const st = rec(spec.strategy);
+    st.type ??= 'RollingUpdate';
+    if (st.type === 'RollingUpdate') {
+      st.rollingUpdate ??= {};
+      const ru = rec(st.rollingUpdate);
+      ru.maxUnavailable ??= 1;
+      ru.maxSurge ??= 1;
+    }
+    spec.revisionHistoryLimit ??= MAX_INT32;
+    spec.progressDeadlineSeconds ??= MAX_INT32;
+  },
 });

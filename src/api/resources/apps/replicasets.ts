@@ -4,6 +4,7 @@ import { col, containersColumn, imagesColumn, num, path } from '../common/table-
 import { isObject, selectorString } from '../common/validation.js';
 import { defaultPodTemplate } from '../core/pod-spec.js';
 import { validateWorkload } from './workload.js';
+import { defaultSelectorAndLabelsFromTemplate, defineView } from '../common/conversion.js';
 
 export const replicasets = defineResource({
   group: 'apps', versions: ['v1'], kind: 'ReplicaSet', plural: 'replicasets', namespaced: true,
@@ -24,4 +25,11 @@ export const replicasets = defineResource({
     col('Ready', 'integer', 'The number of ready replicas for this replica set.', (o) => num(path(o, 'status.readyReplicas'))),
   ],
   wideColumns: [containersColumn(), imagesColumn(), col('Selector', 'string', 'Selector is a label query over pods that should match the replica count.', (o) => selectorString(path(o, 'spec.selector')), 1)],
+});
+
+/** extensions/v1beta1 ReplicaSet, served from apps/v1 storage; selector/labels default from the template. */
+export const replicasetsExtensionsV1beta1 = defineView({
+  group: 'extensions', version: 'v1beta1', base: replicasets,
+  toStorage: (o) => o, fromStorage: (o) => o,
+  defaults: defaultSelectorAndLabelsFromTemplate,
 });

@@ -1,4 +1,9 @@
-/** certificates.k8s.io/v1 CertificateSigningRequest (status and approval subresources). */
+/**
+ * certificates.k8s.io/v1 CertificateSigningRequest (status and approval subresources), plus
+ * certificates.k8s.io/v1beta1 served by conversion: the same fields, but v1beta1 defaults
+ * signerName (kubernetes.io/legacy-unknown), usages (digital signature, key encipherment) and a
+ * condition's status (True), which v1 requires instead. Defaults apply on the way to storage.
+ */
 import { fieldErrors, type FieldError } from '../../meta/status.js';
 import { defineResource } from '../common/define.js';
 import { col, arr, rec, str, path, humanDuration } from '../common/table-util.js';
@@ -6,6 +11,23 @@ import { isObject, immutable } from '../common/validation.js';
 import type { KubeObject } from '../types.js';
 
 const USAGES = ['signing', 'digital signature', 'content commitment', 'key encipherment', 'key agreement', 'data encipherment', 'cert sign', 'crl sign', 'encipher only', 'decipher only', 'any', 'server auth', 'client auth', 'code signing', 'email protection', 's/mime', 'ipsec end system', 'ipsec tunnel', 'ipsec user', 'timestamping', 'ocsp signing', 'microsoft sgc', 'netscape sgc'];
+
+const LEGACY_SIGNER = 'kubernetes.io/legacy-unknown';
+
+function convertCsr(obj: KubeObject, toVersion: string): KubeObject {
+  const out: KubeObject = { ...obj, apiVersion: `certificates.k8s.io/${toVersion}` };
+  if (obj.apiVersion !== 'certificates.k8s.io/v1beta1' || toVersion !== 'v1') return out;
+  if (isObject(obj.spec)) {
+    const spec = { ...obj.spec };
+    if (!str(spec.signerName)) spec.signerName = LEGACY_SIGNER;
+    if (!arr(spec.usages).length) spec.usages = ['digital signature', 'key encipherment'];
+    out.spec = spec;
+  }
+  if (isObject(obj.status) && Array.isArray(obj.status.conditions)) {
+    out.status = { ...obj.status, conditions: obj.status.conditions.map((c) => (isObject(c) && !c.status ? { ...c, status: 'True' } : c)) };
+  }
+  return out;
+}
 
 function condition(o: KubeObject): string {
   const conds = arr(path(o, 'status.conditions')).map(rec).map((c) => str(c.type));
@@ -16,8 +38,9 @@ function condition(o: KubeObject): string {
 }
 
 export const certificatesigningrequests = defineResource({
-  group: 'certificates.k8s.io', versions: ['v1'], kind: 'CertificateSigningRequest', plural: 'certificatesigningrequests', namespaced: false,
+  group: 'certificates.k8s.io', versions: ['v1', 'v1beta1'], storageVersion: 'v1', kind: 'CertificateSigningRequest', plural: 'certificatesigningrequests', namespaced: false,
   shortNames: ['csr'],
+  convert: convertCsr,
   subresources: { status: true, extra: [{ name: 'approval', verbs: ['get', 'patch', 'update'], kind: { group: 'certificates.k8s.io', version: 'v1', kind: 'CertificateSigningRequest' } }] },
   validateSpec(obj, old) {
     const errs: FieldError[] = [];

@@ -4,6 +4,7 @@ import { defineResource, statusStrategy } from '../common/define.js';
 import { col, arr, rec, str, path } from '../common/table-util.js';
 import { isObject } from '../common/validation.js';
 import type { KubeObject } from '../types.js';
+import { defineView } from '../common/conversion.js';
 
 const PATH_TYPES = ['Exact', 'ImplementationSpecific', 'Prefix'];
 
@@ -40,4 +41,42 @@ export const ingresses = defineResource({
     col('Address', 'string', 'Address is a list containing ingress points for the load-balancer', (o) => arr(path(o, 'status.loadBalancer.ingress')).map(rec).map((i) => str(i.ip) || str(i.hostname)).join(',')),
     col('Ports', 'string', 'Ports of TLS configurations that open', (o) => arr(path(o, 'spec.tls')).length ? '80, 443' : '80'),
   ],
+});
+
+/**
+ * extensions/v1beta1 Ingress, served from networking.k8s.io/v1 storage. Renames: spec.backend ↔
+ * spec.defaultBackend; backend {serviceName, servicePort} ↔ {service: {name, port: {number|name}}}.
+ * pathType defaults to ImplementationSpecific (v1 requires it). Nothing is lost either way.
+ */
+function backendToV1(b: unknown): unknown {
+  if (!isObject(b)) return b;
+  const { serviceName, servicePort, ...rest } = b;
+  if (serviceName === undefined && servicePort === undefined) return rest;
+  const port = typeof servicePort === 'number' ? { number: servicePort } : typeof servicePort === 'string' ? (/^\d+$/.test(servicePort) ? { number: Number(servicePort) } : { name: servicePort }) : undefined;
+  return { ...rest, service: { name: serviceName, ...(port ? { port } : {}) } };
+}
+function backendFromV1(b: unknown): unknown {
+  if (!isObject(b)) return b;
+  const { service, ...rest } = b;
+  if (!isObject(service)) return rest;
+  const port = rec(service.port);
+  const servicePort = port.number !== undefined ? port.number : port.name;
+  return { ...rest, serviceName: service.name, ...(servicePort !== undefined ? { servicePort } : {}) };
+}
+function mapIngress(o: KubeObject, toV1: boolean): KubeObject {
+  const spec = o.spec;
+  if (!isObject(spec)) return o;
+  const conv = toV1 ? backendToV1 : backendFromV1;
+  const [from, to] = toV1 ? ['backend', 'defaultBackend'] : ['defaultBackend', 'backend'];
+  if (spec[from] !== undefined) { spec[to] = conv(spec[from]); delete spec[from]; }
+  for (const r of arr(spec.rules)) for (const p of arr(rec(rec(r).http).paths)) if (isObject(p) && p.backend !== undefined) p.backend = conv(p.backend);
+  return o;
+}
+export const ingressesExtensionsV1beta1 = defineView({
+  group: 'extensions', version: 'v1beta1', base: ingresses,
+  toStorage: (o) => mapIngress(o, true),
+  fromStorage: (o) => mapIngress(o, false),
+  defaults(o) {
+    for (const r of arr(path(o, 'spec.rules'))) for (const p of arr(rec(rec(r).http).paths)) if (isObject(p)) p.pathType ??= 'ImplementationSpecific';
+  },
 });

@@ -3,6 +3,7 @@ import { fieldErrors, type FieldError } from '../../meta/status.js';
 import { defineResource } from '../common/define.js';
 import { col, arr, rec, path } from '../common/table-util.js';
 import { isObject, selectorString, validateLabelSelector } from '../common/validation.js';
+import { defineView } from '../common/conversion.js';
 
 export const networkpolicies = defineResource({
   group: 'networking.k8s.io', versions: ['v1'], kind: 'NetworkPolicy', plural: 'networkpolicies', namespaced: true,
@@ -22,4 +23,10 @@ export const networkpolicies = defineResource({
     return errs;
   },
   columns: [col('Pod-Selector', 'string', 'Selects the pods to which this NetworkPolicy object applies.', (o) => { const s = selectorString(path(o, 'spec.podSelector')); return s === '<none>' ? '<none>' : s; })],
+});
+
+/** extensions/v1beta1 NetworkPolicy, served from networking.k8s.io/v1 storage (same fields). */
+export const networkpoliciesExtensionsV1beta1 = defineView({
+  group: 'extensions', version: 'v1beta1', base: networkpolicies,
+  toStorage: (o) => o, fromStorage: (o) => o,
 });

@@ -18,6 +18,7 @@ import { messages as coordinationV1 } from './coordination-v1.js';
 import { messages as coreV1 } from './core-v1.js';
 import { messages as discoveryV1 } from './discovery-v1.js';
 import { messages as eventsV1 } from './events-v1.js';
+import { messages as extensionsV1beta1 } from './extensions-v1beta1.js';
 import { messages as networkingV1 } from './networking-v1.js';
 import { messages as policyV1 } from './policy-v1.js';
 import { messages as policyV1beta1 } from './policy-v1beta1.js';
@@ -45,6 +46,7 @@ export const generatedPackages: Readonly<Record<string, readonly MessageDecl[]>>
   'k8s.io.api.core.v1': coreV1,
   'k8s.io.api.discovery.v1': discoveryV1,
   'k8s.io.api.events.v1': eventsV1,
+  'k8s.io.api.extensions.v1beta1': extensionsV1beta1,
   'k8s.io.api.networking.v1': networkingV1,
   'k8s.io.api.policy.v1': policyV1,
   'k8s.io.api.policy.v1beta1': policyV1beta1,

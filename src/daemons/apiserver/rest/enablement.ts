@@ -5,6 +5,9 @@
 import type { ResourceDefinition } from '../../../api/resources/types.js';
 import { allResources } from '../../../api/resources/registry.js';
 
+/** Versions Kubernetes stopped serving by default (1.16) but that --runtime-config can still enable. */
+const OFF_BY_DEFAULT: ReadonlySet<string> = new Set(['extensions/v1beta1']);
+
 function parseFlag(v: string | undefined): boolean | undefined {
   if (v === undefined) return undefined;
   const s = v.trim().toLowerCase();
@@ -26,7 +29,7 @@ export class ApiEnablement {
 
   versionEnabled(group: string, version: string): boolean {
     const keys = group ? [`${group}/${version}`, `apis/${group}/${version}`] : [version, `api/${version}`, `/${version}`];
-    return this.lookup(keys) ?? this.lookup(['api/all']) ?? true;
+    return this.lookup(keys) ?? this.lookup(['api/all']) ?? !OFF_BY_DEFAULT.has(`${group}/${version}`);
   }
 
   resourceEnabled(def: ResourceDefinition, version: string): boolean {
