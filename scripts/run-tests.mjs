@@ -3,8 +3,8 @@
 // Usage: node scripts/run-tests.mjs [test files or folders under dist/test ...]
 // Counting: every test point below file level (subtests and assertions) is counted once;
 // a file that fails without reporting any failing point (crash, timeout) counts as one failure.
-import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const args = process.argv.slice(2);
@@ -12,6 +12,18 @@ const targets = args.length ? args : ['dist/test'];
 for (const t of targets) {
   if (!existsSync(t)) { console.error(`run-tests: no such test path: ${t}`); process.exit(2); }
 }
+// tap bakes its plugin set into node_modules when it is built; a fresh `npm ci` has the default
+// set, whose TypeScript loader cannot run with TypeScript 7. Rebuild once whenever our plugin
+// configuration (package.json "tap.plugin") is not what was last built.
+const wanted = JSON.stringify(JSON.parse(readFileSync('package.json', 'utf8')).tap?.plugin ?? []);
+const stamp = '.tap/corectl-plugins.json';
+if (!existsSync(stamp) || readFileSync(stamp, 'utf8') !== wanted) {
+  const b = spawnSync(process.execPath, ['node_modules/tap/dist/esm/run.mjs', 'build'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  if (b.status !== 0) { console.error('run-tests: tap build failed'); console.log('0 passed, 1 failed'); process.exit(1); }
+  mkdirSync('.tap', { recursive: true });
+  writeFileSync(stamp, wanted);
+}
+
 // Folders expand to their *.test.js files, so shared helpers and fixtures are never run as tests.
 function testFiles(path) {
   if (!statSync(path).isDirectory()) return [path];
