@@ -1,94 +1,20 @@
 // `corectl server` as users run it: a real process on loopback with the fake runtime; real
 // kubectl with the generated admin.coreconfig; a restart resumes the same cluster and PKI.
 import t from 'tap';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { existsSync, realpathSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { delimiter, dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { skipWithoutEtcd, startEtcd } from '../helpers/etcd.js';
+import { kubectl as kubectlBinary } from '../helpers/kubectl.js';
+import { freePort, startServer, type Running } from '../helpers/corectl-server.js';
+
 
 const cli = fileURLToPath(new URL('../../src/cli.js', import.meta.url));
-
-/** A binary on PATH, or next to the real `kubectl` (where kubectl.1.NN live). */
-function onPath(name: string): string | undefined {
-  for (const d of (process.env.PATH ?? '').split(delimiter).filter(Boolean)) {
-    if (existsSync(join(d, name))) return join(d, name);
-    const k = join(d, 'kubectl');
-    if (existsSync(k)) {
-      try {
-        const beside = join(dirname(realpathSync(k)), name);
-        if (existsSync(beside)) return beside;
-      } catch { /* dangling link */ }
-    }
-  }
-  return undefined;
-}
-
-const kubectl = onPath('kubectl.1.33') ?? onPath('kubectl');
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-interface Running {
-  child: ChildProcess;
-  lines: string[];
-  stderr: () => string;
-  waitFor(re: RegExp, ms?: number): Promise<string>;
-  stop(): Promise<number | null>;
-}
-
-function startServer(args: string[]): Running {
-  const child = spawn(process.execPath, [
-    '--input-type=module', '-e',
-    `const m = await import(${JSON.stringify('file://' + cli)}); process.exitCode = await m.main(process.argv);`,
-    'corectl', 'server', ...args,
-  ], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_OPTIONS: '' } });
-  const lines: string[] = [];
-  let buf = '';
-  let err = '';
-  const waiters: Array<() => void> = [];
-  child.stdout?.on('data', (d: Buffer) => {
-    buf += d.toString();
-    let nl;
-    while ((nl = buf.indexOf('\n')) >= 0) { lines.push(buf.slice(0, nl)); buf = buf.slice(nl + 1); }
-    for (const w of waiters.splice(0)) w();
-  });
-  child.stderr?.on('data', (d: Buffer) => { err = (err + d.toString()).slice(-8000); });
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => { for (const w of waiters.splice(0)) w(); r(code); }));
-  return {
-    child, lines, stderr: () => err,
-    async waitFor(re: RegExp, ms = 30_000): Promise<string> {
-      const end = Date.now() + ms;
-      for (;;) {
-        const hit = lines.find((l) => re.test(l));
-        if (hit) return hit;
-        if (child.exitCode !== null) throw new Error(`server exited (${child.exitCode}) before ${re}:\n${lines.join('\n')}\n${err}`);
-        if (Date.now() > end) throw new Error(`no line ${re} within ${ms} ms:\n${lines.join('\n')}\n${err.slice(-3000)}`);
-        await new Promise<void>((r) => { const tm = setTimeout(r, 500); waiters.push(() => { clearTimeout(tm); r(); }); });
-      }
-    },
-    async stop(): Promise<number | null> {
-      if (child.exitCode !== null) return child.exitCode;
-      child.kill('SIGTERM');
-      const kill = setTimeout(() => child.kill('SIGKILL'), 30_000);
-      const code = await exited;
-      clearTimeout(kill);
-      return code;
-    },
-  };
-}
+const kubectl = kubectlBinary(33);
 
 function kc(coreconfig: string, args: string[]): { code: number | null; out: string; err: string } {
   const r = spawnSync(kubectl ?? 'kubectl', ['--kubeconfig', coreconfig, ...args], { encoding: 'utf8', timeout: 30_000 });
