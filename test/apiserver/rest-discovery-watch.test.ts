@@ -1,6 +1,8 @@
 import t from 'tap';
 import { WebSocket } from 'ws';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import * as http2 from 'node:http2';
 import { decodeWatchStream } from '../../src/api/codec/watch-frame.js';
 import { startApiserver } from '../helpers/apiserver.js';
@@ -138,11 +140,26 @@ t.test('watch: synthetic ADDED, live events, bookmarks, timeout', async (t) => {
 });
 
 t.test('watch: expired resourceVersion gives ERROR 410 then closes', async (t) => {
-  const old = c.stream('/api/v1/namespaces/w/configmaps?watch=true&resourceVersion=1&timeoutSeconds=20');
+  // Deterministic expiry: after a restart the watch history starts at the load revision (as in
+  // Kubernetes), so a resourceVersion from before it is too old.
+  const tmp = await mkdtemp(join(tmpdir(), 'corectl-410-'));
+  t.teardown(() => rm(tmp, { recursive: true, force: true }));
+  const args = [`--data-dir=${join(tmp, 'data')}`];
+  const first = await startApiserver({ args });
+  const fc = await connectClient(first);
+  await fc.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'w' } } });
+  const beforeRv = (await fc.request('POST', '/api/v1/namespaces/w/configmaps', { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'before' } } })).json.metadata.resourceVersion;
+  fc.close();
+  await first.stop();
+  const second = await startApiserver({ args });
+  t.teardown(() => second.stop());
+  const c = await connectClient(second);
+  t.teardown(() => c.close());
+  const old = c.stream(`/api/v1/namespaces/w/configmaps?watch=true&resourceVersion=${beforeRv}&timeoutSeconds=20`);
   t.equal(await old.status(), 200);
   const err = JSON.parse((await old.next())!);
   t.match(err, { type: 'ERROR', object: { kind: 'Status', status: 'Failure', reason: 'Expired', code: 410 } });
-  t.match(err.object.message, /^too old resource version: 1 \(\d+\)$/);
+  t.match(err.object.message, new RegExp(`^too old resource version: ${beforeRv} \\(\\d+\\)$`));
   t.equal(await old.next(5000), undefined, 'closed right after the ERROR');
   const quiet = c.stream(`/api/v1/namespaces/w/configmaps?watch=true&resourceVersion=${(await c.request('GET', '/api/v1/namespaces/w/configmaps')).json.metadata.resourceVersion}&timeoutSeconds=60`);
   const early = await Promise.race([quiet.status(), new Promise<string>((r) => setTimeout(() => r('late'), 5000).unref())]);
