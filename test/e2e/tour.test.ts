@@ -83,6 +83,16 @@ t.test('README tour', { skip: bin ? false : 'kubectl.1.33 not installed', timeou
   }
   t.equal(ready, 3, 'endpoints list the three pods');
 
+  // kubectl run ... -- echo; kubectl logs (through the API server's pods/log proxy to the node).
+  k('run', 'hello', '--image=localhost/busybox:static', '--restart=Never', '--', 'echo', 'hello', 'from', 'corectl');
+  let logs = '';
+  for (let i = 0; i < 60 && !logs.includes('hello from corectl'); i++) {
+    const r = spawnSync(bin!, ['--kubeconfig', join(dataDir, 'admin.coreconfig'), '--cache-dir', cache, 'logs', 'hello'], { encoding: 'utf8', timeout: 30_000 });
+    logs = r.stdout ?? '';
+    if (!logs.includes('hello from corectl')) await new Promise((r) => setTimeout(r, 500));
+  }
+  t.match(logs, /hello from corectl/, 'kubectl logs shows the container output');
+
   // kubectl delete deployment web → its replica sets and pods go too.
   k('delete', 'deployment', 'web');
   let left = -1;

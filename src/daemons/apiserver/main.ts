@@ -14,6 +14,7 @@ import type { EtcdTlsOptions } from '../../storage/etcd/etcd-client.js';
 import { createObjectStore } from '../../storage/object-store.js';
 import { loadEncryptionConfig, type EncryptionConfig } from '../../storage/encryption/config.js';
 import { installReviewResources } from './reviews/install.js';
+import { installNodeProxies, nodeAgentClientOptionsFromConfig } from './proxy/install.js';
 import { createReviewHandler } from './reviews/review-handler.js';
 import type { ObjectStore } from '../../storage/object-store-types.js';
 import { createRestApi, type RestApi } from './rest/rest-api.js';
@@ -154,6 +155,9 @@ export async function startApiserverParts(config: ApiserverConfig, log: Logger, 
       authenticator: prepared.authn.authenticator,
       authorizationModes: options.authorizationMode,
     }));
+    // pods/log and nodes/proxy, served by the node agents (--nodeagent-* client options).
+    const nodeConn = installNodeProxies(rest, nodeAgentClientOptionsFromConfig(config, log.child({ component: 'node-proxy' })));
+    cleanups.unshift(async () => { nodeConn.close(); });
     await rest.start();
     cleanups.unshift(() => rest.stop());
     const serving = await startServing({

@@ -89,6 +89,9 @@ export function derivedArgs(d: DeriveInput): PartArgs {
     `--nodeagent-certificate-authority=${pki.caCert}`,
     `--nodeagent-client-certificate=${pki.cert('apiserver-nodeagent-client')}`,
     `--nodeagent-client-key=${pki.key('apiserver-nodeagent-client')}`,
+    // The node's InternalIP is an address its agent listens on (below); host names of nodes
+    // need not resolve (kubeadm's order).
+    '--nodeagent-preferred-address-types=InternalIP,ExternalIP,Hostname',
   ];
   // One process holds every daemon: leader election only delays the start. The health
   // listeners of the controller manager and scheduler stay off (the API server's /readyz and
@@ -109,6 +112,8 @@ export function derivedArgs(d: DeriveInput): PartArgs {
     '--port=0',
   ];
   const root = d.layout.nodeagentRoot;
+  const specificBind = s.bindAddress && s.bindAddress !== '0.0.0.0' && s.bindAddress !== '::' ? s.bindAddress : '';
+  const nodeIp = s.advertiseAddress || specificBind;
   const nodeagent = [
     `--coreconfig=${d.coreconfigs.nodeagent}`,
     `--hostname-override=${d.nodeName}`,
@@ -116,7 +121,9 @@ export function derivedArgs(d: DeriveInput): PartArgs {
     `--cert-dir=${join(root, 'pki')}`,
     `--seccomp-profile-root=${join(root, 'seccomp')}`,
     `--address=${s.bindAddress || '0.0.0.0'}`,
-    ...(s.advertiseAddress ? [`--node-ip=${s.advertiseAddress}`] : []),
+    // The node's InternalIP must be an address the agent listens on and its certificate names:
+    // the advertise address, else a specific bind address (the agent's own default otherwise).
+    ...(nodeIp ? [`--node-ip=${nodeIp}`] : []),
     `--tls-cert-file=${pki.cert('nodeagent')}`,
     `--tls-private-key-file=${pki.key('nodeagent')}`,
     `--client-ca-file=${pki.caCert}`,

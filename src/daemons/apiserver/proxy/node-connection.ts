@@ -1,0 +1,157 @@
+/**
+ * The API server's client for node agents (--nodeagent-* options): picks a node's address by
+ * --nodeagent-preferred-address-types, its port from status.daemonEndpoints, and opens one
+ * GET to the agent, authenticated with the API server's own client certificate.
+ *
+ * Security (CVE-2020-8559 class): redirects are never followed (node's http client does not,
+ * and a 3xx answer is turned into an error by callers), and nothing of the caller's request
+ * (Authorization, cookies, impersonation headers) is forwarded: only the path and query.
+ *
+ * The timeout bounds connecting and waiting for the response headers; a streamed body
+ * (followed logs) is not limited by it and ends when `signal` aborts.
+ */
+import { readFileSync } from 'node:fs';
+import * as http from 'node:http';
+import * as https from 'node:https';
+import { pino, type Logger } from 'pino';
+import { ApiError } from '../../../api/meta/status.js';
+import type { KubeObject } from '../../../api/resources/types.js';
+import { StartupError } from '../serving-options.js';
+
+export interface NodeAgentClientOptions {
+  /** HTTPS (true, the default) or plain HTTP to the agent's port. */
+  https: boolean;
+  clientCertFile?: string;
+  clientKeyFile?: string;
+  /** CA for the agent's serving certificate; unset: the certificate is not verified (as Kubernetes does). */
+  caFile?: string;
+  preferredAddressTypes: string[];
+  /** Milliseconds for connecting and receiving response headers. */
+  timeoutMs: number;
+  log?: Logger;
+}
+
+export interface NodeTarget { host: string; port: number }
+
+/** Kubernetes' default when a node publishes no kubelet endpoint port. */
+const DEFAULT_AGENT_PORT = 10250;
+
+interface NodeShape {
+  status?: { addresses?: Array<{ type?: string; address?: string }>; daemonEndpoints?: { kubeletEndpoint?: { Port?: number } } };
+}
+
+/** Chooses the address of the first preferred type the node publishes. */
+export function nodeTarget(node: KubeObject, preferred: string[]): NodeTarget {
+  const status = (node as NodeShape).status ?? {};
+  const addresses = status.addresses ?? [];
+  let host: string | undefined;
+  for (const type of preferred) {
+    host = addresses.find((a) => a.type === type && a.address)?.address;
+    if (host) break;
+  }
+  if (!host) {
+    const known = addresses.map((a) => `{${a.type ?? ''} ${a.address ?? ''}}`).join(' ');
+    throw new ApiError(500, 'InternalError', `no preferred addresses found; known addresses: [${known}]`);
+  }
+  const port = Number(status.daemonEndpoints?.kubeletEndpoint?.Port) || DEFAULT_AGENT_PORT;
+  return { host, port };
+}
+
+export interface NodeConnection {
+  readonly options: NodeAgentClientOptions;
+  /**
+   * GET `pathAndQuery` on the node's agent. Resolves with the response (body not yet read) or
+   * rejects with an ApiError (500 for connection failures, 504 for the timeout). Destroying
+   * the request on `signal` abort ends a streamed body.
+   */
+  get(target: NodeTarget, pathAndQuery: string, signal: AbortSignal, opts?: { headers?: Record<string, string>; skipVerify?: boolean }): Promise<http.IncomingMessage>;
+  close(): void;
+}
+
+function readOpt(file: string | undefined, option: string): Buffer | undefined {
+  if (!file) return undefined;
+  try { return readFileSync(file); } catch (e) { throw new StartupError(option, `cannot read ${file}: ${(e as Error).message}`); }
+}
+
+/** Reads the certificate files now, so a bad path is a start-up error naming the option. */
+export function createNodeConnection(options: NodeAgentClientOptions): NodeConnection {
+  const log = options.log ?? pino({ level: 'silent' });
+  const cert = readOpt(options.clientCertFile, '--nodeagent-client-certificate');
+  const key = readOpt(options.clientKeyFile, '--nodeagent-client-key');
+  const ca = readOpt(options.caFile, '--nodeagent-certificate-authority');
+  if ((cert === undefined) !== (key === undefined)) {
+    throw new StartupError(cert ? '--nodeagent-client-key' : '--nodeagent-client-certificate', 'the node agent client certificate and key must be given together');
+  }
+  const agent = options.https
+    ? new https.Agent({ keepAlive: true, ...(cert && key ? { cert, key } : {}), ...(ca ? { ca } : {}), rejectUnauthorized: ca !== undefined })
+    : new http.Agent({ keepAlive: true });
+  // PodLogOptions.insecureSkipTLSVerifyBackend: the same client identity, no server verification.
+  let insecure: https.Agent | undefined;
+  const agentFor = (skipVerify: boolean): http.Agent => {
+    if (!skipVerify || !options.https || ca === undefined) return agent;
+    insecure ??= new https.Agent({ keepAlive: true, ...(cert && key ? { cert, key } : {}), rejectUnauthorized: false });
+    return insecure;
+  };
+  const scheme = options.https ? 'https' : 'http';
+
+  return {
+    options,
+    get(target, pathAndQuery, signal, opts = {}) {
+      return new Promise((resolve, reject) => {
+        const hostPart = target.host.includes(':') ? `[${target.host}]` : target.host;
+        const url = `${scheme}://${hostPart}:${target.port}${pathAndQuery}`;
+        if (signal.aborted) { reject(new ApiError(500, 'InternalError', `Get "${url}": context canceled`)); return; }
+        const mod = options.https ? https : http;
+        // Only our own headers: the caller's Authorization and the like never reach the node.
+        const req = mod.request(url, { method: 'GET', agent: agentFor(opts.skipVerify === true), headers: { 'user-agent': 'corectl-apiserver', ...(opts.headers ?? {}) } });
+        let settled = false;
+        const timer = setTimeout(() => {
+          if (settled) return;
+          settled = true;
+          req.destroy();
+          reject(new ApiError(504, 'Timeout', `Get "${url}": timeout awaiting response headers after ${options.timeoutMs}ms`));
+        }, options.timeoutMs);
+        const onAbort = (): void => { req.destroy(); };
+        signal.addEventListener('abort', onAbort, { once: true });
+        req.on('close', () => signal.removeEventListener('abort', onAbort));
+        req.on('response', (res) => {
+          if (settled) { res.destroy(); return; }
+          settled = true;
+          clearTimeout(timer);
+          resolve(res);
+        });
+        req.on('error', (e) => {
+          if (settled) return;
+          settled = true;
+          clearTimeout(timer);
+          log.debug({ err: e.message, url }, 'node agent request failed');
+          reject(new ApiError(500, '', `Get "${url}": ${e.message}`));
+        });
+        req.end();
+      });
+    },
+    close() { agent.destroy(); insecure?.destroy(); },
+  };
+}
+
+/** Reads at most `max` bytes of a (non-streamed, error) body as text. */
+export async function readSmallBody(res: http.IncomingMessage, max = 64 * 1024): Promise<string> {
+  const chunks: Buffer[] = [];
+  let n = 0;
+  for await (const c of res) {
+    const b = c as Buffer;
+    if (n < max) chunks.push(b.subarray(0, max - n));
+    n += b.length;
+    if (n >= max) { res.destroy(); break; }
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** The message of an agent error answer: a Status' message, else the text itself. */
+export function agentErrorMessage(body: string): string {
+  try {
+    const s = JSON.parse(body) as { kind?: string; message?: string };
+    if (s && s.kind === 'Status' && typeof s.message === 'string') return s.message;
+  } catch { /* plain text */ }
+  return body.trim();
+}

@@ -1,0 +1,46 @@
+/**
+ * GET /api/v1/nodes/NAME/proxy/PATH: proxies to PATH on the node agent's secure server
+ * (/healthz, /pods, /stats/summary, /metrics ...), answering with the agent's status, content
+ * type and body, streamed. Only GET/HEAD for now; other methods are 405. The caller's headers
+ * are not forwarded and redirects from the node are refused (see node-connection.ts).
+ */
+import type { ApiRequest, RequestContext } from '../context.js';
+import { errors } from '../../../api/meta/status.js';
+import type { SubresourceHandler, SubresourceTarget } from '../rest/rest-api.js';
+import { nodeTarget, type NodeConnection } from './node-connection.js';
+import { agentError, streamThrough } from './pod-log.js';
+
+/** Response headers worth passing back (no hop-by-hop or connection-level ones). */
+const PASSED_HEADERS = ['content-type', 'content-encoding', 'cache-control', 'last-modified', 'etag'];
+
+/** The part of the request path after `/nodes/NAME/proxy`, always starting with '/'. */
+export function proxiedPath(req: ApiRequest, name: string): string {
+  const url = new URL(req.url ?? '/', 'http://apiserver');
+  const marker = `/nodes/${encodeURIComponent(name)}/proxy`;
+  let at = url.pathname.indexOf(marker);
+  let len = marker.length;
+  if (at < 0) { at = url.pathname.indexOf(`/nodes/${name}/proxy`); len = `/nodes/${name}/proxy`.length; }
+  const rest = at < 0 ? '/' : url.pathname.slice(at + len) || '/';
+  return `${rest.startsWith('/') ? rest : '/' + rest}${url.search}`;
+}
+
+export function createNodeProxyHandler(conn: NodeConnection): SubresourceHandler {
+  return async (ctx: RequestContext, req, res, target: SubresourceTarget) => {
+    const method = String(req.method ?? 'GET').toUpperCase();
+    if (method !== 'GET' && method !== 'HEAD') throw errors.methodNotAllowed(method, 'nodes/proxy');
+    // Kubernetes accepts NAME:PORT and SCHEME:NAME:PORT here; only the plain node name is served.
+    if (target.name.includes(':')) throw errors.badRequest(`node proxy to "${target.name}": only the node name is supported, without scheme or port`);
+    const node = await target.registry.get(target.def, '', target.name);
+    const up = await conn.get(nodeTarget(node, conn.options.preferredAddressTypes), proxiedPath(req, target.name), ctx.signal);
+    const code = up.statusCode ?? 502;
+    if (code >= 300 && code < 400) throw await agentError(up, 'nodes/proxy', target.name);
+    const headers: Record<string, string> = {};
+    for (const h of PASSED_HEADERS) {
+      const v = up.headers[h];
+      if (typeof v === 'string') headers[h] = v;
+    }
+    res.writeHead(code, headers);
+    if (method === 'HEAD') { up.destroy(); res.end(); return; }
+    await streamThrough(up, res, ctx.signal);
+  };
+}
