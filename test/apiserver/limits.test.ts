@@ -3,6 +3,9 @@ import { readFile } from 'node:fs/promises';
 import type { RestHandler } from '../../src/daemons/apiserver/chain.js';
 import type { RequestContext } from '../../src/daemons/apiserver/context.js';
 import { TokenBucket } from '../../src/daemons/apiserver/filters/connection-throttle.js';
+import type { Exchange } from '../../src/daemons/apiserver/filters/filter.js';
+import { inflightLimit } from '../../src/daemons/apiserver/filters/inflight-limit.js';
+import { ApiError } from '../../src/api/meta/status.js';
 import { effectiveTimeoutMs } from '../../src/daemons/apiserver/filters/request-timeout.js';
 import { h1request, h2request, startApiserver } from '../helpers/apiserver.js';
 
@@ -58,6 +61,7 @@ t.test('in-flight limit: 429 with Retry-After; long-running and the other pool u
   const first = h2request(s.url, { path: '/api/v1/namespaces/a/pods/block', ca });
   await until(() => g.state.blocked === 1, 'the first read to hold its seat');
 
+  // With every seat held for longer than the queue wait (1 s), a queued request ends in 429.
   const rejected = await h2request(s.url, { path: '/api/v1/namespaces/a/pods/other', ca });
   t.equal(rejected.status, 429);
   t.equal(rejected.headers['retry-after'], '1');
@@ -74,6 +78,52 @@ t.test('in-flight limit: 429 with Retry-After; long-running and the other pool u
   t.equal((await first).status, 200);
   t.equal((await watch).status, 200);
   t.equal((await h2request(s.url, { path: '/api/v1/namespaces/a/pods/other', ca })).status, 200, 'seat released');
+});
+
+/** A minimal exchange for driving the in-flight filter directly. */
+function fakeExchange(verb: string): { x: Exchange; abort: AbortController } {
+  const abort = new AbortController();
+  const ctx = { isLongRunning: false, signal: abort.signal, info: { isResourceRequest: true, verb } };
+  return { x: { ctx, abort } as unknown as Exchange, abort };
+}
+
+t.test('in-flight limit: a burst over the limit waits FIFO for a seat; 429 + Retry-After once the queue is full', async (t) => {
+  // Limit 1, queue of 2, a long wait so that only seat hand-over or a full queue decides.
+  const f = inflightLimit({ maxRequestsInflight: 1, maxMutatingRequestsInflight: 1, maxQueueWaitMs: 60_000 });
+  const order: string[] = [];
+  let releaseFirst!: () => void;
+  const first = f.run(fakeExchange('create').x, () => new Promise<void>((r) => { releaseFirst = r; }));
+  const second = f.run(fakeExchange('create').x, async () => { order.push('second'); });
+  const third = f.run(fakeExchange('create').x, async () => { order.push('third'); });
+  // Queue full: refused at once, while the first still holds the seat.
+  const refused = await f.run(fakeExchange('update').x, async () => { order.push('fourth'); }).then(() => undefined, (e: unknown) => e);
+  t.ok(refused instanceof ApiError, 'refused with an ApiError');
+  t.match(refused, { status: { code: 429, reason: 'TooManyRequests', details: { retryAfterSeconds: 1 } }, headers: { 'Retry-After': '1' } });
+  t.same(order, [], 'queued requests wait while the seat is held');
+  t.equal((await f.run(fakeExchange('get').x, async () => { order.push('read'); }).then(() => 'ok')), 'ok', 'the read pool is separate');
+  releaseFirst();
+  await Promise.all([first, second, third]);
+  t.same(order, ['read', 'second', 'third'], 'waiters get the seat in arrival order');
+
+  // A queued request whose client goes away leaves the queue and gets no seat.
+  let releaseAgain!: () => void;
+  const holder = f.run(fakeExchange('create').x, () => new Promise<void>((r) => { releaseAgain = r; }));
+  const gone = fakeExchange('create');
+  const leaving = f.run(gone.x, async () => { order.push('gone'); }).then(() => 'ran', () => 'refused');
+  gone.abort.abort();
+  t.equal(await leaving, 'refused');
+  releaseAgain();
+  await holder;
+  await f.run(fakeExchange('create').x, async () => { order.push('after'); });
+  t.same(order.slice(3), ['after'], 'the seat is free again and the aborted request never ran');
+
+  // A wait that ends without a seat is a 429 too.
+  const short = inflightLimit({ maxRequestsInflight: 1, maxMutatingRequestsInflight: 1, maxQueueWaitMs: 20 });
+  let releaseShort!: () => void;
+  const held = short.run(fakeExchange('create').x, () => new Promise<void>((r) => { releaseShort = r; }));
+  t.match(await short.run(fakeExchange('create').x, async () => undefined).then(() => undefined, (e: unknown) => e), { status: { code: 429 } });
+  releaseShort();
+  await held;
 });
 
 t.test('request timeout: 504, the handler signal aborts, the late answer is dropped', async (t) => {

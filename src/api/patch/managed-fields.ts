@@ -158,6 +158,36 @@ export function stripUntracked(obj: unknown, resetFields: readonly FieldPath[] =
   return out;
 }
 
+/**
+ * The same value as stripUntracked for reading only: objects on the way to a removed field are
+ * copied (shallowly), everything else is shared with `obj`. For comparisons that never write
+ * (compareValues), where a deep copy of the whole object was the main cost of a write's
+ * managed-fields update. Undefined members may remain; comparisons treat them as absent.
+ */
+function stripUntrackedView(obj: unknown, resetFields: readonly FieldPath[]): JsonObject {
+  if (!isObject(obj)) return {};
+  const out: JsonObject = { ...obj };
+  const copies = new Set<JsonObject>([out]);
+  const strip = (p: FieldPath): void => {
+    let cur: JsonObject = out;
+    for (let i = 0; i < p.length - 1; i++) {
+      const name = p[i]!.slice(2);
+      const next = Object.prototype.hasOwnProperty.call(cur, name) ? cur[name] : undefined;
+      if (!isObject(next)) return;
+      let own = next;
+      if (!copies.has(next)) { own = { ...next }; copies.add(own); cur[name] = own; }
+      cur = own;
+    }
+    const last = p[p.length - 1]!.slice(2);
+    if (Object.prototype.hasOwnProperty.call(cur, last)) delete cur[last];
+  };
+  for (const p of UNTRACKED_FIELDS) strip(p);
+  for (const p of resetFields) strip(p);
+  const meta = out['metadata'];
+  if (isObject(meta) && Object.keys(meta).every((k) => meta[k] === undefined)) delete out['metadata'];
+  return out;
+}
+
 /** Turns `['status']`-style field name paths into FieldsV1 paths. */
 export function fieldNamePaths(paths: readonly (readonly string[])[] | undefined): FieldPath[] {
   return (paths ?? []).map((p) => p.map(pathElement.field));
@@ -224,7 +254,7 @@ export function updateManagedFields(oldObj: KubeObject | undefined, newObj: Kube
 
   let c: ReturnType<typeof compareValues>;
   try {
-    c = compareValues(stripUntracked(oldObj ?? {}, reset), stripUntracked(newObj, reset), node, reg);
+    c = compareValues(stripUntrackedView(oldObj ?? {}, reset), stripUntrackedView(newObj, reset), node, reg);
   } catch (e) {
     // Only absurdly deep data gets here (a stack overflow): keep the ownership as it was.
     if (e instanceof RangeError) return withManagedFields(newObj, states);

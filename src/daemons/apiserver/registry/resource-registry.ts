@@ -27,6 +27,11 @@ export interface WriteOptions {
   beforeValidate?(obj: KubeObject, old: KubeObject | undefined): void;
   /** Runs after validation, right before storing (managed fields). */
   beforeStore?(obj: KubeObject, old: KubeObject | undefined): void;
+  /**
+   * create only: the caller hands `input` over and never reads it again, so it may be modified
+   * in place instead of copied first (it is still copied when a generateName retry may need it).
+   */
+  inputOwned?: boolean;
 }
 
 export interface UpdateOptions extends WriteOptions {
@@ -140,7 +145,8 @@ export class ResourceRegistry {
   /** Creates an object given in def form with metadata.namespace already set. */
   async create(def: ResourceDefinition, input: KubeObject, opts: WriteOptions = {}): Promise<KubeObject> {
     for (let attempt = 1; ; attempt++) {
-      const obj = structuredClone(input);
+      const retriable = !!input.metadata?.generateName && !input.metadata.name;
+      const obj = attempt === 1 && opts.inputOwned && !retriable ? input : structuredClone(input);
       prepareCreateMeta(def, obj);
       def.defaults?.(obj);
       def.prepareForCreate?.(obj);

@@ -17,8 +17,11 @@ import { buildMatcher, exactName } from './selector-dispatch.js';
 import { buildTable, parseIncludeObject } from './table.js';
 
 export interface WatchSink {
-  /** Sends one serialized event; resolves when the transport can take more. */
-  send(line: Buffer): Promise<void>;
+  /**
+   * Sends one serialized event. Returns nothing when the transport can take more at once (the
+   * common case: no promise per event), else a promise that resolves when it can.
+   */
+  send(line: Buffer): Promise<void> | void;
   end(): void;
   /** Aborted when the client goes away. */
   signal: AbortSignal;
@@ -59,17 +62,28 @@ function eventObject(s: Scope, fmt: OutputFormat, ev: ObjectEvent): unknown {
   return served;
 }
 
-function encodeEvent(s: Scope, fmt: OutputFormat, ev: ObjectEvent): Buffer {
+/**
+ * The key of an event's shared serialization (ObjectEvent.cache) as this watch encodes it, or
+ * undefined when the bytes must not be shared. It names everything the bytes depend on besides
+ * the event itself: media type, the resource and served version (conversion, kind and
+ * apiVersion) and the target (object, or metadata only with its meta version). Table rows are
+ * never shared: their cells (AGE) depend on the time they are computed, and a watcher replaying
+ * history would otherwise get cells computed long before.
+ */
+function encodingKey(s: Scope, fmt: OutputFormat): string | undefined {
+  if (fmt.target === 'table') return undefined;
+  const target = fmt.target === 'partial' ? `partial/${fmt.asVersion ?? 'v1'}` : fmt.target;
+  return `${fmt.mediaType}|${s.def.group}|${s.def.plural}|${servedApiVersion(s)}|${target}`;
+}
+
+function encodeEvent(s: Scope, fmt: OutputFormat, ev: ObjectEvent, key: string | undefined): Buffer {
+  const cache = key === undefined ? undefined : ev.cache;
+  const hit = cache?.get(key!);
+  if (hit) return hit;
   const pb = fmt.mediaType === 'application/vnd.kubernetes.protobuf';
-  const cacheable = fmt.target === 'object' && ev.cache !== undefined;
-  const key = `${pb ? 'pb-frame' : 'json-line'}|${servedApiVersion(s)}`;
-  if (cacheable) {
-    const hit = ev.cache!.get(key);
-    if (hit) return hit;
-  }
   const buf = pb ? encodeWatchEventProtobuf(ev.type, eventObject(s, fmt, ev) as KubeObject)
     : Buffer.from(JSON.stringify({ type: ev.type, object: eventObject(s, fmt, ev) }) + '\n', 'utf8');
-  if (cacheable) ev.cache!.set(key, buf);
+  cache?.set(key!, buf);
   return buf;
 }
 
@@ -83,20 +97,26 @@ export async function streamWatch(s: Scope, sink: WatchSink, fmt: OutputFormat, 
   const ac = new AbortController();
   const onAbort = (): void => ac.abort();
   sink.signal.addEventListener('abort', onAbort, { once: true });
+  // A plain flag read per event (AbortSignal getters validate their receiver on every call).
+  let stopped = false;
+  ac.signal.addEventListener('abort', () => { stopped = true; }, { once: true });
   const timer = setTimeout(() => ac.abort(), timeoutMs);
   timer.unref();
   const ref = s.registry.refOf(s.def, s.namespace, 'x');
   const name = s.name || exactName(q.get('fieldSelector'));
+  const key = encodingKey(s, fmt);
+  const bookmarks = queryBool(q.get('allowWatchBookmarks')) === true;
   const watch = s.registry.store.watch({
     resource: ref.resource, group: ref.group, namespace: s.def.namespaced ? s.namespace : '',
-    name: name || undefined, resourceVersion: rv, allowBookmarks: queryBool(q.get('allowWatchBookmarks')) === true,
+    name: name || undefined, resourceVersion: rv, allowBookmarks: bookmarks,
     filter: filter ? (o: KubeObject) => filter(o) : undefined, signal: ac.signal,
   });
   try {
     for await (const ev of watch) {
-      if (ac.signal.aborted) break;
-      if (ev.type === 'BOOKMARK' && queryBool(q.get('allowWatchBookmarks')) !== true) continue;
-      await sink.send(encodeEvent(s, fmt, ev));
+      if (stopped) break;
+      if (ev.type === 'BOOKMARK' && !bookmarks) continue;
+      const wait = sink.send(encodeEvent(s, fmt, ev, key));
+      if (wait) await wait;
       if (ev.type === 'ERROR') break;
     }
   } finally {
@@ -127,16 +147,20 @@ export async function handleWatch(s: Scope, minRequestTimeout: number): Promise<
   const onClose = (): void => ac.abort();
   res.on('close', onClose);
   s.ctx.signal.addEventListener('abort', onClose, { once: true });
+  let closed = false;
+  ac.signal.addEventListener('abort', () => { closed = true; }, { once: true });
   const sink: WatchSink = {
     signal: ac.signal,
-    send: (line) => new Promise<void>((resolve) => {
-      if (ac.signal.aborted) { resolve(); return; }
+    send: (line) => {
+      if (closed) return;
       const ok = (res as { write(b: Buffer): boolean }).write(line);
-      if (ok) { resolve(); return; }
-      const done = (): void => { res.off('drain', done); ac.signal.removeEventListener('abort', done); resolve(); };
-      res.on('drain', done);
-      ac.signal.addEventListener('abort', done, { once: true });
-    }),
+      if (ok) return;
+      return new Promise<void>((resolve) => {
+        const done = (): void => { res.off('drain', done); ac.signal.removeEventListener('abort', done); resolve(); };
+        res.on('drain', done);
+        ac.signal.addEventListener('abort', done, { once: true });
+      });
+    },
     end: () => { if (!res.writableEnded) res.end(); },
   };
   try {
@@ -157,7 +181,9 @@ export async function handleWebSocketWatch(s: Scope, ws: WebSocket, minRequestTi
     signal: ac.signal,
     send: (line) => new Promise<void>((resolve) => {
       if (ws.readyState !== ws.OPEN) { resolve(); return; }
-      ws.send(line.toString('utf8').trimEnd(), () => resolve());
+      // The shared JSON line without its newline, as a text message (no per-watcher copy).
+      const end = line.length > 0 && line[line.length - 1] === 0x0a ? line.length - 1 : line.length;
+      ws.send(line.subarray(0, end), { binary: false }, () => resolve());
     }),
     end: () => { if (ws.readyState === ws.OPEN) ws.close(1000); },
   };

@@ -73,7 +73,8 @@ export async function handleCreate(s: Scope): Promise<void> {
   checkNamespace(s, raw);
   const obj = fromRequest(s, raw);
   if (s.def.group === 'certificates.k8s.io' && s.def.kind === 'CertificateSigningRequest') recordRequestor(s, obj);
-  const created = await s.registry.create(s.def, obj, { dryRun, beforeStore: managedFieldsHook(s, manager, 'Update', '') });
+  // `obj` was decoded for this request only: the registry may use it without a copy.
+  const created = await s.registry.create(s.def, obj, { dryRun, inputOwned: true, beforeStore: managedFieldsHook(s, manager, 'Update', '') });
   respondObject(s, 201, created, fmt);
 }
 
@@ -90,7 +91,8 @@ export async function handleUpdate(s: Scope): Promise<void> {
   checkNamespace(s, raw);
   raw.metadata!.name = s.name;
   const obj = fromRequest(s, raw);
-  const { object, created } = await s.registry.update(s.def, s.namespace, s.name, () => structuredClone(obj), {
+  // The registry copies what `mutate` returns before changing it, so `obj` is handed out as is.
+  const { object, created } = await s.registry.update(s.def, s.namespace, s.name, () => obj, {
     subresource, dryRun, allowCreate: subresource === '' ? undefined : false,
     beforeStore: managedFieldsHook(s, manager, 'Update', subresource),
   });
