@@ -45,7 +45,13 @@ async function runWith(config: SchedulerConfig, ctx: RunContext): Promise<number
   });
   const metrics = new PromSchedulerMetrics(config.schedulerName);
   let servers: Servers | undefined;
-  const events = new EventRecorder({ client, component: config.schedulerName, log: log.child({ component: 'events' }) });
+  // Events get their own client and rate budget, as in Kubernetes' scheduler, so that writing
+  // "Scheduled" events never delays bindings.
+  const eventClient = new RestClient({
+    connection, qps: config.coreApiQps, burst: config.coreApiBurst, contentType: config.coreApiContentType,
+    userAgent: 'corectl-scheduler/events', log: log.child({ component: 'event-client' }),
+  });
+  const events = new EventRecorder({ client: eventClient, component: config.schedulerName, log: log.child({ component: 'events' }) });
   const conditions = new ApiPodConditionWriter(client, log.child({ component: 'pod-conditions' }));
   const schedule = async (outer: AbortSignal): Promise<void> => {
     // Informers, the queue and every binding listen on this signal: lift Node's listener warning.
@@ -100,5 +106,6 @@ async function runWith(config: SchedulerConfig, ctx: RunContext): Promise<number
     await Promise.all([events.drain(), conditions.drain()]);
     await servers?.close();
     client.close();
+    eventClient.close();
   }
 }
