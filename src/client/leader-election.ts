@@ -23,6 +23,7 @@ import { hostname } from 'node:os';
 import { pino, type Logger } from 'pino';
 import { realClock, type Clock } from './clock.js';
 import type { LeaderElectionRecord, ResourceLock } from './resource-lock.js';
+import { isApiError } from '../api/meta/status.js';
 
 export interface LeaderCallbacks {
   /** Runs while leading; the signal aborts when leadership is lost or the elector stops. */
@@ -209,11 +210,20 @@ export class LeaderElector {
     const now = this.clock.now();
     const rec: LeaderElectionRecord = { holderIdentity: '', leaseDurationSeconds: 1, acquireTime: now, renewTime: now, leaderTransitions: this.observed.leaderTransitions };
     const ac = AbortSignal.timeout(Math.max(1000, this.o.retryPeriodMs));
-    try {
-      await this.o.lock.update(rec, ac);
-      this.observe(rec);
-    } catch (e) {
-      this.log.info({ err: (e as Error).message }, 'cannot release the lock');
+    // A stop can cut short a renewal the server already applied: the first attempt then fails
+    // with 409 on a stale version, so read the lock again and retry once while it is still ours.
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        await this.o.lock.update(rec, ac);
+        this.observe(rec);
+        return;
+      } catch (e) {
+        const conflict = isApiError(e) && e.code === 409;
+        if (!conflict || attempt > 0) { this.log.info({ err: (e as Error).message }, 'cannot release the lock'); return; }
+        const fresh = await this.o.lock.get(ac).catch(() => undefined);
+        if (!fresh || fresh.holderIdentity !== this.identity) return;
+        rec.leaderTransitions = fresh.leaderTransitions;
+      }
     }
   }
 }
