@@ -82,9 +82,9 @@ t.test('CRI on containerd', { skip: containerdSkipReason() }, async (t) => {
   });
 
   await t.test('streaming URLs and image listing', async (t) => {
-    t.match(await rt.exec({ containerId: own, cmd: ['sh'], stdin: true, tty: true }), /^http:\/\/127\.0\.0\.1:\d+\/exec\/\w+/);
-    t.match(await rt.attach({ containerId: own, stdout: true }), /^http:\/\/127\.0\.0\.1:\d+\/attach\/\w+/);
-    t.match(await rt.portForward(sid, [80]), /^http:\/\/127\.0\.0\.1:\d+\/portforward\/\w+/);
+    t.match(await rt.exec({ containerId: own, cmd: ['sh'], stdin: true, tty: true }), /^http:\/\/127\.0\.0\.1:\d+\/exec\/[\w-]+/);
+    t.match(await rt.attach({ containerId: own, stdout: true }), /^http:\/\/127\.0\.0\.1:\d+\/attach\/[\w-]+/);
+    t.match(await rt.portForward(sid, [80]), /^http:\/\/127\.0\.0\.1:\d+\/portforward\/[\w-]+/);
     const filtered = await rt.listImages(PAUSE_IMAGE);
     t.same(filtered.map((i) => i.repoTags).flat(), [PAUSE_IMAGE]);
     const listed = await rt.listContainers({ podSandboxId: sid });
