@@ -1,16 +1,10 @@
 import { execFile } from 'node:child_process';
-import { setMaxListeners } from 'node:events';
 import { join } from 'node:path';
 import t from 'tap';
-import { waitFor } from './fixtures/controller-harness.js';
+import { startWith, waitFor } from './fixtures/controller-harness.js';
 import { pino } from 'pino';
 import type { KubeObject } from '../../src/api/resources/types.js';
-import { loadCoreconfig } from '../../src/client/coreconfig.js';
-import { RestClient, type ResourceRef } from '../../src/client/rest-client.js';
-import { SharedInformerFactory } from '../../src/client/informer-factory.js';
-import { parseControllerManagerArgs } from '../../src/flags/controller-manager.js';
-import type { Controller } from '../../src/daemons/controller-manager/controller-registry.js';
-import { startApiserver } from '../helpers/apiserver.js';
+import { type ResourceRef } from '../../src/client/rest-client.js';
 
 const KUBECTL = findKubectl(33);
 
@@ -29,20 +23,6 @@ const inNs = (resource: string, namespace: string, group = '', version = 'v1'): 
 
 type Dict = Record<string, unknown>;
 
-/** A started API server with the controller running in-process against it. */
-async function startWith(controller: Controller, args: string[] = []): Promise<{ client: RestClient; coreconfigPath: string; stop(): Promise<void> }> {
-  const api = await startApiserver();
-  const connection = await loadCoreconfig({ path: api.coreconfigPath });
-  const client = new RestClient({ connection, qps: 0, contentType: 'application/json' });
-  // The controllers speak protobuf, the controller manager's default.
-  const ctlClient = new RestClient({ connection, qps: 0 });
-  const config = parseControllerManagerArgs([`--coreconfig=${api.coreconfigPath}`, ...args]).config;
-  const ac = new AbortController();
-  setMaxListeners(0, ac.signal);
-  const informers = new SharedInformerFactory({ client: ctlClient, minResyncPeriodMs: 0 });
-  const done = controller.run({ client: ctlClient, informers, config, log: pino({ level: process.env['CM_TEST_LOG'] ? 'debug' : 'silent' }), signal: ac.signal });
-  return { client, coreconfigPath: api.coreconfigPath, async stop() { ac.abort(); await done.catch(() => undefined); await informers.stopped(); ctlClient.close(); client.close(); await api.stop(); } };
-}
 
 const gone = async (f: () => Promise<unknown>): Promise<boolean> => {
   try { await f(); return false; } catch (e) { if ((e as { code?: number }).code === 404) return true; throw e; }
