@@ -8,29 +8,19 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadCoreconfig } from '../src/client/coreconfig.js';
 import { RestClient } from '../src/client/rest-client.js';
 import { Http2Transport, readBody } from '../src/client/transport.js';
+import { freePort } from '../src/util/free-port.js';
 
 const runs = Math.max(1, Number(process.argv[2] ?? 3) || 3);
 const cli = fileURLToPath(new URL('../src/cli.js', import.meta.url));
 const NODE = 'bench-node';
 const DEADLINE_MS = 30_000;
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 const pause = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 

@@ -5,9 +5,10 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { createServer } from 'node:net';
 import { createCA, issueCert, writePemFile } from '../../src/util/pki.js';
 import { openSessions, send, closeSessions, type TlsClient } from './h2-load.js';
+import { freePort } from '../../src/util/free-port.js';
+export { freePort };
 
 export interface BenchPki {
   caFile: string;
@@ -28,16 +29,6 @@ export async function makePki(dir: string): Promise<BenchPki> {
   return { ...p, client: { ca: ca.certPem, cert: admin.certPem, key: admin.keyPem } };
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 let tasksetChecked: boolean | undefined;
 /** True when `taskset` exists and the machine has at least two CPUs to split. */

@@ -12,7 +12,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import * as http2 from 'node:http2';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -23,6 +22,8 @@ import { startApiserverParts, type ApiserverParts } from '../../src/daemons/apis
 import { startServing, type Serving } from '../../src/daemons/apiserver/serve.js';
 import { withServingDefaults, type ServingOptions } from '../../src/daemons/apiserver/serving-options.js';
 import { createCA, issueCert, writePemFile, type CertificateAuthority } from '../../src/util/pki.js';
+import { freePort } from '../../src/util/free-port.js';
+export { freePort };
 
 export interface StartApiserverOptions {
   /** Extra command-line options (full and process modes), e.g. ['--authorization-mode=AlwaysDeny']. */
@@ -58,16 +59,6 @@ export interface StartedApiserver {
   stop(): Promise<void>;
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 function coreconfig(url: string, caPem: string, certPem: string, keyPem: string): string {
   const b64 = (s: string): string => Buffer.from(s).toString('base64');

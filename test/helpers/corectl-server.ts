@@ -3,21 +3,12 @@
  * with its stdout progress lines captured. (Not a test file itself.)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '../../src/util/free-port.js';
+export { freePort };
 
 const cli = fileURLToPath(new URL('../../src/cli.js', import.meta.url));
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 export interface Running {
   child: ChildProcess;

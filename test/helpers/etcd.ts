@@ -8,10 +8,11 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Backend, KeyValue, WatchEvent } from '../../src/storage/interface.js';
+import { freePort } from '../../src/util/free-port.js';
 
 export interface EtcdTlsFiles {
   /** Server certificate and key etcd presents to clients. */
@@ -74,18 +75,6 @@ export function skipWithoutEtcd(): false | string {
   return etcdAvailable() ? false : 'etcd not installed';
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 function probeTcp(port: number): Promise<boolean> {
   return new Promise((resolve) => {

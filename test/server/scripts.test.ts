@@ -4,26 +4,16 @@ import t from 'tap';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { containerdSkipReason } from '../helpers/containerd.js';
+import { freePort } from '../../src/util/free-port.js';
 
 const root = process.cwd();
 // This file is <dist>/test/server/scripts.test.js: the scripts run that same build.
 const dist = fileURLToPath(new URL('../..', import.meta.url));
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 interface Up { child: ChildProcess; out: () => string; exited: Promise<number | null> }
 
