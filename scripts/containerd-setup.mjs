@@ -15,7 +15,7 @@
 // The building blocks are the compiled test helpers (dist/test/helpers/containerd.js), so the
 // configuration is the one the containerd tests use. CORECTL_DIST names another build dir.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, openSync, closeSync, readFileSync, readdirSync, writeFileSync, rmSync } from 'node:fs';
+import { existsSync, openSync, closeSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
@@ -96,17 +96,6 @@ async function up(dir) {
   process.stdout.write(`unix://${socketPath}\n`);
 }
 
-function shimPids(socketPath) {
-  const pids = [];
-  for (const e of readdirSync('/proc')) {
-    if (!/^\d+$/.test(e)) continue;
-    try {
-      const argv = readFileSync(`/proc/${e}/cmdline`, 'utf8').split('\0');
-      if (argv[0]?.includes('containerd-shim') && argv.includes(socketPath)) pids.push(Number(e));
-    } catch { /* gone */ }
-  }
-  return pids;
-}
 
 function unmountUnder(dir) {
   let info = '';
@@ -142,6 +131,7 @@ async function down(dir) {
   } else {
     note('containerd is not running');
   }
+  const { shimPids } = await helpers();
   for (const shim of shimPids(socketPath)) { try { process.kill(shim, 'SIGKILL'); } catch { /* gone */ } }
   unmountUnder(dir);
   rmSync(join(dir, 'containerd.pid'), { force: true });

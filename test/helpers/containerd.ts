@@ -184,7 +184,7 @@ export function importImages(layout: Pick<ContainerdLayout, 'socketPath' | 'imag
 }
 
 /** Pids of shims serving this containerd (their command line names our socket). */
-function shimPids(socketPath: string): number[] {
+export function shimPids(socketPath: string): number[] {
   const pids: number[] = [];
   for (const e of readdirSync('/proc')) {
     if (!/^\d+$/.test(e)) continue;
