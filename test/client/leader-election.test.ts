@@ -1,6 +1,6 @@
 import t from 'tap';
 import { errors } from '../../src/api/meta/status.js';
-import { ManualClock, type Clock } from '../../src/client/clock.js';
+import { ManualClock, realClock, type Clock } from '../../src/client/clock.js';
 import { loadCoreconfig } from '../../src/client/coreconfig.js';
 import { LeaderElector } from '../../src/client/leader-election.js';
 import { LEADER_ANNOTATION, newResourceLock, type LeaderElectionRecord, type LockKind, type ResourceLock } from '../../src/client/resource-lock.js';
@@ -119,11 +119,7 @@ for (const kind of ['leases', 'endpoints', 'configmaps'] as LockKind[]) {
   t.test(`real API server, ${kind} lock: one leader, failover without overlap`, async (t) => {
     const client = new RestClient({ connection: conn, qps: 0 });
     t.teardown(() => client.close());
-    const clock: Clock = { now: () => performance.now(), sleep: (ms, s) => new Promise((res, rej) => {
-      if (s?.aborted) { rej(s.reason); return; }
-      const tm = setTimeout(res, ms);
-      s?.addEventListener('abort', () => { clearTimeout(tm); rej(s.reason); }, { once: true });
-    }) };
+    const clock: Clock = { now: () => performance.now(), sleep: realClock.sleep };
     const log: Transition[] = [];
     const durations = { leaseDurationMs: 1500, renewDeadlineMs: 1000, retryPeriodMs: 200 };
     const lockA = new BlockableLock(newResourceLock(kind, client, 'default', `ctrl-${kind}`));
