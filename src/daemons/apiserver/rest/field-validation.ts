@@ -20,6 +20,8 @@ export function checkFields(policy: FieldValidation, obj: unknown, apiVersion: s
   if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) return [];
   const msg = messageForObject(apiVersion, kind);
   if (!msg) return [];
-  const result = strictCheck(obj, msg, schema, rawJson ? { rawJson } : {});
+  // Wrong JSON types are errors under every policy; duplicate keys only matter when they are
+  // reported (Strict, Warn), so the raw-text scan is skipped under Ignore.
+  const result = strictCheck(obj, msg, schema, rawJson && policy !== 'Ignore' ? { rawJson } : {});
   return fieldValidationOutcome(policy, result, { kind, version: parseApiVersion(apiVersion).version }).warnings;
 }
