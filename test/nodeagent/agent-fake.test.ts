@@ -202,7 +202,7 @@ t.test('--max-pods rejects pods beyond the limit with OutOfpods', async (t) => {
   for (const n of ['m1', 'm2', 'm3']) await client.delete(PODS, n);
 });
 
-t.test('servers: /healthz, /pods, /containerLogs, /manifests and 501 for exec', async (t) => {
+t.test('servers: /healthz, /pods, /containerLogs, /manifests, /run, and exec needing an upgrade', async (t) => {
   const port = a.listeners?.securePort ?? 0;
   const base = `https://127.0.0.1:${port}`;
   const get = async (path: string, init: RequestInit = {}): Promise<Response> => {
@@ -226,7 +226,13 @@ t.test('servers: /healthz, /pods, /containerLogs, /manifests and 501 for exec', 
   t.ok(pods.items.some((p) => p.metadata?.name === 'talker'));
   const logs = await waitFor('logs', async () => { const r = await get('/containerLogs/default/talker/main'); const x = await r.text(); return r.status === 200 && x.includes('hello') ? x : undefined; });
   t.match(logs, /hello from/);
-  t.equal((await get('/exec/default/talker/main?command=ls')).status, 501);
+  const plain = await get('/exec/default/talker/main?command=ls');
+  t.equal(plain.status, 400);
+  t.match(await plain.text(), /Upgrade request required/);
+  const ran = await get('/run/default/talker/main?cmd=echo%20hi%20there', { method: 'POST' });
+  t.equal(ran.status, 200);
+  t.equal(await ran.text(), 'hi there\n', '/run runs the command to completion');
+  t.equal((await get('/run/default/nobody/main?cmd=true', { method: 'POST' })).status, 404);
   const posted = await get('/manifests', { method: 'POST', body: 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: pushed\nspec:\n  containers:\n  - name: c\n    image: localhost/busybox:latest\n    imagePullPolicy: Never\n' });
   t.equal(posted.status, 201);
   const pushed = await posted.json() as Pod;

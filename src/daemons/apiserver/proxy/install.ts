@@ -1,5 +1,6 @@
 /**
- * Registers the node-agent-backed subresources on the REST layer: pods/log and nodes/proxy.
+ * Registers the node-agent-backed subresources on the REST layer: pods/log, pods/exec,
+ * pods/attach, pods/portforward and nodes/proxy.
  * Returns the connection so the caller closes it on shutdown.
  */
 import type { ApiserverConfig } from '../../../flags/apiserver.js';
@@ -8,6 +9,7 @@ import type { RestApi } from '../rest/rest-api.js';
 import { createNodeConnection, type NodeAgentClientOptions, type NodeConnection } from './node-connection.js';
 import { createNodeProxyHandler } from './node-proxy.js';
 import { createPodLogHandler } from './pod-log.js';
+import { createPodStreamHandlers } from './pod-stream.js';
 
 /** The --nodeagent-* options as a typed client configuration. */
 export function nodeAgentClientOptionsFromConfig(c: ApiserverConfig, log?: Logger): NodeAgentClientOptions {
@@ -26,5 +28,9 @@ export function installNodeProxies(rest: RestApi, options: NodeAgentClientOption
   const conn = createNodeConnection(options);
   rest.addSubresourceHandler('', 'pods', 'log', createPodLogHandler(conn));
   rest.addSubresourceHandler('', 'nodes', 'proxy', createNodeProxyHandler(conn));
+  for (const kind of ['exec', 'attach', 'portforward'] as const) {
+    const h = createPodStreamHandlers(conn, kind);
+    rest.addSubresourceHandler('', 'pods', kind, h.handler, h.upgrade);
+  }
   return conn;
 }

@@ -17,6 +17,7 @@ import { pino, type Logger } from 'pino';
 import { ApiError } from '../../../api/meta/status.js';
 import type { KubeObject } from '../../../api/resources/types.js';
 import { StartupError } from '../serving-options.js';
+import { requestUpgrade, UpgradeError, type UpgradeOutcome } from '../../../util/upgrade-proxy.js';
 
 export interface NodeAgentClientOptions {
   /** HTTPS (true, the default) or plain HTTP to the agent's port. */
@@ -65,6 +66,11 @@ export interface NodeConnection {
    * the request on `signal` abort ends a streamed body.
    */
   get(target: NodeTarget, pathAndQuery: string, signal: AbortSignal, opts?: { headers?: Record<string, string>; skipVerify?: boolean }): Promise<http.IncomingMessage>;
+  /**
+   * Sends an HTTP/1.1 upgrade request (exec, attach, port-forward) with only the given headers.
+   * Rejects with an ApiError (500, or 504 on the timeout) when the agent cannot be reached.
+   */
+  upgrade(target: NodeTarget, method: string, pathAndQuery: string, headers: http.OutgoingHttpHeaders, signal: AbortSignal): Promise<UpgradeOutcome>;
   close(): void;
 }
 
@@ -93,6 +99,10 @@ export function createNodeConnection(options: NodeAgentClientOptions): NodeConne
     return insecure;
   };
   const scheme = options.https ? 'https' : 'http';
+  // Upgraded connections leave the pool; a separate agent without keep-alive keeps them apart.
+  const upgradeAgent = options.https
+    ? new https.Agent({ keepAlive: false, ...(cert && key ? { cert, key } : {}), ...(ca ? { ca } : {}), rejectUnauthorized: ca !== undefined })
+    : new http.Agent({ keepAlive: false });
 
   return {
     options,
@@ -130,7 +140,17 @@ export function createNodeConnection(options: NodeAgentClientOptions): NodeConne
         req.end();
       });
     },
-    close() { agent.destroy(); insecure?.destroy(); },
+    async upgrade(target, method, pathAndQuery, headers, signal) {
+      const hostPart = target.host.includes(':') ? `[${target.host}]` : target.host;
+      const url = `${scheme}://${hostPart}:${target.port}${pathAndQuery}`;
+      try {
+        return await requestUpgrade({ url, method, agent: upgradeAgent, timeoutMs: options.timeoutMs, signal, headers: { 'user-agent': 'corectl-apiserver', ...headers } });
+      } catch (e) {
+        log.debug({ err: (e as Error).message, url }, 'node agent upgrade failed');
+        throw e instanceof UpgradeError && e.timeout ? new ApiError(504, 'Timeout', e.message) : new ApiError(500, '', (e as Error).message);
+      }
+    },
+    close() { agent.destroy(); insecure?.destroy(); upgradeAgent.destroy(); },
   };
 }
 

@@ -1,22 +1,24 @@
 /**
  * The node agent's HTTP endpoints, by listener:
  *   secure (--port, HTTPS, authenticated): /healthz, /pods, /containerLogs/..., /stats/summary,
- *     /metrics, /manifests (the manifest-submission API, see MANIFEST-API.md), and 501 for the
- *     streaming endpoints (exec, attach, portForward, run) that are not built yet;
+ *     /metrics, /manifests (the manifest-submission API, see MANIFEST-API.md), and the streaming
+ *     endpoints /exec, /attach, /portForward (HTTP/1.1 upgrades) and /run (streaming-handler.ts);
  *   read-only (--read-only-port, HTTP, no authentication): /healthz, /pods, /stats/summary, /metrics;
  *   health (--healthz-port): /healthz.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { TLSSocket } from 'node:tls';
+import type { Duplex } from 'node:stream';
 import { freemem, totalmem } from 'node:os';
 import type { Logger } from 'pino';
-import type { UserInfo } from '../../../auth/user.js';
 import type { PodManager } from '../pod-manager.js';
 import type { PodSet } from '../pod-set.js';
 import type { RuntimeBackend } from '../runtime/runtime.js';
 import { ManifestError, parseManifestText, staticPodFrom } from '../sources/static-pod.js';
+import { checkAgentAccess, defaultAgentAccess, type AccessResult, type AgentAccess } from './agent-authz.js';
 import { serveContainerLogs } from './logs-handler.js';
 import { readRequestBody, sendJson, sendStatus } from './respond.js';
+import { serveStreamingRequest, serveStreamingUpgrade, STREAMING_PATHS } from './streaming-handler.js';
+import { writeResponseHead } from '../../../util/upgrade-proxy.js';
 
 export type ListenerKind = 'secure' | 'readonly' | 'healthz';
 
@@ -28,24 +30,24 @@ export interface AgentServerContext {
   readonly startTime: number;
   readonly enableDebuggingHandlers: boolean;
   readonly anonymousAuth: boolean;
+  /** Authentication and authorization of the secure port (agent-authn/agent-authz); default: certificates + anonymous per anonymousAuth, AlwaysAllow. */
+  readonly access?: AgentAccess;
   readonly healthy: () => boolean;
   readonly log: Logger;
+  /** Milliseconds for reaching the runtime's streaming server (default 30 s). */
+  readonly streamDialTimeoutMs?: number;
 }
 
-const STREAMING = new Set(['exec', 'attach', 'portForward', 'run', 'cri']);
+const defaultAccess = new WeakMap<AgentServerContext, AgentAccess>();
 
-/** Who sent the request on the secure port; undefined when it must be refused (401). */
-export function authenticate(req: IncomingMessage, anonymousAuth: boolean): UserInfo | undefined | 'bad' {
-  const sock = req.socket as TLSSocket;
-  const cert = typeof sock.getPeerCertificate === 'function' ? sock.getPeerCertificate() : undefined;
-  if (cert && Object.keys(cert).length > 0 && cert.raw) {
-    if (!sock.authorized) return 'bad';
-    const cn = Array.isArray(cert.subject?.CN) ? cert.subject.CN[0] : cert.subject?.CN;
-    const o = cert.subject?.O;
-    return { name: cn ?? '', groups: [...(Array.isArray(o) ? o : o ? [o] : []), 'system:authenticated'] };
+/** The secure port's gate: authentication, then authorization (401/403/500 when refused); upgrade routes call it too. */
+export function checkAccess(req: IncomingMessage, path: string, ctx: AgentServerContext): Promise<AccessResult> {
+  let access = ctx.access ?? defaultAccess.get(ctx);
+  if (!access) {
+    access = defaultAgentAccess(ctx.anonymousAuth, ctx.nodeName);
+    defaultAccess.set(ctx, access);
   }
-  if (req.headers.authorization) return 'bad'; // bearer tokens need --authentication-token-webhook (not built yet)
-  return anonymousAuth ? { name: 'system:anonymous', groups: ['system:unauthenticated'] } : undefined;
+  return checkAgentAccess(req, path, access);
 }
 
 function metricsText(ctx: AgentServerContext): string {
@@ -138,8 +140,8 @@ export function agentHandler(kind: ListenerKind, ctx: AgentServerContext): (req:
       }
       if (kind === 'healthz') { sendStatus(res, 404, 'NotFound', 'only /healthz is served here'); return; }
       if (kind === 'secure') {
-        const user = authenticate(req, ctx.anonymousAuth);
-        if (user === undefined || user === 'bad') { sendStatus(res, 401, 'Unauthorized', 'Unauthorized'); return; }
+        const access = await checkAccess(req, url.pathname, ctx);
+        if (!access.ok) { sendStatus(res, access.code, access.reason, access.message); return; }
       }
       const readOnly = kind === 'readonly';
       if (head === 'pods' && parts.length === 1) { sendJson(res, 200, { kind: 'PodList', apiVersion: 'v1', metadata: {}, items: ctx.pods.pods() }); return; }
@@ -154,8 +156,8 @@ export function agentHandler(kind: ListenerKind, ctx: AgentServerContext): (req:
         await serveContainerLogs(req, res, parts.slice(1), url.searchParams, ctx.pods, ctx.runtime);
         return;
       }
-      if (!readOnly && ctx.enableDebuggingHandlers && STREAMING.has(head)) {
-        sendStatus(res, 501, 'NotImplemented', `/${head} is not implemented yet: the node agent does not proxy CRI streaming (exec, attach, port-forward) yet`);
+      if (!readOnly && ctx.enableDebuggingHandlers && STREAMING_PATHS.has(head)) {
+        await serveStreamingRequest(req, res, head, parts.slice(1), url.searchParams, streamingContext(ctx));
         return;
       }
       sendStatus(res, 404, 'NotFound', `the server could not find the requested resource (${url.pathname})`);
@@ -163,6 +165,38 @@ export function agentHandler(kind: ListenerKind, ctx: AgentServerContext): (req:
       ctx.log.error({ err: e.message, url: req.url }, 'handler failed');
       if (!res.headersSent) sendStatus(res, 500, 'InternalError', e.message);
       else res.destroy();
+    });
+  };
+}
+
+function streamingContext(ctx: AgentServerContext): Parameters<typeof serveStreamingUpgrade>[6] {
+  return { pods: ctx.pods, runtime: ctx.runtime, log: ctx.log, dialTimeoutMs: ctx.streamDialTimeoutMs ?? 30_000 };
+}
+
+function refuseUpgrade(socket: Duplex, code: number, reason: string, message: string): void {
+  const body = Buffer.from(JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code }));
+  writeResponseHead(socket, code, reason, [['Content-Type', 'application/json'], ['Content-Length', String(body.length)], ['Connection', 'close']]);
+  socket.end(body);
+}
+
+/** HTTP/1.1 upgrades on the secure port: the streaming endpoints, after the same authentication. */
+export function agentUpgradeHandler(ctx: AgentServerContext): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
+  return (req, socket, head) => {
+    socket.on('error', (e: Error) => ctx.log.debug({ err: e.message }, 'upgrade socket error'));
+    const url = new URL(req.url ?? '/', 'http://node');
+    const parts = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
+    const head0 = parts[0] ?? '';
+    void (async () => {
+      const access = await checkAccess(req, url.pathname, ctx);
+      if (!access.ok) { refuseUpgrade(socket, access.code, access.reason, access.message); return; }
+      if (!ctx.enableDebuggingHandlers || !STREAMING_PATHS.has(head0)) {
+        refuseUpgrade(socket, 404, 'NotFound', `the server could not find the requested resource (${url.pathname})`);
+        return;
+      }
+      await serveStreamingUpgrade(req, socket, head, head0, parts.slice(1), url.searchParams, streamingContext(ctx));
+    })().catch((e: Error) => {
+      ctx.log.error({ err: e.message, url: req.url }, 'streaming upgrade failed');
+      socket.destroy();
     });
   };
 }

@@ -12,7 +12,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { createSelfSignedServing, writePemFile } from '../../../util/pki.js';
-import { agentHandler, type AgentServerContext } from './agent-server.js';
+import { agentHandler, agentUpgradeHandler, type AgentServerContext } from './agent-server.js';
 
 export interface ListenerConfig {
   readonly address: string;
@@ -73,6 +73,7 @@ export async function openListeners(c: ListenerConfig, ctx: AgentServerContext):
     const pair = await servingPair(c);
     const ca = c.clientCaFile ? await readFile(c.clientCaFile) : undefined;
     const secure = createHttpsServer({ cert: pair.cert, key: pair.key, requestCert: true, rejectUnauthorized: false, ...(ca ? { ca } : {}) }, agentHandler('secure', ctx));
+    secure.on('upgrade', agentUpgradeHandler(ctx));
     opened.push(secure);
     const securePort = await listen(secure, c.port, c.address);
     let readOnlyPort = 0;
