@@ -1,24 +1,54 @@
 // The README's kubectl tour, step by step, against `corectl server` (a real process: API server,
-// controller manager, scheduler and node agent in one; the node runs the fake runtime so the
-// test needs no containerd). Each step checks the resulting objects, not just exit codes.
+// controller manager, scheduler and node agent in one). With containerd installed (as root) the
+// node runs real containers through the private containerd `make up` prepares
+// (scripts/containerd-setup.mjs), and the exec and port-forward steps run too; otherwise the node
+// simulates containers and those two steps are skipped. Each step checks the resulting objects,
+// not just exit codes.
 import t from 'tap';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { get } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { kubectl } from '../helpers/kubectl.js';
 import { freePort, startServer } from '../helpers/corectl-server.js';
+import { containerdSkipReason } from '../helpers/containerd.js';
 
 const bin = kubectl(33);
+const noContainerd = containerdSkipReason();
+
+/** Starts make up's private containerd under `dir`; returns the server options for it. */
+function containerdArgs(dir: string): string[] {
+  const r = spawnSync(process.execPath, ['scripts/containerd-setup.mjs', 'up', dir], { encoding: 'utf8', timeout: 120_000, env: { ...process.env, NODE_OPTIONS: '' } });
+  if (r.status !== 0) throw new Error(`containerd-setup up failed: ${r.stderr}`);
+  return [`--container-runtime-endpoint=${r.stdout.trim()}`, '--nodeagent-arg=--pod-infra-container-image=localhost/pause:busybox'];
+}
+
+function fetchText(port: number, path: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    get({ host: '127.0.0.1', port, path, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (d: Buffer) => chunks.push(d));
+      res.on('end', () => resolve(Buffer.concat(chunks).toString()));
+    }).on('error', reject);
+  });
+}
 
 t.test('README tour', { skip: bin ? false : 'kubectl.1.33 not installed', timeout: 240_000 }, async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'corectl-tour-'));
   const dataDir = join(dir, 'data');
+  const cdDir = join(dir, 'containerd');
+  const runtimeArgs = noContainerd ? ['--container-runtime=fake'] : containerdArgs(cdDir);
+  t.comment(noContainerd ? `simulated containers (${noContainerd})` : 'real containers through containerd');
   const server = startServer([
     `--data-dir=${dataDir}`, '--bind-address=127.0.0.1', `--secure-port=${await freePort()}`, '--node-name=tour-node',
-    '--container-runtime=fake', `--nodeagent-arg=--port=${await freePort()}`, '--nodeagent-arg=--healthz-port=0',
+    ...runtimeArgs, `--nodeagent-arg=--port=${await freePort()}`, '--nodeagent-arg=--healthz-port=0',
   ]);
-  t.teardown(async () => { await server.stop(); await rm(dir, { recursive: true, force: true }); });
+  t.teardown(async () => {
+    await server.stop();
+    if (!noContainerd) spawnSync(process.execPath, ['scripts/containerd-setup.mjs', 'down', cdDir], { timeout: 120_000, env: { ...process.env, NODE_OPTIONS: '' } });
+    await rm(dir, { recursive: true, force: true });
+  });
   await server.waitFor(/node tour-node Ready/, 60_000);
   const cache = join(dir, 'kube-cache');
   const k = (...args: string[]): string => {
@@ -82,6 +112,29 @@ t.test('README tour', { skip: bin ? false : 'kubectl.1.33 not installed', timeou
     if (ready !== 3) await new Promise((r) => setTimeout(r, 500));
   }
   t.equal(ready, 3, 'endpoints list the three pods');
+
+  // kubectl exec and port-forward (real containers only: simulated ones have no processes).
+  await t.test('kubectl exec and port-forward', { skip: noContainerd ? `no containerd: ${noContainerd}` : false }, async (t) => {
+    const name = k('exec', 'deploy/web', '--', 'cat', '/etc/hostname').trim();
+    t.ok(podsOf().some((p) => p.metadata.name === name), `exec ran in one of the pods (${name})`);
+    const pf = spawn(bin!, ['--kubeconfig', join(dataDir, 'admin.coreconfig'), '--cache-dir', cache, 'port-forward', 'deploy/web', ':80', '--address=127.0.0.1'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      const port = await new Promise<number>((resolve, reject) => {
+        let out = '';
+        const timer = setTimeout(() => reject(new Error(`port-forward did not start: ${out}`)), 30_000);
+        pf.stdout.on('data', (d: Buffer) => {
+          out += d.toString();
+          const m = /Forwarding from 127\.0\.0\.1:(\d+) -> 80/.exec(out);
+          if (m) { clearTimeout(timer); resolve(Number(m[1])); }
+        });
+        pf.stderr.on('data', (d: Buffer) => { out += d.toString(); });
+      });
+      const page = (await fetchText(port, '/etc/hostname')).trim();
+      t.ok(podsOf().some((p) => p.metadata.name === page), `httpd answered through port-forward (${page})`);
+    } finally {
+      pf.kill('SIGTERM');
+    }
+  });
 
   // kubectl run ... -- echo; kubectl logs (through the API server's pods/log proxy to the node).
   k('run', 'hello', '--image=localhost/busybox:static', '--restart=Never', '--', 'echo', 'hello', 'from', 'corectl');
