@@ -3,7 +3,8 @@
  * private containerd (skipped unless root with containerd installed). kubectl 1.33 speaks
  * WebSocket (v5 channels; port-forward SPDY tunnelled in WebSocket), kubectl 1.27 SPDY/3.1; both
  * must work: output, stdin with EOF (`echo | exec -i cat`), exit codes, a TTY, attach to a
- * running container, and a page fetched through `kubectl port-forward`.
+ * running container, `run --attach` and `run -i --rm`, and a page fetched through
+ * `kubectl port-forward`.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -152,6 +153,18 @@ async function main(): Promise<void> {
       const m = await waitOutput(child, /tick (\d+)\n/);
       t.ok(Number(m[1]) > 0, 'live output of the running container');
       child.kill('SIGTERM');
+    });
+
+    t.test(`kubectl 1.${v} run --attach and run -i --rm`, async (t) => {
+      const over = '--overrides={"apiVersion":"v1","spec":{"nodeName":"exec-node"}}';
+      const common = ['--image=localhost/busybox:latest', '--image-pull-policy=IfNotPresent', '--restart=Never', over];
+      const attached = await kc(['run', `talk-${v}`, ...common, '--attach', '--', 'sh', '-c', 'sleep 2; echo attached output']);
+      t.equal(attached.code, 0, attached.stderr);
+      t.match(attached.stdout, /attached output/, 'output of the attached container');
+      const cat = await kc(['run', `cat-${v}`, ...common, '-i', '--rm', '--', 'cat'], 'through stdin\n');
+      t.equal(cat.code, 0, cat.stderr);
+      t.match(cat.stdout, /through stdin/, 'stdin reached the new pod and its EOF ended it');
+      await eventually(async () => (await kc(['get', 'pod', `cat-${v}`, '--ignore-not-found', '-o', 'name'])).stdout === '', 30_000);
     });
 
     t.test(`kubectl 1.${v} port-forward`, async (t) => {
