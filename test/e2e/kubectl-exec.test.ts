@@ -7,11 +7,12 @@
  * `kubectl port-forward`.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
+import { WebSocket } from 'ws';
 import type { KubeObject } from '../../src/api/resources/types.js';
 import { loadCoreconfig } from '../../src/client/coreconfig.js';
 import { RestClient } from '../../src/client/rest-client.js';
@@ -108,6 +109,60 @@ async function main(): Promise<void> {
   for (const name of ['web', 'ticker']) {
     await eventually(async () => (await client!.get<Pod>(PODS, name)).status?.phase === 'Running', 60_000);
   }
+
+  const tls = { ca: await readFile(api.caFile), cert: await readFile(api.clientCertFile), key: await readFile(api.clientKeyFile) };
+  const wsBase = api.url.replace(/^https/, 'wss');
+  /** Opens a WebSocket to the API server and collects messages per channel until it closes. */
+  const wsSession = (path: string, protocol: string, opts: { cert?: boolean; onOpen?: (ws: WebSocket) => void } = {}) => new Promise<{ channels: Map<number, Buffer>; order: number[]; code?: number; error?: string; protocol: string }>((resolve) => {
+    const ws = new WebSocket(`${wsBase}${path}`, protocol ? protocol.split(',') : [], { ca: tls.ca, ...(opts.cert === false ? { headers: { authorization: 'Bearer not-a-known-token' } } : { cert: tls.cert, key: tls.key }) });
+    const channels = new Map<number, Buffer>();
+    const order: number[] = [];
+    ws.on('open', () => opts.onOpen?.(ws));
+    ws.on('message', (m: Buffer, binary: boolean) => {
+      let ch: number;
+      let data: Buffer;
+      if (binary) { ch = m[0]!; data = m.subarray(1); } else { const s = m.toString(); ch = s.charCodeAt(0) - 48; data = Buffer.from(s.slice(1), 'base64'); }
+      order.push(ch);
+      channels.set(ch, Buffer.concat([channels.get(ch) ?? Buffer.alloc(0), data]));
+    });
+    ws.on('unexpected-response', (_req, res) => resolve({ channels, order, code: res.statusCode ?? 0, protocol: '' }));
+    ws.on('error', (e) => resolve({ channels, order, error: e.message, protocol: '' }));
+    ws.on('close', () => resolve({ channels, order, protocol: ws.protocol }));
+  });
+  const execPath = (cmd: string[], extra = 'stdout=true&stderr=true'): string => `/api/v1/namespaces/default/pods/web/exec?${cmd.map((c) => `command=${encodeURIComponent(c)}`).join('&')}&${extra}`;
+
+  t.test('WebSocket protocols as other clients use them', async (t) => {
+    const v4 = await wsSession(execPath(['sh', '-c', 'echo out; echo err >&2; exit 2']), 'v4.channel.k8s.io');
+    t.equal(v4.protocol, 'v4.channel.k8s.io', 'v4 negotiated (the Python client offers only it)');
+    t.equal(v4.channels.get(1)?.toString(), 'out\n');
+    t.equal(v4.channels.get(2)?.toString(), 'err\n');
+    const status = JSON.parse(v4.channels.get(3)?.toString() ?? '{}');
+    t.match(status, { status: 'Failure', reason: 'NonZeroExitCode', details: { causes: [{ reason: 'ExitCode', message: '2' }] } }, 'v4 Status with the exit code');
+    const b64 = await wsSession(execPath(['echo', 'hi']), 'base64.channel.k8s.io');
+    t.equal(b64.protocol, 'base64.channel.k8s.io');
+    t.equal(b64.channels.get(1)?.toString(), 'hi\n', 'base64 text frames decode to the output');
+    const js = await wsSession(execPath(['echo', 'js']), 'v5.channel.k8s.io,v4.channel.k8s.io,v3.channel.k8s.io,v2.channel.k8s.io,channel.k8s.io');
+    t.equal(js.channels.get(1)?.toString(), 'js\n');
+    const stdin = await wsSession(execPath(['cat'], 'stdin=true&stdout=true'), 'v5.channel.k8s.io', {
+      onOpen: (ws) => { ws.send(Buffer.concat([Buffer.from([0]), Buffer.from('typed\n')])); ws.send(Buffer.from([255, 0])); },
+    });
+    t.equal(stdin.channels.get(1)?.toString(), 'typed\n', 'v5 closes stdin with [255, 0]');
+    t.match(JSON.parse(stdin.channels.get(3)?.toString() ?? '{}'), { status: 'Success' });
+    // The JS client's port-forward: channel 0 data, 1 error, each opened with the port (LE).
+    const pf = await wsSession('/api/v1/namespaces/default/pods/web/portforward?ports=8080', 'v4.channel.k8s.io', {
+      onOpen: (ws) => { ws.send(Buffer.concat([Buffer.from([0]), Buffer.from('GET /index.html HTTP/1.0\r\nHost: x\r\n\r\n')])); setTimeout(() => ws.close(), 1500); },
+    });
+    t.same(pf.order.slice(0, 2).sort(), [0, 1], 'both channels announced');
+    const data = pf.channels.get(0) ?? Buffer.alloc(0);
+    t.equal(data.readUInt16LE(0), 8080, 'the data channel starts with the port');
+    t.match(data.subarray(2).toString(), /200 OK[\s\S]*hello through port-forward/, 'the page through the data channel');
+    const unauth = await wsSession(execPath(['true']), 'v4.channel.k8s.io', { cert: false });
+    t.equal(unauth.code, 401, 'a bad token gets no upgrade');
+    const bad = await wsSession(execPath(['true'], 'stdout=false'), 'v4.channel.k8s.io');
+    t.equal(bad.code, 400, 'no stream asked for');
+    const noProto = await wsSession(execPath(['true']), 'v9.channel.k8s.io');
+    t.ok(noProto.code === 400 || noProto.error, 'an unknown subprotocol is refused');
+  });
 
   for (const v of versions) {
     const bin = kubectl(v)!;
