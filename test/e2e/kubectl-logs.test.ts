@@ -2,7 +2,9 @@
  * Real `kubectl logs` (kubectl.1.33, else 1.27) through the API server to a real node agent on
  * the fake runtime: the whole log, --tail, --timestamps, -c and the default-container
  * annotation, the multi-container error, and `logs -f` (lines written later arrive; kubectl is
- * killed after reading them and the API server's request to the agent ends).
+ * killed after reading them and the API server's request to the agent ends). Also `kubectl
+ * exec` with 1.33 (WebSocket) and 1.27 (SPDY) against the fake runtime's own streaming server,
+ * and port-forward's clear refusal there.
  */
 import { execFile, spawn } from 'node:child_process';
 import { appendFile, mkdtemp, rm } from 'node:fs/promises';
@@ -117,6 +119,31 @@ async function run(bin: string): Promise<void> {
     const missing = await kc(['logs', 'ghost']);
     t.not(missing.code, 0);
     t.match(missing.stderr, /pods "ghost" not found/);
+  });
+
+  t.test('kubectl exec on simulated containers, WebSocket and SPDY', async (t) => {
+    for (const v of [33, 27]) {
+      const b = kubectl(v);
+      if (!b) continue;
+      const kv = (args: string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }> => new Promise((resolve) => {
+        const child = execFile(b, [...kubeArgs, ...args], { timeout: 30_000 }, (err, stdout, stderr) => {
+          resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout: String(stdout), stderr: String(stderr) });
+        });
+        if (input !== undefined) child.stdin?.end(input);
+      });
+      const host = await kv(['exec', 'web', '--', 'cat', '/etc/hostname']);
+      t.equal(host.code, 0, host.stderr);
+      t.equal(host.stdout, 'web\n', `1.${v}: exec prints the pod's hostname`);
+      const failing = await kv(['exec', 'web', '--', 'sh', '-c', 'exit 4']);
+      t.equal(failing.code, 4, `1.${v}: the exit code comes back`);
+      const missing = await kv(['exec', 'web', '--', 'nosuch']);
+      t.equal(missing.code, 127);
+      t.match(missing.stderr, /sh: nosuch: not found/, `1.${v}: stderr comes back`);
+      const cat = await kv(['exec', '-i', 'web', '--', 'cat'], 'round trip\n');
+      t.equal(cat.stdout, 'round trip\n', `1.${v}: stdin and its EOF`);
+      const pf = await kv(['port-forward', 'pod/web', '18080:80'].concat(['--address=127.0.0.1']));
+      t.not(pf.code, 0, `1.${v}: port-forward cannot work without a network`);
+    }
   });
 
   const followSockets = (): Socket[] => (process as unknown as { _getActiveHandles(): unknown[] })._getActiveHandles().filter((h): h is Socket => {

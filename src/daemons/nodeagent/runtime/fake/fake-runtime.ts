@@ -19,6 +19,7 @@ import type {
 import { RuntimeError } from '../runtime-errors.js';
 import { behaviourOf, fakeExec, type FakeBehaviour, type FakeContainerView } from './fake-behaviour.js';
 import { FakeImageStore } from './fake-images.js';
+import { FakeStreamServer, type StreamSet } from './fake-stream-server.js';
 import { FakeLogWriter } from './fake-log-writer.js';
 import { Ipv4Pool } from './ip-pool.js';
 
@@ -33,8 +34,6 @@ export interface FakeRuntimeOptions {
   readonly pullable?: (normalizedImage: string) => boolean;
   /** Default run time of containers scripted to exit; default 50 ms. */
   readonly defaultRunMs?: number;
-  /** Base of the (unserved) streaming URLs; default http://127.0.0.1:0. */
-  readonly streamBaseUrl?: string;
   readonly logger?: Logger;
 }
 
@@ -77,7 +76,16 @@ function check(signal: AbortSignal | undefined, op: string): void {
   if (signal?.aborted) throw new RuntimeError('CANCELLED', op, 'aborted');
 }
 
+/** The streams a runtime's server waits for besides `error`, as kubectl opens them. */
+function expectedStreams(r: { tty?: boolean; stdin?: boolean; stdout?: boolean; stderr?: boolean }): string[] {
+  return [
+    ...(r.stdin ? ['stdin'] : []), ...(r.stdout ? ['stdout'] : []),
+    ...(r.stderr && !r.tty ? ['stderr'] : []), ...(r.tty ? ['resize'] : []),
+  ];
+}
+
 export class FakeRuntime implements RuntimeBackend {
+  private streamServer: FakeStreamServer | undefined;
   readonly name = 'fake';
   private readonly sandboxes = new Map<string, Sandbox>();
   private readonly containers = new Map<string, Container>();
@@ -329,27 +337,62 @@ export class FakeRuntime implements RuntimeBackend {
     return fakeExec(c.view, c.behaviour, cmd);
   }
 
-  private url(kind: string): string {
-    return `${this.options.streamBaseUrl ?? 'http://127.0.0.1:0'}/${kind}/${randomBytes(4).toString('hex')}`;
+  private streams(): FakeStreamServer {
+    this.streamServer ??= new FakeStreamServer(this.logger);
+    return this.streamServer;
   }
 
   async exec(req: ExecRequest, opts?: CallOptions): Promise<string> {
     this.alive('Exec', opts);
     const c = this.container(req.containerId, 'Exec');
     if (c.state !== 'running') throw new RuntimeError('FAILED_PRECONDITION', 'Exec', 'container is not running');
-    return this.url('exec');
+    return this.streams().register({
+      kind: 'exec', expected: expectedStreams(req),
+      run: async (streams) => {
+        const stdout = streams.get('stdout');
+        const stdin = streams.get('stdin');
+        // `cat` without arguments copies stdin, the one interactive command simulated here.
+        if (req.cmd.length === 1 && req.cmd[0] === 'cat' && stdin) {
+          await new Promise<void>((resolve) => {
+            stdin.on('data', (d: Buffer) => { stdout?.write(d); });
+            stdin.once('end', () => resolve());
+            stdin.once('close', () => resolve());
+          });
+          return { exitCode: 0 };
+        }
+        const r = fakeExec(c.view, c.behaviour, req.cmd);
+        if (r.stdout.length > 0) stdout?.write(r.stdout);
+        if (r.stderr.length > 0) (streams.get('stderr') ?? stdout)?.write(r.stderr);
+        return { exitCode: r.exitCode };
+      },
+    });
   }
 
   async attach(req: AttachRequest, opts?: CallOptions): Promise<string> {
     this.alive('Attach', opts);
-    this.container(req.containerId, 'Attach');
-    return this.url('attach');
+    const c = this.container(req.containerId, 'Attach');
+    return this.streams().register({
+      kind: 'attach', expected: expectedStreams(req),
+      // Simulated containers write only to their log: an attach shows nothing and lasts until
+      // the container stops or the client leaves.
+      run: (_streams: StreamSet, signal) => new Promise((resolve) => {
+        const timer = setInterval(() => { if (c.state !== 'running') done(); }, 200);
+        const done = (): void => { clearInterval(timer); resolve({ exitCode: 0 }); };
+        signal.addEventListener('abort', done, { once: true });
+      }),
+    });
   }
 
   async portForward(sandboxId: string, _ports: readonly number[], opts?: CallOptions): Promise<string> {
     this.alive('PortForward', opts);
     this.sandbox(sandboxId, 'PortForward');
-    return this.url('portforward');
+    return this.streams().register({
+      kind: 'portforward', expected: [],
+      onPortStream: (s) => {
+        if (s.header('streamtype') === 'error') s.end(`port forwarding to port ${s.header('port') ?? '?'} is not possible: simulated pods have no network`);
+        else s.end();
+      },
+    });
   }
 
   async imageStatus(image: string, opts?: CallOptions): Promise<ImageInfo | null> {
@@ -380,6 +423,7 @@ export class FakeRuntime implements RuntimeBackend {
 
   async close(): Promise<void> {
     this.closed = true;
+    await this.streamServer?.close();
     for (const c of this.containers.values()) if (c.timer) clearTimeout(c.timer);
     await Promise.all([...this.containers.values()].map((c) => c.log?.flush()));
   }
