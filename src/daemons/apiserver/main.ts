@@ -14,6 +14,7 @@ import type { EtcdTlsOptions } from '../../storage/etcd/etcd-client.js';
 import { createObjectStore } from '../../storage/object-store.js';
 import { loadEncryptionConfig, type EncryptionConfig } from '../../storage/encryption/config.js';
 import { installReviewResources } from './reviews/install.js';
+import { prepareServiceAccounts } from './serviceaccount/install.js';
 import { installNodeProxies, nodeAgentClientOptionsFromConfig } from './proxy/install.js';
 import { createReviewHandler } from './reviews/review-handler.js';
 import type { ObjectStore } from '../../storage/object-store-types.js';
@@ -111,7 +112,13 @@ export async function startApiserverParts(config: ApiserverConfig, log: Logger, 
   const metrics = createApiserverMetrics();
   const cleanups: Array<() => Promise<void>> = [];
   // Option errors surface before storage opens or anything listens.
-  const serveOptions = { options, log, metrics, ...(portOverride !== undefined ? { portOverride } : {}) };
+  // Service-account tokens: the authenticator joins the chain now, the store lookup and the
+  // serviceaccounts/token subresource once the REST layer exists.
+  const serviceAccounts = await prepareServiceAccounts(config, { log: log.child({ component: 'serviceaccount-token' }) });
+  const serveOptions = {
+    options, log, metrics, ...(portOverride !== undefined ? { portOverride } : {}),
+    ...(serviceAccounts.authenticator ? { extraTokenAuthenticators: [serviceAccounts.authenticator] } : {}),
+  };
   const prepared = await prepareServing(serveOptions);
   try {
     const tls: { -readonly [K in keyof EtcdTlsOptions]: EtcdTlsOptions[K] } = {};
@@ -154,7 +161,9 @@ export async function startApiserverParts(config: ApiserverConfig, log: Logger, 
       authorizer: prepared.authorizer,
       authenticator: prepared.authn.authenticator,
       authorizationModes: options.authorizationMode,
+      apiAudiences: serviceAccounts.apiAudiences,
     }));
+    serviceAccounts.install(rest);
     // pods/log and nodes/proxy, served by the node agents (--nodeagent-* client options).
     const nodeConn = installNodeProxies(rest, nodeAgentClientOptionsFromConfig(config, log.child({ component: 'node-proxy' })));
     cleanups.unshift(async () => { nodeConn.close(); });

@@ -25,7 +25,9 @@ import { PodSet, type PodSource } from './pod-set.js';
 import { DEFAULT_BACKOFF, type BackoffSettings } from './pod-worker.js';
 import { parseResolvConf, type HostDns } from './runtime-config.js';
 import { createRuntimeBackend } from './runtime/runtime-factory.js';
+import { clientTokenRequester, ProjectedVolumes } from './volumes/projected.js';
 import type { RuntimeBackend } from './runtime/runtime.js';
+import { agentAccessFromConfig } from './server/agent-authz.js';
 import { openListeners, type Listeners } from './server/listeners.js';
 import { attachApiserverSource, podInformer } from './sources/apiserver-source.js';
 import { readManifestPath, runFileSource } from './sources/file-source.js';
@@ -74,8 +76,6 @@ async function hostDns(path: string, log: Logger): Promise<HostDns> {
 
 export async function startNodeAgent(config: NodeagentConfig, opts: StartOptions = {}): Promise<NodeAgent> {
   const log = opts.log ?? pino({ level: 'silent' });
-  if (config.authorizationMode === 'Webhook') throw new StartupError('--authorization-mode=Webhook is not implemented yet by the node agent; use AlwaysAllow');
-  if (config.authenticationTokenWebhook) throw new StartupError('--authentication-token-webhook is not implemented yet by the node agent');
   checkSwap(config.failSwapOn, opts.swapsPath);
   const releaseLock = config.lockFile ? acquireLockFile(config.lockFile, config.exitOnLockContention) : () => undefined;
   const cleanups: (() => Promise<void> | void)[] = [releaseLock];
@@ -134,19 +134,27 @@ export async function startNodeAgent(config: NodeagentConfig, opts: StartOptions
         dns: { host: await hostDns(config.resolvConf, log), clusterDns: config.clusterDns, clusterDomain: config.clusterDomain },
         cfsQuota: config.cpuCfsQuota, allocatable: resources.allocatable, reader: api,
         requestToken: (ns, sa, aud, exp, pod) => api.requestToken(ns, sa, aud, exp, pod),
+        projected: new ProjectedVolumes({
+          ...(client ? { requester: clientTokenRequester(client.create.bind(client)) } : {}),
+          signal: ac.signal, log: log.child({ component: 'projected-volumes' }),
+        }),
         events, backoff: { ...DEFAULT_BACKOFF, ...opts.backoff }, log: log.child({ component: 'pod-worker' }),
       },
     });
 
     let listeners: Listeners | undefined;
     if (config.enableServer) {
+      const access = agentAccessFromConfig(config, {
+        nodeName, ...(client ? { create: client.create.bind(client) } : {}), signal: ac.signal,
+        log: log.child({ component: 'server-auth' }), fail: (m) => new StartupError(m),
+      });
       listeners = await openListeners({
         address: config.address || '0.0.0.0', port: config.port, readOnlyPort: config.readOnlyPort, healthzBindAddress: config.healthzBindAddress || '127.0.0.1',
         healthzPort: config.healthzPort, tlsCertFile: config.tlsCertFile, tlsPrivateKeyFile: config.tlsPrivateKeyFile,
         certDir: config.certDir, clientCaFile: config.clientCaFile, hostname: host.hostname, nodeIp: host.internalIp,
       }, {
         nodeName, pods, podSet, runtime, startTime: Date.now(), enableDebuggingHandlers: config.enableDebuggingHandlers,
-        anonymousAuth: config.anonymousAuth, healthy: () => Date.now() - pods.lastRelistOk < RELIST_HEALTHY_MS, log: log.child({ component: 'server' }),
+        anonymousAuth: config.anonymousAuth, access, healthy: () => Date.now() - pods.lastRelistOk < RELIST_HEALTHY_MS, log: log.child({ component: 'server' }),
       });
       const l = listeners;
       cleanups.push(() => l.close());

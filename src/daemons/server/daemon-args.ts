@@ -86,6 +86,10 @@ export function derivedArgs(d: DeriveInput): PartArgs {
     // Authorization is AlwaysAllow until RBAC exists: only certificate holders get in.
     '--anonymous-auth=false',
     `--service-account-key-file=${pki.serviceAccountPub}`,
+    // TokenRequest (kubectl create token, projected service-account tokens) signs with the
+    // same pair the token controller uses; the option needs its (alpha) gate.
+    `--service-account-signing-key-file=${pki.serviceAccountKey}`,
+    '--feature-gates=TokenRequest=true',
     `--nodeagent-certificate-authority=${pki.caCert}`,
     `--nodeagent-client-certificate=${pki.cert('apiserver-nodeagent-client')}`,
     `--nodeagent-client-key=${pki.key('apiserver-nodeagent-client')}`,
@@ -128,6 +132,10 @@ export function derivedArgs(d: DeriveInput): PartArgs {
     `--tls-private-key-file=${pki.key('nodeagent')}`,
     `--client-ca-file=${pki.caCert}`,
     '--anonymous-auth=false',
+    // As kubeadm: bearer tokens via TokenReview, every request via SubjectAccessReview (the
+    // API server's client certificate is in system:masters, which the API server allows).
+    '--authentication-token-webhook=true',
+    '--authorization-mode=Webhook',
     `--container-runtime=${d.runtime}`,
     ...(d.runtime === 'remote' ? [`--container-runtime-endpoint=${s.containerRuntimeEndpoint}`] : []),
     '--read-only-port=0',

@@ -2,15 +2,23 @@
  * Pod volumes on the node, under <root-dir>/pods/<uid>/volumes/<plugin>/<name>:
  * emptyDir (a directory), hostPath (the host path itself; DirectoryOrCreate/FileOrCreate
  * create it), and the file-set volumes configMap, secret, downwardAPI and projected (files
- * written once when the pod starts; a later change of the source object is not propagated
- * yet). A projected serviceAccountToken asks the API server's TokenRequest; when the server
- * does not offer it the token file is left out and a warning is logged.
+ * written once when the pod starts, each atomically with its exact mode; a later change of the
+ * source object is not propagated yet). Projected volumes go to `ctx.projected` when given
+ * (projected.ts: service-account tokens refreshed at 80 % of their lifetime); without it a
+ * projected serviceAccountToken asks `requestToken` once, and when the server does not offer
+ * TokenRequest the token file is left out and a warning is logged.
  */
 import { mkdir, rm, writeFile } from 'node:fs/promises';
-import { dirname, join, normalize } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import { podFieldValue, type ObjectReader, type PodFieldContext } from '../env.js';
 import type { Dict, Pod } from '../pod-types.js';
+import { VolumePathError, writeVolumeFiles } from './atomic-files.js';
+
+/** Sets up one projected volume in `dir` (and keeps it fresh); see projected.ts. */
+export interface ProjectedVolumeHandler {
+  setUp(pod: Pod, source: Dict, dir: string, ctx: VolumeContext): Promise<void>;
+}
 
 export interface VolumeContext extends PodFieldContext {
   readonly rootDir: string;
@@ -18,24 +26,19 @@ export interface VolumeContext extends PodFieldContext {
   /** Issues a service-account token, or undefined when TokenRequest is not available. */
   readonly requestToken?: (namespace: string, serviceAccount: string, audience: string | undefined, expirationSeconds: number, pod: Pod) => Promise<string | undefined>;
   readonly log: Logger;
+  readonly projected?: ProjectedVolumeHandler;
 }
 
 export class VolumeError extends Error {
   override readonly name = 'VolumeError';
 }
 
-interface FileEntry { path: string; data: Buffer; mode?: number }
+export interface FileEntry { path: string; data: Buffer; mode?: number }
 
 function isDict(v: unknown): v is Dict { return typeof v === 'object' && v !== null && !Array.isArray(v); }
 
 export function podDir(rootDir: string, uid: string): string {
   return join(rootDir, 'pods', uid);
-}
-
-function safeRel(p: string): string {
-  const n = normalize(p);
-  if (n.startsWith('..') || n.startsWith('/')) throw new VolumeError(`volume item path ${JSON.stringify(p)} must be relative and stay inside the volume`);
-  return n;
 }
 
 function mapItems(data: Record<string, Buffer>, items: unknown, optional: boolean, what: string): FileEntry[] {
@@ -51,7 +54,7 @@ function mapItems(data: Record<string, Buffer>, items: unknown, optional: boolea
   return out;
 }
 
-async function objectFiles(kind: 'configMap' | 'secret', src: Dict, pod: Pod, ctx: VolumeContext): Promise<FileEntry[]> {
+export async function objectFiles(kind: 'configMap' | 'secret', src: Dict, pod: Pod, ctx: VolumeContext): Promise<FileEntry[]> {
   const ns = pod.metadata?.namespace ?? 'default';
   const name = String(kind === 'secret' ? (src.secretName ?? src.name) : src.name);
   const optional = src.optional === true;
@@ -65,7 +68,7 @@ async function objectFiles(kind: 'configMap' | 'secret', src: Dict, pod: Pod, ct
   return mapItems(data, src.items, optional, name);
 }
 
-function downwardFiles(src: Dict, pod: Pod, ctx: VolumeContext): FileEntry[] {
+export function downwardFiles(src: Dict, pod: Pod, ctx: VolumeContext): FileEntry[] {
   const out: FileEntry[] = [];
   for (const it of Array.isArray(src.items) ? src.items : []) {
     if (!isDict(it)) continue;
@@ -94,13 +97,13 @@ async function projectedFiles(src: Dict, pod: Pod, ctx: VolumeContext): Promise<
   return out;
 }
 
-/** Writes the files in place (the directory may be bind-mounted into running containers, so it is never replaced). */
+/** Writes the files (each atomically) into the directory, which stays: it may be bind-mounted into running containers. */
 async function writeFileSet(dir: string, files: FileEntry[], defaultMode: number): Promise<void> {
-  await mkdir(dir, { recursive: true });
-  for (const f of files) {
-    const p = join(dir, safeRel(f.path));
-    await mkdir(dirname(p), { recursive: true });
-    await writeFile(p, f.data, { mode: f.mode ?? defaultMode });
+  try {
+    await writeVolumeFiles(dir, files, defaultMode);
+  } catch (e) {
+    if (e instanceof VolumePathError) throw new VolumeError(e.message);
+    throw e;
   }
 }
 
@@ -132,7 +135,8 @@ export async function setUpVolumes(pod: Pod, ctx: VolumeContext): Promise<Map<st
       out.set(v.name, d);
     } else if (isDict(v.projected)) {
       const d = dirFor('kubernetes.io~projected');
-      await writeFileSet(d, await projectedFiles(v.projected, pod, ctx), mode(v.projected));
+      if (ctx.projected) await ctx.projected.setUp(pod, v.projected, d, ctx);
+      else await writeFileSet(d, await projectedFiles(v.projected, pod, ctx), mode(v.projected));
       out.set(v.name, d);
     } else if (isDict(v.emptyDir) || Object.keys(v).length === 1) {
       const d = dirFor('kubernetes.io~empty-dir');
