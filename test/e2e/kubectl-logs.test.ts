@@ -63,7 +63,7 @@ async function run(bin: string): Promise<void> {
     `--cert-dir=${join(root, 'pki')}`, '--port=0', '--read-only-port=0', '--healthz-port=0', '--fail-swap-on=false',
     '--address=127.0.0.1', '--node-ip=127.0.0.1', '--resolv-conf=', '--event-qps=0', '--core-api-qps=50', '--core-api-burst=100',
     `--client-ca-file=${file('ca.crt')}`, `--tls-cert-file=${file('serving.crt')}`, `--tls-private-key-file=${file('serving.key')}`,
-    '--anonymous-auth=false',
+    '--anonymous-auth=false', '--streaming-connection-idle-timeout=2s',
   ]);
   agent = await startNodeAgent(config, { podLogDir: join(root, 'logs'), relistPeriodMs: 100, leaseRenewIntervalMs: 300, skipProcessTweaks: true });
   const agentPort = agent.listeners?.securePort ?? 0;
@@ -144,6 +144,16 @@ async function run(bin: string): Promise<void> {
       const pf = await kv(['port-forward', 'pod/web', '18080:80'].concat(['--address=127.0.0.1']));
       t.not(pf.code, 0, `1.${v}: port-forward cannot work without a network`);
     }
+  });
+
+  t.test('an idle stream is closed after --streaming-connection-idle-timeout', async (t) => {
+    // An attach to a simulated container carries no bytes at all: the node closes it.
+    const child = spawn(bin, [...kubeArgs, 'attach', 'web'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    await exited;
+    clearTimeout(timer);
+    t.equal(child.signalCode, null, 'kubectl attach ended on its own');
   });
 
   const followSockets = (): Socket[] => (process as unknown as { _getActiveHandles(): unknown[] })._getActiveHandles().filter((h): h is Socket => {

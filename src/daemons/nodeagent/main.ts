@@ -154,7 +154,7 @@ export async function startNodeAgent(config: NodeagentConfig, opts: StartOptions
         certDir: config.certDir, clientCaFile: config.clientCaFile, hostname: host.hostname, nodeIp: host.internalIp,
       }, {
         nodeName, pods, podSet, runtime, startTime: Date.now(), enableDebuggingHandlers: config.enableDebuggingHandlers,
-        anonymousAuth: config.anonymousAuth, access, healthy: () => Date.now() - pods.lastRelistOk < RELIST_HEALTHY_MS, log: log.child({ component: 'server' }),
+        anonymousAuth: config.anonymousAuth, access, streamIdleTimeoutMs: config.streamingConnectionIdleTimeout, healthy: () => Date.now() - pods.lastRelistOk < RELIST_HEALTHY_MS, log: log.child({ component: 'server' }),
       });
       const l = listeners;
       cleanups.push(() => l.close());

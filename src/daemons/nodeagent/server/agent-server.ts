@@ -36,6 +36,8 @@ export interface AgentServerContext {
   readonly log: Logger;
   /** Milliseconds for reaching the runtime's streaming server (default 30 s). */
   readonly streamDialTimeoutMs?: number;
+  /** --streaming-connection-idle-timeout in milliseconds; 0 or unset: no limit. */
+  readonly streamIdleTimeoutMs?: number;
 }
 
 const defaultAccess = new WeakMap<AgentServerContext, AgentAccess>();
@@ -170,7 +172,7 @@ export function agentHandler(kind: ListenerKind, ctx: AgentServerContext): (req:
 }
 
 function streamingContext(ctx: AgentServerContext): Parameters<typeof serveStreamingUpgrade>[6] {
-  return { pods: ctx.pods, runtime: ctx.runtime, log: ctx.log, dialTimeoutMs: ctx.streamDialTimeoutMs ?? 30_000 };
+  return { pods: ctx.pods, runtime: ctx.runtime, log: ctx.log, dialTimeoutMs: ctx.streamDialTimeoutMs ?? 30_000, idleTimeoutMs: ctx.streamIdleTimeoutMs ?? 0 };
 }
 
 function refuseUpgrade(socket: Duplex, code: number, reason: string, message: string): void {

@@ -33,6 +33,20 @@ export interface StreamingContext {
   readonly log: Logger;
   /** Milliseconds for reaching the runtime's streaming server. */
   readonly dialTimeoutMs: number;
+  /** --streaming-connection-idle-timeout in milliseconds; 0: no limit. */
+  readonly idleTimeoutMs: number;
+}
+
+/**
+ * After the switch: no bytes either way for the idle time closes the client's connection (and,
+ * spliced or bridged, the runtime side with it). Armed only now because the WebSocket library
+ * clears socket timeouts while accepting.
+ */
+function armIdle(socket: Duplex, ctx: StreamingContext): void {
+  const s = socket as Duplex & { setTimeout?: (ms: number, cb: () => void) => void };
+  if (ctx.idleTimeoutMs > 0 && typeof s.setTimeout === 'function') {
+    s.setTimeout(ctx.idleTimeoutMs, () => { ctx.log.debug('streaming connection idle: closed'); socket.destroy(); });
+  }
 }
 
 export const STREAMING_PATHS = new Set(['exec', 'attach', 'portForward', 'run']);
@@ -99,6 +113,7 @@ async function proxySpdy(req: IncomingMessage, socket: Duplex, head: Buffer, url
   }).catch((e: unknown) => { throw new HttpFailure(e instanceof UpgradeError && e.timeout ? 504 : 500, 'InternalError', `error dialing the runtime's streaming server: ${(e as Error).message}`); });
   if (out.kind === 'response') { await relayResponse(socket, out.res); return; }
   writeResponseHead(socket, 101, 'Switching Protocols', headerPairs(out.res));
+  armIdle(socket, ctx);
   await splice(socket, head, out.socket, out.head);
 }
 
@@ -123,6 +138,7 @@ async function serveRemoteCommand(kind: 'exec' | 'attach', req: IncomingMessage,
     throw new HttpFailure(500, 'InternalError', `error opening ${kind} streams to the runtime: ${(e as Error).message}`);
   }
   const sock = await acceptWebSocket(req, socket, head, offeredProtocols(req).length > 0 ? chosen.name : '');
+  armIdle(socket, ctx);
   await bridgeRemoteCommand(new ChannelConnection(sock, chosen), chosen.version, session, streams, ctx.log);
 }
 
@@ -146,6 +162,7 @@ async function servePortForward(req: IncomingMessage, socket: Duplex, head: Buff
   if (offered.includes(TUNNEL_PROTOCOL)) {
     const up = await upgradeToRuntime(url, [PORT_FORWARD_PROTOCOL], ctx.dialTimeoutMs);
     const sock = await acceptWebSocket(req, socket, head, TUNNEL_PROTOCOL);
+    armIdle(socket, ctx);
     if (up.head.length > 0) sock.send(up.head, { binary: true });
     await spliceWebSocket(sock, up.socket);
     return;
@@ -162,6 +179,7 @@ async function servePortForward(req: IncomingMessage, socket: Duplex, head: Buff
     throw new HttpFailure(500, 'InternalError', `error opening port-forward streams to the runtime: ${(e as Error).message}`);
   }
   const sock = await acceptWebSocket(req, socket, head, chosen.name);
+  armIdle(socket, ctx);
   await bridgePortChannels(new ChannelConnection(sock, chosen), session, streams, ctx.log);
 }
 
