@@ -78,15 +78,7 @@ export async function bridgePortChannels(conn: ChannelConnection, session: SpdyS
     for (const [channel, stream] of [[2 * i, s.data], [2 * i + 1, s.error]] as const) {
       // The port announcement comes first, even when the stream never carries data.
       void conn.send(channel, portPrefix(s.port));
-      copies.push(new Promise<void>((resolve) => {
-        stream.on('data', (c: Buffer) => {
-          const wait = conn.send(channel, c);
-          stream.pause();
-          void wait.then(() => stream.resume());
-        });
-        stream.once('end', () => resolve());
-        stream.once('close', () => resolve());
-      }));
+      copies.push(conn.pipeFrom(stream, channel));
     }
   }
   conn.attach({

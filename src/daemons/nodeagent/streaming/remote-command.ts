@@ -49,19 +49,6 @@ function readAll(s: SpdyStream): Promise<Buffer> {
   });
 }
 
-/** Copies a runtime output stream to a client channel, pausing while the client lags. */
-function pump(s: SpdyStream, conn: ChannelConnection, channel: number): Promise<void> {
-  return new Promise((resolve) => {
-    s.on('data', (c: Buffer) => {
-      const wait = conn.send(channel, c);
-      s.pause();
-      void wait.then(() => s.resume());
-    });
-    s.once('end', () => resolve());
-    s.once('close', () => resolve());
-  });
-}
-
 const NO_STATUS = JSON.stringify({
   metadata: {}, status: 'Failure', reason: 'InternalError', code: 500,
   message: 'the container runtime ended the stream without reporting how the command ended',
@@ -88,8 +75,8 @@ export async function bridgeRemoteCommand(conn: ChannelConnection, clientVersion
   let clientGone = false;
   const statusText = readAll(streams.error);
   const outputs = [
-    streams.stdout ? pump(streams.stdout, conn, STDOUT) : Promise.resolve(),
-    streams.stderr ? pump(streams.stderr, conn, STDERR) : Promise.resolve(),
+    streams.stdout ? conn.pipeFrom(streams.stdout, STDOUT) : Promise.resolve(),
+    streams.stderr ? conn.pipeFrom(streams.stderr, STDERR) : Promise.resolve(),
   ];
   const handlers = {
     data: (ch: number, payload: Buffer): void => {

@@ -12,7 +12,7 @@
  * handshake does); no subprotocol at all means channel.k8s.io.
  */
 import type { IncomingMessage } from 'node:http';
-import type { Duplex } from 'node:stream';
+import type { Duplex, Readable } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 
 export interface ChannelProtocol {
@@ -130,6 +130,19 @@ export class ChannelConnection {
     });
     if (this.unsent < HIGH_WATER) return Promise.resolve();
     return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  /** Copies a readable (a runtime stream) to a channel, pausing it while the client lags. */
+  pipeFrom(source: Readable, channel: number): Promise<void> {
+    return new Promise((resolve) => {
+      source.on('data', (c: Buffer) => {
+        const wait = this.send(channel, c);
+        source.pause();
+        void wait.then(() => source.resume());
+      });
+      source.once('end', () => resolve());
+      source.once('close', () => resolve());
+    });
   }
 
   /** Closes normally (1000) after what was sent. */
