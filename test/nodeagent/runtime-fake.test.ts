@@ -123,18 +123,18 @@ t.test('closed runtime refuses calls; aborted signal cancels', async (t) => {
 });
 
 t.test('runtime factory', async (t) => {
-  const fake = createRuntimeBackend({ containerRuntime: 'fake', containerRuntimeEndpoint: '' });
+  const fake = await createRuntimeBackend({ containerRuntime: 'fake', containerRuntimeEndpoint: '' });
   t.ok(fake instanceof FakeRuntime);
   await fake.close();
-  const cri = createRuntimeBackend({ containerRuntime: 'runtimeA', containerRuntimeEndpoint: 'unix:///nonexistent/corectl-test.sock', runtimeRequestTimeoutMs: 300 });
+  const cri = await createRuntimeBackend({ containerRuntime: 'runtimeA', containerRuntimeEndpoint: 'unix:///nonexistent/corectl-test.sock', runtimeRequestTimeoutMs: 300 });
   t.ok(cri instanceof CriRuntime);
   await t.rejects(cri.version(), RuntimeError, 'an unreachable endpoint fails with a RuntimeError');
   await cri.close();
-  const remote = createRuntimeBackend({ containerRuntime: 'remote', containerRuntimeEndpoint: '/nonexistent/x.sock' });
+  const remote = await createRuntimeBackend({ containerRuntime: 'remote', containerRuntimeEndpoint: '/nonexistent/x.sock' });
   t.ok(remote instanceof CriRuntime);
   await remote.close();
-  t.throws(() => createRuntimeBackend({ containerRuntime: 'runtimeB', containerRuntimeEndpoint: '' }), RuntimeConfigError);
-  t.throws(() => createRuntimeBackend({ containerRuntime: 'runtimeB', containerRuntimeEndpoint: '' }), /runtimeB is not supported/);
-  t.throws(() => createRuntimeBackend({ containerRuntime: 'docker', containerRuntimeEndpoint: '' }), /--container-runtime/);
-  t.throws(() => createRuntimeBackend({ containerRuntime: 'runtimeA', containerRuntimeEndpoint: 'http://x' }), /--container-runtime-endpoint/);
+  await t.rejects(createRuntimeBackend({ containerRuntime: 'runtimeB', containerRuntimeEndpoint: '' }), RuntimeConfigError);
+  await t.rejects(createRuntimeBackend({ containerRuntime: 'runtimeB', containerRuntimeEndpoint: '' }), /runtimeB is not supported/);
+  await t.rejects(createRuntimeBackend({ containerRuntime: 'docker', containerRuntimeEndpoint: '' }), /--container-runtime/);
+  await t.rejects(createRuntimeBackend({ containerRuntime: 'runtimeA', containerRuntimeEndpoint: 'http://x' }), /--container-runtime-endpoint/);
 });

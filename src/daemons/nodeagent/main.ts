@@ -91,7 +91,7 @@ export async function startNodeAgent(config: NodeagentConfig, opts: StartOptions
     await mkdir(config.rootDir, { recursive: true });
     const host = await readHostFacts({ hostnameOverride: config.hostnameOverride, nodeIp: config.nodeIp, rootDir: config.rootDir });
     const nodeName = host.nodeName;
-    const runtime = opts.runtime ?? createRuntimeBackend({
+    const runtime = opts.runtime ?? await createRuntimeBackend({
       containerRuntime: config.containerRuntime, containerRuntimeEndpoint: config.containerRuntimeEndpoint,
       runtimeRequestTimeoutMs: config.runtimeRequestTimeout, logger: log.child({ component: 'runtime' }),
       fake: { nodeIp: host.internalIp, ...(config.podCidr ? { podCidr: config.podCidr } : {}) },

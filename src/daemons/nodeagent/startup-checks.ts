@@ -5,7 +5,6 @@
  * sandboxes without CAP_SYS_RESOURCE) and --max-open-files (best effort: Node cannot raise
  * RLIMIT_NOFILE itself, so a lower current limit is only reported).
  */
-import { spawnSync } from 'node:child_process';
 import { mkdirSync, openSync, closeSync, readFileSync, writeFileSync, unlinkSync, existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Logger } from 'pino';
@@ -67,9 +66,16 @@ export function applyOomScoreAdj(value: number, log: Logger, path = '/proc/self/
   }
 }
 
+/** The soft open-files limit from /proc/self/limits (no shell spawned at start-up). */
+export function openFilesLimit(limitsPath = '/proc/self/limits'): number | undefined {
+  let text: string;
+  try { text = readFileSync(limitsPath, 'utf8'); } catch { return undefined; }
+  const m = /^Max open files\s+(\S+)/m.exec(text);
+  if (!m) return undefined;
+  return m[1] === 'unlimited' ? Infinity : Number(m[1]);
+}
+
 export function checkMaxOpenFiles(wanted: number, log: Logger): void {
-  const r = spawnSync('sh', ['-c', 'ulimit -n'], { encoding: 'utf8' });
-  const cur = r.stdout?.trim();
-  const n = cur === 'unlimited' ? Infinity : Number(cur);
+  const n = openFilesLimit() ?? Infinity;
   if (Number.isFinite(n) && n < wanted) log.warn({ current: n, wanted }, '--max-open-files: the process limit is lower and cannot be raised from Node; continuing');
 }

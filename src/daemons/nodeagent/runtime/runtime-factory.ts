@@ -3,9 +3,10 @@
  *   --container-runtime runtimeA | remote  → CRI v1 over gRPC at --container-runtime-endpoint
  *   --container-runtime fake               → the in-memory fake (simulated nodes)
  *   --container-runtime runtimeB           → not supported (a clear start-up error)
+ * The CRI client (gRPC, protobuf loading) is imported only when chosen: a simulated node starts
+ * without it.
  */
 import type { Logger } from 'pino';
-import { CriRuntime } from './cri/cri-runtime.js';
 import { FakeRuntime, type FakeRuntimeOptions } from './fake/fake-runtime.js';
 import type { RuntimeBackend } from './runtime.js';
 
@@ -26,7 +27,7 @@ export class RuntimeConfigError extends Error {
   override readonly name = 'RuntimeConfigError';
 }
 
-export function createRuntimeBackend(config: RuntimeFactoryConfig): RuntimeBackend {
+export async function createRuntimeBackend(config: RuntimeFactoryConfig): Promise<RuntimeBackend> {
   switch (config.containerRuntime) {
     case 'runtimeA':
     case 'remote': {
@@ -34,6 +35,7 @@ export function createRuntimeBackend(config: RuntimeFactoryConfig): RuntimeBacke
       if (!/^(unix:\/\/\/|\/|tcp:\/\/)/.test(endpoint)) {
         throw new RuntimeConfigError(`--container-runtime-endpoint: ${JSON.stringify(endpoint)} is not unix:///path or tcp://host:port`);
       }
+      const { CriRuntime } = await import('./cri/cri-runtime.js');
       return new CriRuntime({ endpoint, requestTimeoutMs: config.runtimeRequestTimeoutMs });
     }
     case 'fake':
