@@ -112,6 +112,7 @@ up:   export KUBECONFIG=$DATA_DIR/admin.coreconfig
 up:   kubectl get nodes
 up:   kubectl create deployment web --image=$IMAGE -- httpd -f -p 80
 up:   kubectl get pods -o wide
+up:   kubectl exec deploy/web -- cat /etc/hostname
 EOF
         ;;
     esac
