@@ -10,7 +10,7 @@ import { readFile } from 'node:fs/promises';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { join } from 'node:path';
-import type { AddressInfo } from 'node:net';
+import { listen } from '../../../util/http-serving.js';
 import { createSelfSignedServing, writePemFile } from '../../../util/pki.js';
 import { agentHandler, agentUpgradeHandler, type AgentServerContext } from './agent-server.js';
 
@@ -48,16 +48,6 @@ async function servingPair(c: ListenerConfig): Promise<{ cert: string; key: stri
   await writePemFile(certPath, pair.certPem, 0o644);
   await writePemFile(keyPath, pair.keyPem, 0o600);
   return { cert: pair.certPem, key: pair.keyPem };
-}
-
-function listen(server: Server, port: number, host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve((server.address() as AddressInfo).port);
-    });
-  });
 }
 
 function closeServer(s: Server): Promise<void> {
