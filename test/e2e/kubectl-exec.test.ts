@@ -7,7 +7,8 @@
  * `kubectl port-forward`.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -200,6 +201,20 @@ async function main(): Promise<void> {
       const missing = await kc(['exec', 'web', '-c', 'nope', '--', 'true']);
       t.not(missing.code, 0);
       t.match(missing.stderr, /container nope is not valid for pod web/);
+    });
+
+    t.test(`kubectl 1.${v} cp both ways (tar through exec stdin and stdout)`, async (t) => {
+      const data = randomBytes(300_000);
+      const local = file(`blob-${v}`);
+      await writeFile(local, data);
+      const up = await kc(['cp', local, `web:/tmp/blob-${v}`]);
+      t.equal(up.code, 0, up.stderr);
+      const sum = await kc(['exec', 'web', '--', 'md5sum', `/tmp/blob-${v}`]);
+      t.equal(sum.stdout.split(' ')[0], createHash('md5').update(data).digest('hex'), 'the bytes arrived intact');
+      const back = file(`back-${v}`);
+      const down = await kc(['cp', `web:/tmp/blob-${v}`, back]);
+      t.equal(down.code, 0, down.stderr);
+      t.ok((await readFile(back)).equals(data), 'and came back intact');
     });
 
     t.test(`kubectl 1.${v} attach`, async (t) => {
