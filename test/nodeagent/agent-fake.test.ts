@@ -16,19 +16,8 @@ import { parseNodeagentArgs } from '../../src/flags/nodeagent.js';
 import { startNodeAgent, type NodeAgent } from '../../src/daemons/nodeagent/main.js';
 import type { Pod } from '../../src/daemons/nodeagent/pod-types.js';
 import { startApiserver } from '../helpers/apiserver.js';
+import { waitFor } from '../helpers/wait-for.js';
 
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 15_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  let last: unknown;
-  for (let wait = 20; ; wait = Math.min(wait * 2, 250)) {
-    try {
-      const v = await fn();
-      if (v !== undefined && v !== false) return v;
-    } catch (e) { last = e; }
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-    await new Promise((r) => setTimeout(r, wait));
-  }
-}
 
 const api = await startApiserver();
 const dir = await mkdtemp(join(tmpdir(), 'corectl-agent-'));

@@ -17,19 +17,8 @@ import { parseNodeagentArgs } from '../../src/flags/nodeagent.js';
 import { startNodeAgent } from '../../src/daemons/nodeagent/main.js';
 import type { Pod } from '../../src/daemons/nodeagent/pod-types.js';
 import { startApiserver } from '../helpers/apiserver.js';
+import { waitFor } from '../helpers/wait-for.js';
 
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 15_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v !== undefined && v !== false) return v;
-    } catch (e) { last = e; }
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 const api = await startApiserver();
 const dir = await mkdtemp(join(tmpdir(), 'corectl-agent-pods-'));

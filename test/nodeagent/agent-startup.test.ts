@@ -16,19 +16,12 @@ import { runOnce, startNodeAgent } from '../../src/daemons/nodeagent/main.js';
 import { nodeResources } from '../../src/daemons/nodeagent/node-resources.js';
 import { FakeRuntime } from '../../src/daemons/nodeagent/runtime/fake/fake-runtime.js';
 import { acquireLockFile, activeSwaps, StartupError } from '../../src/daemons/nodeagent/startup-checks.js';
+import { waitFor as waitForShared } from '../helpers/wait-for.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'corectl-agent-start-'));
 t.teardown(() => rm(dir, { recursive: true, force: true }));
 
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 10_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+function waitFor<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 10_000): Promise<T> { return waitForShared(what, fn, timeoutMs); }
 
 function args(name: string, extra: string[] = []): string[] {
   const root = join(dir, name);

@@ -18,6 +18,7 @@ import { startNodeAgent, type NodeAgent } from '../../src/daemons/nodeagent/main
 import type { Pod } from '../../src/daemons/nodeagent/pod-types.js';
 import { startApiserver } from '../helpers/apiserver.js';
 import { containerdSkipReason, startContainerd } from '../helpers/containerd.js';
+import { waitFor as waitForShared } from '../helpers/wait-for.js';
 
 const skip = containerdSkipReason();
 if (skip) {
@@ -26,18 +27,7 @@ if (skip) {
   await main();
 }
 
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  let last: unknown;
-  for (let wait = 50; ; wait = Math.min(wait * 2, 500)) {
-    try {
-      const v = await fn();
-      if (v !== undefined && v !== false) return v;
-    } catch (e) { last = e; }
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-    await new Promise((r) => setTimeout(r, wait));
-  }
-}
+function waitFor<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 30_000): Promise<T> { return waitForShared(what, fn, timeoutMs); }
 
 function httpsGet(url: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {

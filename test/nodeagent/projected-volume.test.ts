@@ -21,19 +21,8 @@ import type { Pod } from '../../src/daemons/nodeagent/pod-types.js';
 import { ProjectedVolumes, type TokenRequestSpec } from '../../src/daemons/nodeagent/volumes/projected.js';
 import type { VolumeContext } from '../../src/daemons/nodeagent/volumes/volumes.js';
 import { h2request, startApiserver } from '../helpers/apiserver.js';
+import { waitFor } from '../helpers/wait-for.js';
 
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 15_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  let last: unknown;
-  for (let wait = 20; ; wait = Math.min(wait * 2, 250)) {
-    try {
-      const v = await fn();
-      if (v !== undefined && v !== false) return v;
-    } catch (e) { last = e; }
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-    await new Promise((r) => setTimeout(r, wait));
-  }
-}
 
 const dir = await mkdtemp(join(tmpdir(), 'corectl-projected-'));
 const keyFile = join(dir, 'sa.key');
