@@ -19,6 +19,11 @@ export function listen(srv: Server, port: number, host: string): Promise<number>
   });
 }
 
+/** Stops listening and drops open connections of every server; resolves when all are closed. */
+export function closeServers(servers: readonly Server[]): Promise<void> {
+  return Promise.all(servers.map((s) => new Promise<void>((resolve) => { s.close(() => resolve()); s.closeAllConnections(); }))).then(() => undefined);
+}
+
 /**
  * Records a V8 CPU profile of this process for `seconds` (ended early by the signal) and returns
  * it as .cpuprofile JSON (Chrome DevTools' format; Go's pprof format has no Node equivalent).

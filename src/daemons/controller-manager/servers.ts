@@ -24,7 +24,7 @@ import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createSelfSignedServing } from '../../util/pki.js';
 import { cipherList, minTlsVersion } from '../apiserver/tls/tls-options.js';
-import { cpuProfile, listen, send } from '../../util/http-serving.js';
+import { cpuProfile, listen, send, closeServers } from '../../util/http-serving.js';
 
 export interface ServingConfig {
   address: string;
@@ -130,9 +130,7 @@ export async function startServers(cfg: ServingConfig, log: Logger, signal: Abor
   return {
     registry, httpPort, httpsPort,
     setHealthy(ok, reason = '') { healthy = ok; unhealthyReason = reason; },
-    async close() {
-      await Promise.all(servers.map((s) => new Promise<void>((resolve) => { s.close(() => resolve()); s.closeAllConnections(); })));
-    },
+    close: () => closeServers(servers),
   };
 }
 

@@ -14,7 +14,7 @@ import type { TLSSocket } from 'node:tls';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { createSelfSignedServing } from '../../util/pki.js';
-import { cpuProfile, listen, send } from '../../util/http-serving.js';
+import { cpuProfile, listen, send, closeServers } from '../../util/http-serving.js';
 
 export interface ServingConfig {
   port: number;
@@ -100,8 +100,6 @@ export async function startServers(cfg: ServingConfig, registry: Registry, log: 
     httpPort, httpsPort,
     setHealthy(ok, why = '') { healthy = ok; reason = why; },
     setReady(ok) { ready = ok; },
-    async close() {
-      await Promise.all(servers.map((s) => new Promise<void>((resolve) => { s.close(() => resolve()); s.closeAllConnections(); })));
-    },
+    close: () => closeServers(servers),
   };
 }

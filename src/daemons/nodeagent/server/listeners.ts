@@ -10,7 +10,7 @@ import { readFile } from 'node:fs/promises';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { join } from 'node:path';
-import { listen } from '../../../util/http-serving.js';
+import { closeServers, listen } from '../../../util/http-serving.js';
 import { createSelfSignedServing, writePemFile } from '../../../util/pki.js';
 import { agentHandler, agentUpgradeHandler, type AgentServerContext } from './agent-server.js';
 
@@ -50,13 +50,6 @@ async function servingPair(c: ListenerConfig): Promise<{ cert: string; key: stri
   return { cert: pair.certPem, key: pair.keyPem };
 }
 
-function closeServer(s: Server): Promise<void> {
-  return new Promise((resolve) => {
-    s.close(() => resolve());
-    s.closeAllConnections();
-  });
-}
-
 export async function openListeners(c: ListenerConfig, ctx: AgentServerContext): Promise<Listeners> {
   const opened: Server[] = [];
   try {
@@ -78,9 +71,9 @@ export async function openListeners(c: ListenerConfig, ctx: AgentServerContext):
       opened.push(hz);
       healthzPort = await listen(hz, c.healthzPort, c.healthzBindAddress);
     }
-    return { securePort, readOnlyPort, healthzPort, servingCertPem: pair.cert, close: async () => { await Promise.all(opened.map(closeServer)); } };
+    return { securePort, readOnlyPort, healthzPort, servingCertPem: pair.cert, close: async () => { await closeServers(opened); } };
   } catch (e) {
-    await Promise.all(opened.map(closeServer));
+    await closeServers(opened);
     throw e;
   }
 }
