@@ -31,6 +31,7 @@ import { ResourceStore, jsonEqual } from './resource-store.js';
 import { parseResourceVersion } from './resource-version.js';
 import { WatchCache } from './watch-cache/watch-cache.js';
 import { WatchFeed } from './watch-cache/watch-feed.js';
+import { cloneJson } from '../util/json-clone.js';
 
 /** Conflict retries of one guaranteedUpdate/delete (Kubernetes retries without a bound; we bound it). */
 const MAX_UPDATE_ATTEMPTS = 16;
@@ -144,23 +145,26 @@ class KubeObjectStore implements ObjectStore, ObjectStoreInternals {
       let updated: KubeObject;
       try {
         if (current) checkPreconditions(current, opts.preconditions);
-        updated = await tryUpdate(current ? structuredClone(current) : undefined);
+        updated = await tryUpdate(current ? cloneJson(current) : undefined);
       } catch (e) {
         // A stale suggestion may be why the precondition or tryUpdate failed: retry on fresh data.
         if (!fresh) { fresh = true; continue; }
         throw e;
       }
       const { plain, stored } = await rs.encode(updated, key);
-      if (current && jsonEqual(stripRv(rs.decodePlain(plain, 0)), stripRv(current))) {
+      // The canonical (decoded) form of what is written: compared with the current object, and
+      // handed back after the write (it is a fresh object nobody else holds).
+      const written = rs.decodePlain(plain, 0);
+      if (current && jsonEqual(stripRv(written), stripRv(current))) {
         if (!fresh) { fresh = true; continue; } // equal to a stale copy proves nothing
         return current;
       }
-      if (opts.dryRun) return rs.decodePlain(plain, kv ? kv.modRevision : 0);
+      if (opts.dryRun) return withRevision(written, kv ? kv.modRevision : 0);
       try {
         const { revision } = kv
           ? await rs.backend.update(key, stored, kv.modRevision, ttl(opts.ttlSeconds))
           : await rs.backend.create(key, stored, ttl(opts.ttlSeconds));
-        return rs.decodePlain(plain, revision);
+        return withRevision(written, revision);
       } catch (e) {
         if (isStorageError(e, 'Conflict') || isStorageError(e, 'KeyExists') || (kv && isStorageError(e, 'KeyNotFound'))) {
           fresh = true;
@@ -272,6 +276,12 @@ function ttl(ttlSeconds: number | undefined): { ttlSeconds?: number } {
 
 function notFound(key: string): StorageError {
   return new StorageError('KeyNotFound', `${key} not found`, { key });
+}
+
+/** Sets metadata.resourceVersion of an object the store just decoded (and so owns). */
+function withRevision(o: KubeObject, revision: number): KubeObject {
+  o.metadata!.resourceVersion = String(revision);
+  return o;
 }
 
 function stripRv(o: KubeObject): KubeObject {

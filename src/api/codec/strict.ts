@@ -54,6 +54,47 @@ function join(path: string, key: string): string {
   return path ? `${path}.${key}` : key;
 }
 
+/** What the checker needs per message, computed once per (registry, message): decls are static. */
+interface MessageInfo {
+  readonly fields: Map<string, FieldDecl>;
+  readonly goStruct: string;
+  readonly typeMeta: boolean;
+}
+
+const infoCache = new WeakMap<SchemaRegistry, WeakMap<MessageDecl, MessageInfo>>();
+
+function messageInfo(reg: SchemaRegistry, m: MessageDecl): MessageInfo {
+  let perReg = infoCache.get(reg);
+  if (!perReg) infoCache.set(reg, perReg = new WeakMap());
+  let info = perReg.get(m);
+  if (!info) {
+    const fields = fieldsOf(reg, m);
+    info = { fields, goStruct: shortName(m.name).name, typeMeta: hasTypeMeta(m, reg, fields) };
+    perReg.set(m, info);
+  }
+  return info;
+}
+
+/** The message's JSON fields by name, inline members flattened (the first declaration wins). */
+function fieldsOf(reg: SchemaRegistry, m: MessageDecl): Map<string, FieldDecl> {
+  const out = new Map<string, FieldDecl>();
+  const add = (decl: MessageDecl): void => {
+    for (const f of decl.fields) {
+      if (f.inline && 'message' in f.type && !SPECIAL_MESSAGES[f.type.message]) {
+        const inner = reg.message(f.type.message);
+        if (inner) { add(inner); continue; }
+      }
+      if (!out.has(f.name)) out.set(f.name, f);
+    }
+  };
+  add(m);
+  return out;
+}
+
+/**
+ * Walks a decoded object against its message. Paths are built only where they are reported or
+ * descended into: most values are scalars that pass, and a string per key would dominate.
+ */
 class Checker {
   readonly unknown: string[] = [];
   readonly typeErrors: FieldError[] = [];
@@ -101,56 +142,60 @@ class Checker {
     this.object(v as Record<string, unknown>, msg, path);
   }
 
-  private fieldsOf(m: MessageDecl): Map<string, FieldDecl> {
-    const out = new Map<string, FieldDecl>();
-    const add = (decl: MessageDecl): void => {
-      for (const f of decl.fields) {
-        if (f.inline && 'message' in f.type && !SPECIAL_MESSAGES[f.type.message]) {
-          const inner = this.reg.message(f.type.message);
-          if (inner) { add(inner); continue; }
-        }
-        if (!out.has(f.name)) out.set(f.name, f);
-      }
-    };
-    add(m);
-    return out;
+  /** A scalar value that passes needs no path; anything else gets the full check. */
+  private static scalarOk(v: unknown, t: TypeRef): boolean {
+    if (!('scalar' in t)) return false;
+    const s = t.scalar;
+    return s === 'string' ? typeof v === 'string'
+      : s === 'bool' ? typeof v === 'boolean'
+      : s === 'int32' || s === 'int64' ? typeof v === 'number' && Number.isInteger(v)
+      : false;
   }
 
   object(o: Record<string, unknown>, m: MessageDecl, path: string): void {
-    const fields = this.fieldsOf(m);
-    const goStruct = shortName(m.name).name;
-    const typeMeta = hasTypeMeta(m, this.reg, fields);
-    for (const [k, v] of Object.entries(o)) {
-      const p = join(path, k);
+    const { fields, goStruct, typeMeta } = messageInfo(this.reg, m);
+    for (const k in o) {
+      if (!Object.prototype.hasOwnProperty.call(o, k)) continue;
+      const v = o[k];
       const f = fields.get(k);
       if (!f) {
         if (typeMeta && (k === 'apiVersion' || k === 'kind')) {
-          if (v !== null && typeof v !== 'string') this.typeError(p, v, goStruct, 'string');
+          if (v !== null && typeof v !== 'string') this.typeError(join(path, k), v, goStruct, 'string');
           continue;
         }
-        if (this.unknown.length < MAX_REPORTED) this.unknown.push(p);
+        if (this.unknown.length < MAX_REPORTED) this.unknown.push(join(path, k));
         continue;
       }
       if (v === null) continue;
       if (f.map) {
-        if (typeof v !== 'object' || Array.isArray(v)) { this.typeError(p, v, goStruct, goType(f.type, f)); continue; }
-        for (const [mk, mv] of Object.entries(v as Record<string, unknown>)) this.value(mv, f.type, join(p, mk), goStruct, f);
+        if (typeof v !== 'object' || Array.isArray(v)) { this.typeError(join(path, k), v, goStruct, goType(f.type, f)); continue; }
+        const mo = v as Record<string, unknown>;
+        for (const mk in mo) {
+          if (!Object.prototype.hasOwnProperty.call(mo, mk)) continue;
+          const mv = mo[mk];
+          if (mv === null || Checker.scalarOk(mv, f.type)) continue;
+          this.value(mv, f.type, join(join(path, k), mk), goStruct, f);
+        }
       } else if (f.repeated && !('message' in f.type && isListWrapper(f.type.message))) {
         if (!Array.isArray(v)) {
           // Go decodes a base64 string into []byte; a repeated bytes field is a list of strings.
-          this.typeError(p, v, goStruct, goType(f.type, f));
+          this.typeError(join(path, k), v, goStruct, goType(f.type, f));
           continue;
         }
-        v.forEach((x, i) => this.value(x, f.type, `${p}[${i}]`, goStruct, f));
-      } else {
-        this.value(v, f.type, p, goStruct, f);
+        for (let i = 0; i < v.length; i++) {
+          const x: unknown = v[i];
+          if (x === null || Checker.scalarOk(x, f.type)) continue;
+          this.value(x, f.type, `${join(path, k)}[${i}]`, goStruct, f);
+        }
+      } else if (!Checker.scalarOk(v, f.type)) {
+        this.value(v, f.type, join(path, k), goStruct, f);
       }
     }
   }
 }
 
 /** Whether apiVersion/kind belong in the message's JSON (Go's inline TypeMeta). */
-function hasTypeMeta(m: MessageDecl, reg: SchemaRegistry, fields: Map<string, FieldDecl>): boolean {
+function hasTypeMeta(m: MessageDecl, reg: SchemaRegistry, fields: ReadonlyMap<string, FieldDecl>): boolean {
   if (m.gvk?.length) return true;
   const md = fields.get('metadata');
   if (md && 'message' in md.type && TYPE_META_HOLDERS.has(md.type.message)) return true;
@@ -231,14 +276,67 @@ export function scanJsonKeys(raw: string): { duplicates: { path: string; at: num
   return { duplicates, firstAt };
 }
 
-/** Unknown fields, duplicate keys and wrong JSON types of `obj` read as message `msg`. */
+/**
+ * The number of object keys in JSON text: strings followed by ':' (no value string can be, in
+ * valid JSON). Strings are skipped with indexOf, so long values cost little.
+ */
+export function countJsonKeys(raw: string): number {
+  let count = 0;
+  let i = raw.indexOf('"');
+  while (i >= 0) {
+    // Find the closing quote: one preceded by an even number of backslashes.
+    let j = raw.indexOf('"', i + 1);
+    while (j > 0) {
+      let b = 0;
+      for (let k = j - 1; raw.charCodeAt(k) === 0x5c; k--) b++;
+      if ((b & 1) === 0) break;
+      j = raw.indexOf('"', j + 1);
+    }
+    if (j < 0) return count; // unterminated: not valid JSON, nothing more to count
+    let k = j + 1;
+    let c = raw.charCodeAt(k);
+    while (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) c = raw.charCodeAt(++k);
+    if (c === 0x3a) count++;
+    i = raw.indexOf('"', k);
+  }
+  return count;
+}
+
+/** The number of keys of every object inside a decoded JSON value. */
+function countObjectKeys(v: unknown): number {
+  if (typeof v !== 'object' || v === null) return 0;
+  let n = 0;
+  if (Array.isArray(v)) {
+    for (const x of v) n += countObjectKeys(x);
+    return n;
+  }
+  const o = v as Record<string, unknown>;
+  for (const k in o) {
+    if (!Object.prototype.hasOwnProperty.call(o, k)) continue;
+    n += 1 + countObjectKeys(o[k]);
+  }
+  return n;
+}
+
+/**
+ * Unknown fields, duplicate keys and wrong JSON types of `obj` read as message `msg`.
+ * `rawJson`, when given, is the text `obj` was decoded from (duplicate keys are looked for in it).
+ */
 export function checkFields(obj: unknown, msg: MessageDecl, reg: SchemaRegistry, opts: { rawJson?: Buffer | string } = {}): StrictCheckResult {
   const checker = new Checker(reg);
   if (typeof obj === 'object' && obj !== null && !Array.isArray(obj)) checker.object(obj as Record<string, unknown>, msg, '');
   let duplicates: { path: string; at: number }[] = [];
   let firstAt = new Map<string, number>();
   const raw = opts.rawJson === undefined ? '' : typeof opts.rawJson === 'string' ? opts.rawJson : opts.rawJson.toString('utf8');
-  if (/^\s*\{/.test(raw)) ({ duplicates, firstAt } = scanJsonKeys(raw));
+  // The full scan (paths of every key) is only needed when something is to be reported: when
+  // the text holds more keys than the decoded object (JSON.parse keeps one value per repeated
+  // key), or to order unknown-field messages by their place in the text.
+  if (/^\s*\{/.test(raw) && (checker.unknown.length > 0 || countJsonKeys(raw) !== countObjectKeys(obj))) {
+    ({ duplicates, firstAt } = scanJsonKeys(raw));
+  }
+  if (checker.unknown.length === 0 && duplicates.length === 0) {
+    return { unknown: checker.unknown, duplicate: [], typeErrors: checker.typeErrors, messages: [] };
+  }
   // A key both unknown and repeated is reported once, as unknown (as Kubernetes does for typed
   // objects); so is anything repeated inside an unknown field.
   const unknownSet = new Set(checker.unknown);

@@ -9,6 +9,12 @@ export class ValueCache {
   private readonly pending = new Map<string, { rev: number; value: Buffer }>();
   private readonly recent = new Map<string, { rev: number; value: Buffer }>();
   private recentBytes = 0;
+  /**
+   * A live iterator over `recent` in insertion (LRU) order, kept across evictions. A fresh
+   * `keys().next()` per eviction would rescan every slot deleted at the front of the Map's
+   * table (V8 compacts them only on rehash): ~25 µs per write once the cache is full.
+   */
+  private evictOrder: Iterator<string> | undefined;
 
   constructor(private readonly budgetBytes: number) {}
 
@@ -39,8 +45,13 @@ export class ValueCache {
     this.recent.set(key, p);
     this.recentBytes += p.value.length;
     while (this.recentBytes > this.budgetBytes) {
-      const oldest = this.recent.keys().next();
-      if (oldest.done) break;
+      let oldest = this.evictOrder?.next();
+      if (!oldest || oldest.done) {
+        // A finished iterator stays finished: start a new one at the (current) oldest entry.
+        this.evictOrder = this.recent.keys();
+        oldest = this.evictOrder.next();
+        if (oldest.done) break;
+      }
       this.dropRecent(oldest.value);
     }
   }

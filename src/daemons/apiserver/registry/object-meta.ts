@@ -14,9 +14,18 @@ export function randomSuffix(n = 5): string {
 }
 
 /** RFC 3339 with second precision, as Kubernetes' metav1.Time serializes. */
-export function nowTimestamp(d = new Date()): string {
-  return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+export function nowTimestamp(d?: Date): string {
+  if (d) return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  // "Now" is asked for on every create: format each second once.
+  const sec = Math.floor(Date.now() / 1000);
+  if (sec !== lastSecond) {
+    lastSecond = sec;
+    lastStamp = new Date(sec * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  }
+  return lastStamp;
 }
+let lastSecond = -1;
+let lastStamp = '';
 
 export function generateNameFor(meta: ObjectMeta): string | undefined {
   if (meta.name || !meta.generateName) return meta.name;

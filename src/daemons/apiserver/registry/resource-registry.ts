@@ -20,6 +20,7 @@ import { nowTimestamp, prepareCreateMeta, prepareUpdateMeta } from './object-met
 import { validateObjectMetaUpdate } from '../../../api/resources/common/validation.js';
 import type { ServiceAllocation } from './service-allocation.js';
 import { WriteTxn } from './write-txn.js';
+import { cloneJson } from '../../../util/json-clone.js';
 
 export interface WriteOptions {
   dryRun?: boolean;
@@ -146,7 +147,7 @@ export class ResourceRegistry {
   async create(def: ResourceDefinition, input: KubeObject, opts: WriteOptions = {}): Promise<KubeObject> {
     for (let attempt = 1; ; attempt++) {
       const retriable = !!input.metadata?.generateName && !input.metadata.name;
-      const obj = attempt === 1 && opts.inputOwned && !retriable ? input : structuredClone(input);
+      const obj = attempt === 1 && opts.inputOwned && !retriable ? input : cloneJson(input);
       prepareCreateMeta(def, obj);
       def.defaults?.(obj);
       def.prepareForCreate?.(obj);
@@ -188,7 +189,7 @@ export class ResourceRegistry {
         await txn.rollback(); // a retried attempt starts clean
         if (!storedCur) throw new NotFoundForCreate();
         const cur = this.fromStore(def, storedCur);
-        const desired = structuredClone(await mutate(structuredClone(cur)));
+        const desired = cloneJson(await mutate(cloneJson(cur)));
         const obj = this.prepareUpdate(def, desired, cur, opts);
         if (def.group === '' && def.plural === 'services' && this.opts.services && opts.subresource !== 'status') await this.opts.services.onUpdate(obj, cur, txn, !!opts.dryRun);
         opts.beforeStore?.(obj, cur);
@@ -243,8 +244,8 @@ export class ResourceRegistry {
     let obj: KubeObject;
     if (opts.subresource === 'status') {
       // Status writes change status (and managedFields); everything else stays as stored.
-      obj = { ...structuredClone(cur), status: desired.status };
-      obj.metadata = { ...structuredClone(cm) };
+      obj = { ...cloneJson(cur), status: desired.status };
+      obj.metadata = { ...cloneJson(cm) };
       if (desired.metadata?.managedFields) obj.metadata.managedFields = desired.metadata.managedFields;
       def.prepareForStatusUpdate?.(obj, cur);
       prepareUpdateMeta(def, obj, cur);
