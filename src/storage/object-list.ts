@@ -5,8 +5,8 @@
 import type { KubeObject } from '../api/resources/types.js';
 import { decodeContinue, encodeContinue } from './continue-token.js';
 import { StorageError, isStorageError } from './errors.js';
-import { prefixEnd, type RangeOptions, type RangeResult } from './interface.js';
-import { listPrefix } from './keys.js';
+import { prefixEnd, type KeyValue, type RangeOptions, type RangeResult } from './interface.js';
+import { listPrefix, objectKey } from './keys.js';
 import type { ListQuery, ListResult } from './object-store-types.js';
 import type { ResourceStore } from './resource-store.js';
 import { parseResourceVersion } from './resource-version.js';
@@ -18,6 +18,11 @@ type Mode = { kind: 'exact'; revision: number } | { kind: 'consistent' } | { kin
 
 export async function listObjects(rs: ResourceStore, storePrefix: string, q: ListQuery): Promise<ListResult> {
   const prefix = listPrefix(storePrefix, rs.group, rs.resource, q.namespace);
+  // A named list reads one key (no prefix scan); continue tokens still name the list's prefix.
+  const single = q.name !== undefined && q.name !== ''
+    ? objectKey(storePrefix, { group: rs.group, resource: rs.resource, namespace: q.namespace, name: q.name })
+    : undefined;
+  const rangeKey = single ?? prefix;
   const limit = q.limit !== undefined && q.limit > 0 ? Math.floor(q.limit) : 0;
   let after: string | undefined;
   let mode: Mode;
@@ -41,8 +46,11 @@ export async function listObjects(rs: ResourceStore, storePrefix: string, q: Lis
   }
 
   const filter = q.filter;
+  const wantEntries = q.entries === true;
+  const decode = (kv: KeyValue): KubeObject | Promise<KubeObject> => (rs.canDecodeSync ? rs.decodeSync(kv) : rs.decode(kv));
   const chunk = limit === 0 ? 0 : filter ? Math.max(limit, FILTER_CHUNK) : limit;
   const items: KubeObject[] = [];
+  const entries: KeyValue[] = [];
   const keys: string[] = [];
   let revision = 0;
   let first: RangeResult | undefined;
@@ -50,36 +58,51 @@ export async function listObjects(rs: ResourceStore, storePrefix: string, q: Lis
   let exhausted = false;
   let droppedAfterLast = false; // scanned items past the last returned one exist
   for (;;) {
-    const opts: RangeOptions = { prefix: true, after: cursor, limit: chunk };
-    const page = first === undefined ? await readFirst(rs, prefix, opts, mode, q.continue !== undefined) : await rs.backend.range(prefix, { ...opts, revision });
+    const opts: RangeOptions = { prefix: single === undefined, after: cursor, limit: chunk };
+    const page = first === undefined ? await readFirst(rs, rangeKey, opts, mode, q.continue !== undefined) : await rs.backend.range(rangeKey, { ...opts, revision });
     if (first === undefined) { first = page; revision = page.revision; }
     let i = 0;
     for (; i < page.kvs.length; i++) {
-      if (limit > 0 && items.length === limit) break;
+      if (limit > 0 && keys.length === limit) break;
       const kv = page.kvs[i]!;
-      const obj = await rs.decode(kv);
-      if (filter && !filter(obj)) continue;
-      items.push(obj);
+      if (wantEntries) {
+        if (filter) {
+          const d = decode(kv);
+          if (!filter(d instanceof Promise ? await d : d)) continue;
+        }
+        entries.push(kv);
+      } else {
+        const d = decode(kv);
+        const obj = d instanceof Promise ? await d : d;
+        if (filter && !filter(obj)) continue;
+        items.push(obj);
+      }
       keys.push(kv.key);
     }
     if (i < page.kvs.length) { droppedAfterLast = true; break; }
     if (!page.more || page.kvs.length === 0) { exhausted = true; break; }
-    if (limit > 0 && items.length === limit) break;
+    if (limit > 0 && keys.length === limit) break;
     cursor = page.kvs[page.kvs.length - 1]!.key;
   }
 
-  const result: { items: KubeObject[]; resourceVersion: string; continue?: string; remainingItemCount?: number } = {
-    items, resourceVersion: String(revision),
-  };
+  const result: {
+    items: KubeObject[]; resourceVersion: string; continue?: string; remainingItemCount?: number;
+    entries?: readonly KeyValue[]; decode?: (kv: KeyValue) => Promise<KubeObject>; plainJson?: boolean;
+  } = { items, resourceVersion: String(revision) };
+  if (wantEntries) {
+    result.entries = entries;
+    result.decode = (kv) => rs.decode(kv);
+    if (rs.storesPlainJson) result.plainJson = true;
+  }
   const more = !exhausted || droppedAfterLast;
-  if (limit > 0 && more && items.length > 0) {
+  if (limit > 0 && more && keys.length > 0) {
     const lastKey = keys[keys.length - 1]!;
     result.continue = encodeContinue(revision, prefix, lastKey);
     if (!filter) {
       const rest = after === undefined
-        ? first!.count - items.length
+        ? first!.count - keys.length
         // [lastKey, end) at the list revision, minus lastKey itself (it was just returned).
-        : (await rs.backend.range(lastKey, { end: prefixEnd(prefix), revision, countOnly: true })).count - 1;
+        : (await rs.backend.range(lastKey, { end: single === undefined ? prefixEnd(prefix) : single + '\u0000', revision, countOnly: true })).count - 1;
       if (rest > 0) result.remainingItemCount = rest; else delete result.continue;
     }
   }

@@ -7,6 +7,7 @@
  * All errors are StorageError codes (the API layer maps them to Status).
  */
 import type { KubeObject } from '../api/resources/types.js';
+import type { KeyValue } from './interface.js';
 
 export interface ObjectRef {
   /** Plural resource name, e.g. 'pods' or 'deployments'. */
@@ -23,6 +24,11 @@ export interface ListQuery {
   readonly group: string;
   /** Namespace to list in; '' = all namespaces (or cluster-scoped). */
   readonly namespace: string;
+  /**
+   * Only the object of this name: a one-key read instead of a scan (e.g. for a fieldSelector
+   * pinning metadata.name). For a namespaced resource only together with a namespace.
+   */
+  readonly name?: string;
   readonly limit?: number;
   /** Opaque continue token from a previous page (an expired one: StorageError 'Compacted'). */
   readonly continue?: string;
@@ -37,6 +43,12 @@ export interface ListQuery {
   readonly resourceVersionMatch?: 'NotOlderThan' | 'Exact';
   /** Server-side filtering; applied before limit so pages are full. */
   readonly filter?: (obj: KubeObject) => boolean;
+  /**
+   * Return the page's stored entries (ListResult.entries) instead of decoded items (`items`
+   * stays empty): for callers that serve per-entry serializations and decode only on a miss
+   * (the REST layer's list fast path). The filter still sees decoded objects.
+   */
+  readonly entries?: boolean;
 }
 
 export interface ListResult {
@@ -46,6 +58,20 @@ export interface ListResult {
   /** Token for the next page; absent on the last page. */
   readonly continue?: string;
   readonly remainingItemCount?: number;
+  /**
+   * With ListQuery.entries: the stored entries of the page, in order. An entry is immutable
+   * and, from the watch cache, the same object for as long as the stored object is unchanged,
+   * so callers may key per-entry caches (serializations) on its identity.
+   */
+  readonly entries?: readonly KeyValue[];
+  /** With ListQuery.entries: decodes one of `entries` into the item it stands for. */
+  readonly decode?: (entry: KeyValue) => Promise<KubeObject>;
+  /**
+   * With ListQuery.entries: true when every entry's value is exactly JSON.stringify of its object
+   * without metadata.resourceVersion (the revision is the entry's modRevision), so a caller may
+   * splice the bytes instead of decoding them.
+   */
+  readonly plainJson?: boolean;
 }
 
 export type ObjectEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
@@ -83,6 +109,20 @@ export interface WatchQuery {
  */
 export interface ObjectWatch extends AsyncIterable<ObjectEvent> {
   close(): void;
+  /**
+   * Optional push delivery, the fan-out fast path (use it instead of iterating, never both):
+   * the same events, in the same order, handed to `consumer.event` synchronously as the store
+   * sees them. `event` returns false when the consumer's transport is full; call `resume()`
+   * once it has room. A consumer that stays full too long is ended like a slow iterating
+   * watcher. `end` is called once, when the watch ends for any reason (close, abort, falling
+   * behind, after an ERROR event). Absent when the store cannot push (the caller iterates).
+   */
+  push?(consumer: ObjectEventConsumer): { resume(): void };
+}
+
+export interface ObjectEventConsumer {
+  event(ev: ObjectEvent): boolean;
+  end(): void;
 }
 
 export interface GuaranteedUpdateOptions {

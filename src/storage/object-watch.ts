@@ -16,37 +16,20 @@
  * backend event (the watch cache hands each watcher the same event objects), so an event is
  * decoded once and its `cache` Map (serializations filled by the REST layer) is shared.
  * Consumers must treat event objects as read-only.
+ *
+ * Delivery: iterate, or call push() for synchronous delivery inside the watch cache's fan-out
+ * (the path the API server's HTTP watches take; see ObjectWatch.push).
  */
 import type { KubeObject } from '../api/resources/types.js';
 import { errors } from '../api/meta/status.js';
 import { StorageError, isStorageError } from './errors.js';
-import type { RangeResult, WatchEvent } from './interface.js';
+import type { RangeResult, Watch, WatchBatch } from './interface.js';
 import { listPrefix, objectKey } from './keys.js';
-import type { ObjectEvent, ObjectEventType, ObjectWatch, WatchQuery } from './object-store-types.js';
+import { SharedEventCache, convert, convertSync } from './object-events.js';
+import type { ObjectEvent, ObjectEventConsumer, ObjectWatch, WatchQuery } from './object-store-types.js';
 import type { ResourceStore } from './resource-store.js';
 import { parseResourceVersion } from './resource-version.js';
-
-interface Shared {
-  cur?: Promise<KubeObject>;
-  prev?: Promise<KubeObject>;
-  readonly events: Map<ObjectEventType, ObjectEvent>;
-}
-
-/** Decoded events by backend event identity, bounded (recent events are the ones watchers share). */
-export class SharedEventCache {
-  private readonly map = new Map<WatchEvent, Shared>();
-  constructor(private readonly capacity = 8192) {}
-
-  entry(e: WatchEvent): Shared {
-    let s = this.map.get(e);
-    if (!s) {
-      s = { events: new Map() };
-      this.map.set(e, s);
-      if (this.map.size > this.capacity) this.map.delete(this.map.keys().next().value!);
-    }
-    return s;
-  }
-}
+import { CacheWatcher } from './watch-cache/cache-watcher.js';
 
 export function watchObjects(rs: ResourceStore, storePrefix: string, q: WatchQuery, shared: SharedEventCache): ObjectWatch {
   const rv = parseResourceVersion(q.resourceVersion);
@@ -58,23 +41,32 @@ export function watchObjects(rs: ResourceStore, storePrefix: string, q: WatchQue
   const onAbort = (): void => ac.abort();
   if (q.signal) { if (q.signal.aborted) ac.abort(); else q.signal.addEventListener('abort', onAbort, { once: true }); }
   const matches = (o: KubeObject): boolean => !q.filter || q.filter(o);
+  const matcher = q.filter ? matches : undefined;
+
+  /** The current objects for a start without a revision: a page, or the ERROR event ending the watch. */
+  async function initialPage(): Promise<RangeResult | ObjectEvent | undefined> {
+    try {
+      return rv === 0 && rs.cache
+        ? await rs.cache.readNotOlderThan(key, { prefix: !exact }, 0)
+        : await rs.backend.range(key, { prefix: !exact, signal: ac.signal });
+    } catch (e) {
+      return ac.signal.aborted ? undefined : failure(e, 0);
+    }
+  }
+
+  const backendWatch = (start: number): Watch =>
+    rs.backend.watch(key, { prefix: !exact, fromRevision: start + 1, progressNotify: q.allowBookmarks === true, signal: ac.signal });
 
   async function* run(): AsyncGenerator<ObjectEvent> {
     let start: number;
     if (rv === undefined || rv === 0) {
-      let page: RangeResult;
-      try {
-        page = rv === 0 && rs.cache
-          ? await rs.cache.readNotOlderThan(key, { prefix: !exact }, 0)
-          : await rs.backend.range(key, { prefix: !exact, signal: ac.signal });
-      } catch (e) {
-        if (!ac.signal.aborted) yield failure(e, 0);
-        return;
-      }
+      const page = await initialPage();
+      if (!page) return;
+      if ('type' in page) { yield page; return; }
       for (const kv of page.kvs) {
         let obj: KubeObject;
         try {
-          obj = await rs.decode(kv);
+          obj = rs.canDecodeSync ? rs.decodeSync(kv) : await rs.decode(kv);
         } catch (e) {
           yield failure(e, 0);
           return;
@@ -86,18 +78,18 @@ export function watchObjects(rs: ResourceStore, storePrefix: string, q: WatchQue
       start = rv;
     }
     let lastSent = start;
-    const watch = rs.backend.watch(key, { prefix: !exact, fromRevision: start + 1, progressNotify: q.allowBookmarks === true, signal: ac.signal });
+    const watch = backendWatch(start);
     try {
       for await (const batch of watch) {
         if (batch.events.length === 0) {
           if (q.allowBookmarks && batch.revision > lastSent) {
             lastSent = batch.revision;
-            yield { type: 'BOOKMARK', object: { metadata: { resourceVersion: String(batch.revision) } } };
+            yield bookmark(batch.revision);
           }
           continue;
         }
         for (const e of batch.events) {
-          const r = convert(rs, e, q.filter ? matches : undefined, shared);
+          const r = convert(rs, e, matcher, shared);
           const ev = r instanceof Promise ? await r : r;
           if (ev) { lastSent = batch.revision; yield ev; }
         }
@@ -110,12 +102,146 @@ export function watchObjects(rs: ResourceStore, storePrefix: string, q: WatchQue
     }
   }
 
+  /**
+   * Push delivery (ObjectWatch.push): the same events as run(), in the same order. On a watch
+   * cache without an at-rest transformer every live event is converted and handed over
+   * synchronously inside the cache's fan-out (no queue, no promise per watcher); otherwise the
+   * backend watch is iterated and events are pushed as they come.
+   */
+  function push(c: ObjectEventConsumer): { resume(): void } {
+    claim();
+    let ended = false;
+    let full = false;
+    let waiting: (() => void) | undefined;
+    let flow: { resume(): void } | undefined;
+    const end = (): void => {
+      if (ended) return;
+      ended = true;
+      ac.abort();
+      q.signal?.removeEventListener('abort', onAbort);
+      const w = waiting;
+      waiting = undefined;
+      w?.();
+      c.end();
+    };
+    const emit = (ev: ObjectEvent): boolean => {
+      if (ended) return true;
+      let ok: boolean;
+      try {
+        ok = c.event(ev);
+      } catch {
+        end(); // a failing consumer ends its own watch, never the cache's fan-out
+        return true;
+      }
+      if (!ok) full = true;
+      return ok;
+    };
+    /** Resolves once the consumer has room (or the watch ended). */
+    const room = (): Promise<void> => (full && !ended ? new Promise<void>((r) => { waiting = r; }) : Promise.resolve());
+    if (ac.signal.aborted) queueMicrotask(end); else ac.signal.addEventListener('abort', end, { once: true });
+
+    async function startPush(): Promise<void> {
+      let start: number;
+      if (rv === undefined || rv === 0) {
+        const page = await initialPage();
+        if (!page) return end();
+        if ('type' in page) { emit(page); return end(); }
+        for (const kv of page.kvs) {
+          if (ended) return;
+          let obj: KubeObject;
+          try {
+            obj = rs.canDecodeSync ? rs.decodeSync(kv) : await rs.decode(kv);
+          } catch (e) {
+            emit(failure(e, 0));
+            return end();
+          }
+          if (matches(obj) && !emit({ type: 'ADDED', object: obj, cache: new Map() })) await room();
+        }
+        start = page.revision;
+      } else {
+        start = rv;
+      }
+      if (ended) return;
+      let lastSent = start;
+      const watch = backendWatch(start);
+      if (watch instanceof CacheWatcher && rs.canDecodeSync) {
+        const onBatch = (batch: WatchBatch): boolean => {
+          if (ended) return true;
+          if (batch.events.length === 0) {
+            if (!q.allowBookmarks || batch.revision <= lastSent) return true;
+            lastSent = batch.revision;
+            return emit(bookmark(batch.revision));
+          }
+          let ok = true;
+          for (const e of batch.events) {
+            let ev: ObjectEvent | undefined;
+            try {
+              ev = convertSync(rs, e, matcher, shared);
+            } catch (err) {
+              emit(failure(err, start));
+              end();
+              return true;
+            }
+            if (ev) { lastSent = batch.revision; if (!emit(ev)) ok = false; }
+            if (ended) return true;
+          }
+          return ok;
+        };
+        flow = watch.push({
+          batch: onBatch,
+          end: (err) => {
+            if (err && !ac.signal.aborted && !isStorageError(err, 'Unavailable')) emit(failure(err, start));
+            end();
+          },
+        });
+        return;
+      }
+      try {
+        for await (const batch of watch) {
+          if (ended) break;
+          if (batch.events.length === 0) {
+            if (q.allowBookmarks && batch.revision > lastSent) {
+              lastSent = batch.revision;
+              if (!emit(bookmark(batch.revision))) await room();
+            }
+            continue;
+          }
+          for (const e of batch.events) {
+            const r = convert(rs, e, matcher, shared);
+            const ev = r instanceof Promise ? await r : r;
+            if (ev && !ended) { lastSent = batch.revision; if (!emit(ev)) await room(); }
+          }
+        }
+      } catch (e) {
+        if (!ac.signal.aborted && !isStorageError(e, 'Unavailable')) emit(failure(e, start));
+      } finally {
+        watch.close();
+        end();
+      }
+    }
+
+    startPush().catch((e: unknown) => { emit(failure(e, 0)); end(); });
+    return {
+      resume: (): void => {
+        full = false;
+        const w = waiting;
+        waiting = undefined;
+        w?.();
+        flow?.resume();
+      },
+    };
+  }
+
   let iterating = false;
+  const claim = (): void => {
+    if (iterating) throw new StorageError('InvalidArgument', 'an object watch can be iterated once');
+    iterating = true;
+  };
   return {
     close(): void { ac.abort(); q.signal?.removeEventListener('abort', onAbort); },
+    push,
     [Symbol.asyncIterator](): AsyncIterator<ObjectEvent> {
-      if (iterating) throw new StorageError('InvalidArgument', 'an object watch can be iterated once');
-      iterating = true;
+      claim();
       const it = run();
       // End the iteration as soon as the watch is closed, even while waiting for the next event.
       return {
@@ -125,6 +251,10 @@ export function watchObjects(rs: ResourceStore, storePrefix: string, q: WatchQue
       };
     },
   };
+}
+
+function bookmark(revision: number): ObjectEvent {
+  return { type: 'BOOKMARK', object: { metadata: { resourceVersion: String(revision) } } };
 }
 
 function errorEvent(status: object): ObjectEvent {
@@ -140,65 +270,4 @@ function failure(e: unknown, start: number): ObjectEvent {
   return errorEvent(errors.internal(e instanceof Error ? e.message : String(e)).status);
 }
 
-/** The event type a change has for a watcher without a filter. */
-function plainType(e: WatchEvent): ObjectEventType {
-  if (e.type === 'DELETE') return 'DELETED';
-  return e.prevKv || e.kv.version > 1 ? 'MODIFIED' : 'ADDED';
-}
-
-/**
- * The ObjectEvent for one backend event as one watcher sees it, or undefined when the watcher's
- * filter drops it. Synchronous when another watcher already built the same event (the common
- * fan-out case), so delivery to many watchers costs no decoding and no extra awaits.
- */
-function convert(rs: ResourceStore, e: WatchEvent, matches: ((o: KubeObject) => boolean) | undefined,
-  shared: SharedEventCache): ObjectEvent | undefined | Promise<ObjectEvent | undefined> {
-  const s = shared.entry(e);
-  if (!matches) {
-    if (e.type === 'DELETE' && !e.prevKv) return undefined; // backends always send prevKv on delete
-    const type = plainType(e);
-    return s.events.get(type) ?? build(rs, e, s, type);
-  }
-  return convertFiltered(rs, e, matches, s);
-}
-
-async function convertFiltered(rs: ResourceStore, e: WatchEvent, matches: (o: KubeObject) => boolean, s: Shared): Promise<ObjectEvent | undefined> {
-  if (e.type === 'DELETE') {
-    if (!e.prevKv || !matches(await prevOf(rs, e, s))) return undefined;
-    return s.events.get('DELETED') ?? build(rs, e, s, 'DELETED');
-  }
-  const curPasses = matches(await curOf(rs, e, s));
-  const prevPasses = e.prevKv ? matches(await prevOf(rs, e, s)) : false;
-  let type: ObjectEventType | undefined;
-  if (!e.prevKv) type = curPasses ? plainType(e) : undefined;
-  else if (curPasses) type = prevPasses ? 'MODIFIED' : 'ADDED';
-  else if (prevPasses) type = 'DELETED';
-  if (!type) return undefined;
-  return s.events.get(type) ?? build(rs, e, s, type);
-}
-
-function curOf(rs: ResourceStore, e: WatchEvent, s: Shared): Promise<KubeObject> {
-  return (s.cur ??= rs.decode(e.kv));
-}
-
-function prevOf(rs: ResourceStore, e: WatchEvent, s: Shared): Promise<KubeObject> {
-  return (s.prev ??= rs.decode(e.prevKv!));
-}
-
-async function build(rs: ResourceStore, e: WatchEvent, s: Shared, type: ObjectEventType): Promise<ObjectEvent> {
-  let ev: ObjectEvent;
-  if (type === 'DELETED') {
-    // The last state, stamped with the revision of the change that removed it.
-    const p = await prevOf(rs, e, s);
-    const object = { ...p, metadata: { ...p.metadata, resourceVersion: String(e.kv.modRevision) } };
-    ev = { type, object, prevObject: p, cache: new Map() };
-  } else if (type === 'MODIFIED') {
-    ev = { type, object: await curOf(rs, e, s), prevObject: e.prevKv ? await prevOf(rs, e, s) : undefined, cache: new Map() };
-  } else {
-    ev = { type, object: await curOf(rs, e, s), cache: new Map() };
-  }
-  const raced = s.events.get(type); // another watcher built it while we awaited
-  if (raced) return raced;
-  s.events.set(type, ev);
-  return ev;
-}
+export { SharedEventCache };

@@ -4,7 +4,7 @@
  * (codec, then the at-rest transformer).
  */
 import type { KubeObject } from '../api/resources/types.js';
-import type { ObjectCodec } from './codec.js';
+import { jsonCodec, type ObjectCodec } from './codec.js';
 import type { ValueTransformer } from './encryption/transformer.js';
 import { StorageError, isStorageError } from './errors.js';
 import type { Backend, KeyValue } from './interface.js';
@@ -42,6 +42,26 @@ export class ResourceStore {
         throw new StorageError('Internal', `cannot decrypt ${kv.key}: ${(e as Error).message}`, { key: kv.key }, { cause: e });
       }
     }
+    return this.decodeValue(kv, plain, revision);
+  }
+
+  /** True when stored values are plaintext, so decodeSync may be used (no at-rest transformer). */
+  get canDecodeSync(): boolean { return this.transformer === undefined; }
+
+  /**
+   * True when stored values are exactly JSON.stringify of the object without
+   * metadata.resourceVersion (the JSON codec, no at-rest transformer): readers may splice them
+   * instead of decoding.
+   */
+  get storesPlainJson(): boolean { return this.transformer === undefined && this.codec === jsonCodec; }
+
+  /** decode() without a promise, for stores without an at-rest transformer (see canDecodeSync). */
+  decodeSync(kv: KeyValue, revision = kv.modRevision): KubeObject {
+    if (this.transformer) throw new StorageError('Internal', `${kv.key}: stored values need the async decode`);
+    return this.decodeValue(kv, kv.value, revision);
+  }
+
+  private decodeValue(kv: KeyValue, plain: Buffer, revision: number): KubeObject {
     let obj: KubeObject;
     try {
       obj = this.codec.decode(plain);

@@ -1,6 +1,7 @@
 /**
  * One watcher of a watch cache. The cache pushes batches (shared, read-only objects) into its
- * queue; the consumer pulls them through async iteration.
+ * queue; the consumer pulls them through async iteration, or takes them synchronously as they
+ * arrive after calling push() (the fan-out fast path: no queue, no promise per batch).
  *
  * Contract:
  * - Batches arrive in revision order, without gaps or duplicates, restricted to the watcher's
@@ -9,6 +10,9 @@
  *   is ended with StorageError 'Unavailable' (the consumer resumes from its last revision, as
  *   clients do after Kubernetes closes a slow watcher). The replayed history a watcher starts
  *   with does not count: it is shared with the ring.
+ * - Push mode: the consumer reports a full transport by returning false; batches delivered
+ *   from then until resume() count as unconsumed, with the same maxPending bound. A consumer
+ *   that throws ends the watcher ('Internal'). end() is called exactly once.
  * - Never throws from offer(): a failing watcher only ends itself.
  */
 import { StorageError } from '../errors.js';
@@ -20,6 +24,19 @@ export interface KeyRange {
   readonly end: string;
 }
 
+/** One string naming a range, so watchers with equal ranges can share work. */
+export function rangeId(r: KeyRange): string {
+  return `${r.start}\u0000${r.end}`;
+}
+
+/** A push-mode consumer of a watcher (see CacheWatcher.push). */
+export interface BatchConsumer {
+  /** One batch (in range; no events = progress). False: the transport is full until resume(). */
+  batch(b: WatchBatch): boolean;
+  /** The watcher ended: closed (undefined) or failed. Called once. */
+  end(err: StorageError | undefined): void;
+}
+
 export class CacheWatcher implements Watch {
   private queue: WatchBatch[] = [];
   private head = 0;
@@ -27,8 +44,16 @@ export class CacheWatcher implements Watch {
   private wake: (() => void) | undefined;
   private failure: StorageError | undefined;
   private done = false;
+  private consumer: BatchConsumer | undefined;
+  /** Push mode: the consumer's transport is full (set by a false return, cleared by resume()). */
+  private blocked = false;
+  /** Push mode: live batches delivered while blocked. */
+  private unconsumed = 0;
+  private endSent = false;
   /** Revision of the last batch queued (events or progress). */
   lastRevision: number;
+  /** rangeId(range). */
+  readonly rangeId: string;
   lastDeliveryAt: number;
   lastProgressAt: number;
 
@@ -42,6 +67,7 @@ export class CacheWatcher implements Watch {
     signal?: AbortSignal,
   ) {
     this.lastRevision = fromRevision - 1;
+    this.rangeId = rangeId(range);
     this.lastDeliveryAt = now;
     this.lastProgressAt = now;
     if (signal) {
@@ -55,15 +81,20 @@ export class CacheWatcher implements Watch {
   /** Queues the history a new watcher starts with (not subject to maxPending). */
   replay(batches: readonly WatchBatch[]): void {
     for (const b of batches) {
-      if (this.enqueue(b)) this.backlog++;
+      if (this.ended) return;
+      if (this.enqueue(b, false) && !this.consumer) this.backlog++;
     }
   }
 
-  /** A live batch from the cache. */
-  offer(batch: WatchBatch, now: number): void {
+  /**
+   * A live batch from the cache. `scoped`: the batch already restricted to this watcher's range
+   * by the caller (null: nothing in range), so watchers sharing a range filter it once.
+   */
+  offer(batch: WatchBatch, now: number, scoped?: WatchBatch | null): void {
     if (this.ended || batch.revision <= this.lastRevision) return;
-    if (this.enqueue(batch)) {
+    if (this.enqueue(batch, true, scoped)) {
       this.lastDeliveryAt = now;
+      if (this.consumer) return;
       if (this.queue.length - this.head - this.backlog > this.maxPending) {
         this.fail(new StorageError('Unavailable', `watcher fell behind by more than ${this.maxPending} events and was closed`));
       }
@@ -78,10 +109,32 @@ export class CacheWatcher implements Watch {
     if (this.ended || revision < this.lastRevision || (revision === this.lastRevision && !repeat)) return;
     this.lastRevision = revision;
     if (!this.progressNotify) return;
-    this.queue.push({ events: [], revision });
     this.lastProgressAt = now;
     this.lastDeliveryAt = now;
+    if (this.consumer) { this.deliver({ events: [], revision }, false); return; }
+    this.queue.push({ events: [], revision });
     this.notify();
+  }
+
+  /**
+   * Switches to push delivery: batches already queued (the replayed history) go to `c` at once,
+   * later ones as they arrive, synchronously. Use instead of iterating, never both. Returns
+   * `resume`, to call when the consumer's transport has room again.
+   */
+  push(c: BatchConsumer): { resume(): void } {
+    if (this.consumer) throw new StorageError('InvalidArgument', 'a watcher has one consumer');
+    this.consumer = c;
+    const queued = this.queue.slice(this.head);
+    this.queue = [];
+    this.head = 0;
+    this.backlog = 0;
+    this.wake = undefined;
+    for (const b of queued) {
+      if (this.ended) break;
+      this.deliver(b, false);
+    }
+    if (this.ended) this.endConsumer();
+    return { resume: () => { this.blocked = false; this.unconsumed = 0; } };
   }
 
   fail(err: StorageError): void {
@@ -116,17 +169,41 @@ export class CacheWatcher implements Watch {
     }
   }
 
-  private enqueue(batch: WatchBatch): boolean {
-    const { start, end } = this.range;
-    let events = batch.events;
-    if (!events.every((e) => e.kv.key >= start && (end === '' || e.kv.key < end))) {
-      events = events.filter((e) => e.kv.key >= start && (end === '' || e.kv.key < end));
-    }
+  private enqueue(batch: WatchBatch, live: boolean, scoped?: WatchBatch | null): boolean {
+    const b = scoped === undefined ? inRange(batch, this.range) : scoped;
     this.lastRevision = batch.revision;
-    if (events.length === 0) return false;
-    this.queue.push(events === batch.events ? batch : { events, revision: batch.revision });
+    if (b === null) return false;
+    if (this.consumer) { this.deliver(b, live); return true; }
+    this.queue.push(b);
     this.notify();
     return true;
+  }
+
+  /** Push mode: hands one batch to the consumer, counting it against maxPending while blocked. */
+  private deliver(b: WatchBatch, live: boolean): void {
+    if (live && this.blocked && ++this.unconsumed > this.maxPending) {
+      this.fail(new StorageError('Unavailable', `watcher fell behind by more than ${this.maxPending} events and was closed`));
+      return;
+    }
+    let ok: boolean;
+    try {
+      ok = this.consumer!.batch(b);
+    } catch (e) {
+      this.fail(new StorageError('Internal', `watch consumer failed: ${(e as Error)?.message ?? String(e)}`, {}, { cause: e }));
+      return;
+    }
+    if (!ok) this.blocked = true;
+  }
+
+  private endConsumer(): void {
+    const c = this.consumer;
+    if (!c || this.endSent) return;
+    this.endSent = true;
+    try {
+      c.end(this.failure);
+    } catch {
+      // offer() and fail() never throw: the watcher is over either way
+    }
   }
 
   private release(): void {
@@ -135,6 +212,7 @@ export class CacheWatcher implements Watch {
     this.backlog = 0;
     this.notify();
     this.onEnd(this);
+    this.endConsumer();
   }
 
   private notify(): void {
@@ -142,4 +220,14 @@ export class CacheWatcher implements Watch {
     this.wake = undefined;
     w?.();
   }
+}
+
+/** The batch restricted to `range`: the same object when every event is in it, null when none is. */
+export function inRange(batch: WatchBatch, range: KeyRange): WatchBatch | null {
+  const { start, end } = range;
+  const inside = (k: string): boolean => k >= start && (end === '' || k < end);
+  let events = batch.events;
+  if (!events.every((e) => inside(e.kv.key))) events = events.filter((e) => inside(e.kv.key));
+  if (events.length === 0) return null;
+  return events === batch.events ? batch : { events, revision: batch.revision };
 }

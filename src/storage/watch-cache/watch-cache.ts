@@ -25,7 +25,7 @@ import {
   prefixEnd, type Backend, type DeleteResult, type KeyValue, type RangeOptions, type RangeResult,
   type ReadOptions, type Watch, type WatchBatch, type WatchOptions, type WriteOptions, type WriteResult,
 } from '../interface.js';
-import { CacheWatcher, type KeyRange } from './cache-watcher.js';
+import { CacheWatcher, inRange, type KeyRange } from './cache-watcher.js';
 import { EventRing } from './event-ring.js';
 import { SortedStore } from './sorted-store.js';
 import { WatchFeed, type FeedSink } from './watch-feed.js';
@@ -295,7 +295,15 @@ export class WatchCache implements Backend, FeedSink {
     }
     this.ring.push(batch);
     const now = this.now();
-    for (const w of this.watchers) w.offer(batch, now);
+    // Watchers of one range (one namespace, say) share the range check of each batch.
+    let scoped: Map<string, WatchBatch | null> | undefined;
+    for (const w of this.watchers) {
+      if (w.ended || batch.revision <= w.lastRevision) continue;
+      scoped ??= new Map();
+      let b = scoped.get(w.rangeId);
+      if (b === undefined) { b = inRange(batch, w.range); scoped.set(w.rangeId, b); }
+      w.offer(batch, now, b);
+    }
   }
 
   private tick(): void {
@@ -374,7 +382,8 @@ export class WatchCache implements Backend, FeedSink {
   }
 
   private rangeNow(r: KeyRange, opts: RangeOptions, revision: number): RangeResult {
-    const count = this.store.count(r.start, r.end);
+    // One key (a GET through list): no need to rank the whole key order.
+    const count = r.end === r.start + '\u0000' ? (this.store.get(r.start) ? 1 : 0) : this.store.count(r.start, r.end);
     if (opts.countOnly) return { kvs: [], more: false, count, revision };
     const { kvs, more } = this.store.range(r.start, r.end, opts.after, opts.limit ?? 0);
     return { kvs, more, count, revision };

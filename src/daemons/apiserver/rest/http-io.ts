@@ -37,10 +37,18 @@ export function encodeFor(format: OutputFormat, obj: unknown): { body: Buffer; c
   return { body: Buffer.from(text, 'utf8'), contentType: format.contentType ?? 'application/json' };
 }
 
-export function writeObject(res: ApiResponse, code: number, obj: unknown, format: OutputFormat, extraHeaders: Record<string, string | string[]> = {}): void {
+export function writeObject(res: ApiResponse, code: number, obj: unknown, format: OutputFormat, extraHeaders?: Record<string, string | string[]>): void {
   const { body, contentType } = encodeFor(format, obj);
+  writeBody(res, code, body, contentType, extraHeaders);
+}
+
+/** Writes an already encoded body with the headers writeObject sends. */
+export function writeBody(res: ApiResponse, code: number, body: Buffer, contentType: string, extraHeaders?: Record<string, string | string[]>): void {
   res.statusCode = code;
-  for (const [k, v] of Object.entries({ ...COMMON_HEADERS, ...extraHeaders, 'Content-Type': contentType, 'Content-Length': String(body.length) })) res.setHeader(k, v);
+  for (const k in COMMON_HEADERS) res.setHeader(k, COMMON_HEADERS[k as keyof typeof COMMON_HEADERS]);
+  if (extraHeaders) for (const k in extraHeaders) res.setHeader(k, extraHeaders[k]!);
+  res.setHeader('Content-Type', contentType);
+  res.setHeader('Content-Length', String(body.length));
   res.end(body);
 }
 

@@ -1,18 +1,21 @@
 /** GET of one object and LIST of a collection (selectors, paging, resourceVersion semantics). */
 import { errors } from '../../../api/meta/status.js';
 import type { KubeObject } from '../../../api/resources/types.js';
+import { getFromEntry, listFromEntries, listItem } from './entry-reads.js';
 import { writeObject } from './http-io.js';
 import { outputFormat, respondObject, servedApiVersion, toServed, type Scope } from './scope.js';
-import { buildMatcher } from './selector-dispatch.js';
+import { buildMatcher, exactName } from './selector-dispatch.js';
 import { buildTable, parseIncludeObject } from './table.js';
 
 export async function handleGet(s: Scope): Promise<void> {
   const fmt = outputFormat(s);
+  if (s.warnings.length === 0 && await getFromEntry(s, fmt)) return;
   const obj = await s.registry.get(s.def, s.namespace, s.name, s.query.get('resourceVersion') ?? undefined);
   respondObject(s, 200, obj, fmt);
 }
 
 export interface ListParams {
+  name?: string;
   limit?: number;
   continue?: string;
   resourceVersion?: string;
@@ -48,12 +51,16 @@ export function parseListParams(s: Scope): ListParams {
   }
   const filter = buildMatcher(s.def, q.get('labelSelector'), q.get('fieldSelector'));
   if (filter) p.filter = filter;
+  // metadata.name=x pins one key: read it instead of scanning (the filter still applies).
+  const name = filter ? exactName(q.get('fieldSelector')) : undefined;
+  if (name && (!s.def.namespaced || s.namespace)) p.name = name;
   return p;
 }
 
 export async function handleList(s: Scope): Promise<void> {
   const fmt = outputFormat(s);
   const p = parseListParams(s);
+  if (await listFromEntries(s, p, fmt)) return;
   const res = await s.registry.list(s.def, { namespace: s.namespace, ...p });
   const metadata: Record<string, unknown> = { resourceVersion: res.resourceVersion };
   if (res.continue) metadata.continue = res.continue;
@@ -73,10 +80,6 @@ export async function handleList(s: Scope): Promise<void> {
     }, fmt);
     return;
   }
-  const items = res.items.map((o) => {
-    const { kind: _k, apiVersion: _a, ...rest } = toServed(s, o);
-    void _k; void _a;
-    return rest;
-  });
+  const items = res.items.map((o) => listItem(s, o));
   writeObject(s.res, 200, { kind: s.def.listKind, apiVersion: servedApiVersion(s), metadata, items }, fmt);
 }

@@ -22,6 +22,13 @@ export interface WatchSink {
    * common case: no promise per event), else a promise that resolves when it can.
    */
   send(line: Buffer): Promise<void> | void;
+  /**
+   * Optional synchronous form of send for push delivery: writes the line (always accepted,
+   * buffered if need be) and returns false when the transport is full; `onDrain` then reports
+   * when it has room again.
+   */
+  write?(line: Buffer): boolean;
+  onDrain?(cb: () => void): void;
   end(): void;
   /** Aborted when the client goes away. */
   signal: AbortSignal;
@@ -111,6 +118,51 @@ export async function streamWatch(s: Scope, sink: WatchSink, fmt: OutputFormat, 
     name: name || undefined, resourceVersion: rv, allowBookmarks: bookmarks,
     filter: filter ? (o: KubeObject) => filter(o) : undefined, signal: ac.signal,
   });
+  const finish = (): void => {
+    clearTimeout(timer);
+    sink.signal.removeEventListener('abort', onAbort);
+    watch.close();
+    sink.end();
+  };
+  const write = sink.write?.bind(sink);
+  if (watch.push && write && sink.onDrain) {
+    // Push delivery: each event is encoded once (shared bytes) and written straight to the
+    // response from the watch cache's fan-out; a full transport is reported back as
+    // backpressure and a watcher that stays behind is ended by the store.
+    const push = watch.push.bind(watch);
+    const onDrain = sink.onDrain.bind(sink);
+    await new Promise<void>((resolve) => {
+      let done = false;
+      const end = (): void => {
+        if (done) return;
+        done = true;
+        finish();
+        resolve();
+      };
+      if (stopped) { end(); return; }
+      ac.signal.addEventListener('abort', end, { once: true });
+      const flow = push({
+        event: (ev) => {
+          if (done) return true;
+          if (ev.type === 'BOOKMARK' && !bookmarks) return true;
+          let line: Buffer;
+          try {
+            line = encodeEvent(s, fmt, ev, key);
+          } catch (e) {
+            s.ctx.log.warn({ err: e }, 'cannot encode a watch event; ending the watch');
+            end();
+            return true;
+          }
+          const ok = write(line);
+          if (ev.type === 'ERROR') end();
+          return ok;
+        },
+        end,
+      });
+      onDrain(() => flow.resume());
+    });
+    return;
+  }
   try {
     for await (const ev of watch) {
       if (stopped) break;
@@ -120,10 +172,7 @@ export async function streamWatch(s: Scope, sink: WatchSink, fmt: OutputFormat, 
       if (ev.type === 'ERROR') break;
     }
   } finally {
-    clearTimeout(timer);
-    sink.signal.removeEventListener('abort', onAbort);
-    watch.close();
-    sink.end();
+    finish();
   }
 }
 
@@ -161,6 +210,8 @@ export async function handleWatch(s: Scope, minRequestTimeout: number): Promise<
         ac.signal.addEventListener('abort', done, { once: true });
       });
     },
+    write: (line) => (closed ? true : (res as { write(b: Buffer): boolean }).write(line)),
+    onDrain: (cb) => { res.on('drain', cb); },
     end: () => { if (!res.writableEnded) res.end(); },
   };
   try {

@@ -1,0 +1,278 @@
+/**
+ * The API server's read path alone, for profiling and before/after comparisons: a `corectl
+ * apiserver` child (LevelDB, TLS+HTTP/2, client-certificate auth as in bench/apiserver.bench.ts)
+ * and bare node:http2 servers in the same run. Rows: bare GET and configmap GET at 50 streams
+ * (alternated), GET at 1 stream, whole LISTs of N pods (JSON and protobuf; the first list is the
+ * cold one) and limit=500 pages, and watch delivery lag for W watchers × 100 creates/s against
+ * a bare fan-out server (bench/fixtures/bare-watch-server.ts) and the API server. Each row also
+ * gives the servers' CPU time per operation (from /proc), which is steadier than throughput when
+ * other work loads the machine.
+ * Run: node dist/bench/apiserver-read.bench.js   (about 40 s with the defaults).
+ * Environment: READBENCH_ROW_MS (GET row length, default 3000), READBENCH_PODS (default 10000),
+ * READBENCH_WATCHERS (default 1000; 0 skips the watch row), READBENCH_PIN=0 (no taskset pinning),
+ * READBENCH_CPU_PROF=<dir> (the apiserver child runs with --cpu-prof into <dir>),
+ * READBENCH_CLI=<path to a compiled src/cli.js> (compare another build, e.g. a baseline tree),
+ * READBENCH_ONLY=get,list,watch (a subset of the rows).
+ */
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type * as http2 from 'node:http2';
+import { canPin, freePort, makePki, pinSelf, spawnNode, waitReady, type BenchPki, type Child } from './lib/children.js';
+import { closeSessions, openSessions, percentile, runLoad, send } from './lib/h2-load.js';
+import { openWatchers } from './lib/watch-load.js';
+
+const ROW_MS = Number(process.env['READBENCH_ROW_MS'] ?? 3000);
+const PODS = Number(process.env['READBENCH_PODS'] ?? 10_000);
+const WATCHERS = Number(process.env['READBENCH_WATCHERS'] ?? 1000);
+const PROF_DIR = process.env['READBENCH_CPU_PROF'];
+const ONLY = new Set((process.env['READBENCH_ONLY'] ?? 'get,list,watch').split(','));
+const CLI = process.env['READBENCH_CLI'] ? resolve(process.env['READBENCH_CLI']) : fileURLToPath(new URL('../src/cli.js', import.meta.url));
+const JSON_CT = { 'content-type': 'application/json', accept: 'application/json' };
+
+/** CPU seconds (user + system) a child has used so far, from /proc (NaN where unavailable). */
+function cpuOf(child: Child): number {
+  try {
+    const stat = readFileSync(`/proc/${child.proc.pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (CLK_TCK 100)
+  } catch {
+    return Number.NaN;
+  }
+}
+
+let apiChild: Child | undefined;
+/** Runs `fn` and returns the CPU seconds `child` spent meanwhile. */
+async function cpuDuring<T>(child: Child | undefined, fn: () => Promise<T>): Promise<[T, number]> {
+  const c0 = child ? cpuOf(child) : Number.NaN;
+  const r = await fn();
+  return [r, child ? cpuOf(child) - c0 : Number.NaN];
+}
+
+const lines: string[] = [];
+function out(s: string): void {
+  lines.push(s);
+  process.stderr.write(`${s}\n`);
+}
+const f = (n: number): string => n.toFixed(2);
+
+function cm(name: string, ns: string, data: Record<string, string>, size = 1024): string {
+  const o = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns }, data: { ...data, pad: '' } };
+  o.data.pad = 'x'.repeat(Math.max(0, size - JSON.stringify(o).length));
+  return JSON.stringify(o);
+}
+
+function pod(name: string): string {
+  return JSON.stringify({
+    apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'bench', labels: { app: 'bench' } },
+    spec: { containers: [{ name: 'c', image: 'busybox', command: ['sleep', '3600'] }], automountServiceAccountToken: false },
+  });
+}
+
+async function startChild(args: string[], url: string, path: string, tls: BenchPki['client'], cpu: number | undefined): Promise<Child> {
+  const child = spawnNode(args, cpu);
+  try {
+    await waitReady(url, tls, path, child);
+  } catch (e) {
+    await child.stop();
+    throw e;
+  }
+  return child;
+}
+
+async function benchGet(api: http2.ClientHttp2Session[], bare: http2.ClientHttp2Session[], bareChild: Child): Promise<void> {
+  const path = '/api/v1/namespaces/bench/configmaps';
+  const names: string[] = [];
+  await runLoad({
+    sessions: api, concurrency: 50, durationMs: 60_000, maxOps: 2000,
+    request: (i) => ({ path, method: 'POST', headers: JSON_CT, body: cm(`cm-${i}`, 'bench', { i: String(i) }) }),
+    onResponse: (i) => { names.push(`cm-${i}`); },
+  });
+  const warm = (s: http2.ClientHttp2Session[], p: (i: number) => string): Promise<unknown> => runLoad({ sessions: s, concurrency: 50, durationMs: 500, request: (i) => ({ path: p(i) }) });
+  await warm(bare, () => '/x');
+  await warm(api, (i) => `${path}/${names[i % names.length]}`);
+  // Alternate bare and apiserver rows so a burst of load from other work hits both alike.
+  let bareOps = 0;
+  let apiOps = 0;
+  let bareN = 0;
+  let apiN = 0;
+  let bareCpu = 0;
+  let apiCpu = 0;
+  const apiLat: number[] = [];
+  for (let round = 0; round < 2; round++) {
+    const [b, bc] = await cpuDuring(bareChild, () => runLoad({ sessions: bare, concurrency: 50, durationMs: ROW_MS / 2, request: () => ({ path: '/api/v1/namespaces/bench/configmaps/x' }) }));
+    bareOps += b.ops / b.seconds / 2;
+    bareN += b.ops;
+    bareCpu += bc;
+    const [a, ac] = await cpuDuring(apiChild, () => runLoad({ sessions: api, concurrency: 50, durationMs: ROW_MS / 2, request: (i) => ({ path: `${path}/${names[i % names.length]}`, headers: JSON_CT }) }));
+    apiOps += a.ops / a.seconds / 2;
+    apiN += a.ops;
+    apiCpu += ac;
+    for (const x of a.lat) apiLat.push(x);
+    if (a.errors) out(`  get errors: ${a.errors} ${a.firstError ?? ''}`);
+  }
+  const l = Float64Array.from(apiLat);
+  const us = (cpu: number, n: number): string => (1e6 * cpu / n).toFixed(1);
+  out(`GET x50: bare ${bareOps.toFixed(0)}/s, apiserver ${apiOps.toFixed(0)}/s = ${(100 * apiOps / bareOps).toFixed(1)}%; p50 ${f(percentile(l, 50))} p99 ${f(percentile(l, 99))} ms; server CPU per request: bare ${us(bareCpu, bareN)} µs, apiserver ${us(apiCpu, apiN)} µs (= ${(100 * (bareCpu / bareN) / (apiCpu / apiN)).toFixed(1)}% of bare's rate per core)`);
+  const one = await runLoad({ sessions: api, concurrency: 1, durationMs: ROW_MS / 2, request: (i) => ({ path: `${path}/${names[i % names.length]}`, headers: JSON_CT }) });
+  out(`GET x1: apiserver ${(one.ops / one.seconds).toFixed(0)}/s p50 ${f(percentile(one.lat, 50))} p99 ${f(percentile(one.lat, 99))} ms`);
+}
+
+/** Sum (s) and count of the API server's own request durations for LISTs of pods (/metrics). */
+async function serverListTime(s: http2.ClientHttp2Session): Promise<{ sum: number; count: number }> {
+  const text = (await send(s, { path: '/metrics' })).body.toString();
+  const read = (suffix: string): number => {
+    let total = 0;
+    const re = new RegExp(`^apiserver_request_duration_seconds_${suffix}\\{([^}]*)\\} ([0-9.e+-]+)$`, 'gm');
+    for (const m of text.matchAll(re)) if (m[1]!.includes('verb="LIST"') && m[1]!.includes('resource="pods"')) total += Number(m[2]);
+    return total;
+  };
+  return { sum: read('sum'), count: read('count') };
+}
+
+async function benchList(api: http2.ClientHttp2Session[]): Promise<void> {
+  const r = await runLoad({
+    sessions: api, concurrency: 64, durationMs: 120_000, maxOps: PODS,
+    request: (i) => ({ path: '/api/v1/namespaces/bench/pods', method: 'POST', headers: JSON_CT, body: pod(`pod-${String(i).padStart(6, '0')}`) }),
+  });
+  if (r.errors) out(`  pod create errors: ${r.errors} ${r.firstError ?? ''}`);
+  const s = api[0]!;
+  for (const [label, accept] of [['JSON', 'application/json'], ['protobuf', 'application/vnd.kubernetes.protobuf']] as const) {
+    const lat = new Float64Array(10);
+    let bytes = 0;
+    const m0 = await serverListTime(s);
+    const c0 = apiChild ? cpuOf(apiChild) : Number.NaN;
+    for (let i = 0; i < lat.length; i++) {
+      const t = performance.now();
+      const res = await send(s, { path: '/api/v1/namespaces/bench/pods', headers: { accept } }, 60_000);
+      lat[i] = performance.now() - t;
+      if (res.status !== 200) throw new Error(`list answered ${res.status}`);
+      bytes = res.body.length;
+    }
+    const cpuMs = apiChild ? (1000 * (cpuOf(apiChild) - c0)) / lat.length : Number.NaN;
+    const m1 = await serverListTime(s);
+    const serverMs = (1000 * (m1.sum - m0.sum)) / Math.max(1, m1.count - m0.count);
+    out(`LIST ${r.ops} pods (${label}, whole): p50 ${f(percentile(lat, 50))} p99 ${f(percentile(lat, 99))} ms, ${(bytes / 1048576).toFixed(1)} MiB; server mean ${f(serverMs)} ms, server CPU ${f(cpuMs)} ms per list (first list ${f(lat[0]!)} ms)`);
+  }
+  const pages: number[] = [];
+  const pc0 = apiChild ? cpuOf(apiChild) : Number.NaN;
+  for (let pass = 0; pass < 2; pass++) {
+    let cont = '';
+    do {
+      const t = performance.now();
+      const res = await send(s, { path: `/api/v1/namespaces/bench/pods?limit=500${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`, headers: { accept: 'application/json' } });
+      pages.push(performance.now() - t);
+      if (res.status !== 200) throw new Error(`paged list answered ${res.status}`);
+      cont = /"continue":"([^"]*)"/.exec(res.body.toString())?.[1] ?? '';
+    } while (cont && pages.length < 400);
+  }
+  const pl = Float64Array.from(pages);
+  const pcpu = apiChild ? (1000 * (cpuOf(apiChild) - pc0)) / pl.length : Number.NaN;
+  out(`LIST limit=500 pages: ${pl.length} pages p50 ${f(percentile(pl, 50))} p99 ${f(percentile(pl, 99))} ms; server CPU ${f(pcpu)} ms per page`);
+}
+
+/** Watch fan-out lag from the write's ack to each receipt; `label` names the server in the output line. */
+async function benchWatch(label: string, child: Child | undefined, url: string, tls: BenchPki['client'], ns: string, watchers: number, perSec: number, seconds: number): Promise<void> {
+  const total = perSec * seconds;
+  const writer = (await openSessions(url, tls, 1))[0]!;
+  const wsessions = await openSessions(url, tls, Math.ceil(watchers / 250));
+  const fleet = await openWatchers(wsessions, `/api/v1/namespaces/${ns}/configmaps?watch=1`, watchers, total);
+  try {
+    const ackAt = new Float64Array(total);
+    const writes: Promise<void>[] = [];
+    const c0 = child ? cpuOf(child) : Number.NaN;
+    let errors = 0;
+    const start = performance.now();
+    for (let k = 0; k < total; k++) {
+      const wait = start + (k * 1000) / perSec - performance.now();
+      if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+      writes.push(send(writer, { path: `/api/v1/namespaces/${ns}/configmaps`, method: 'POST', headers: JSON_CT, body: cm(`w-${k}`, ns, { seq: String(k) }) })
+        .then((res) => { ackAt[k] = performance.now(); if (res.status !== 201) errors++; }, () => { errors++; }));
+    }
+    await Promise.all(writes);
+    const want = watchers * total;
+    const deadline = performance.now() + 15_000;
+    while (fleet.receipts.count < want && performance.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const cpu = child ? cpuOf(child) - c0 : Number.NaN;
+    const lag: number[] = [];
+    for (let i = 0; i < fleet.receipts.count; i++) {
+      const k = fleet.receipts.seq[i]!;
+      if (k >= 0 && k < total && ackAt[k]! > 0) lag.push(fleet.receipts.at[i]! - ackAt[k]!);
+    }
+    const a = Float64Array.from(lag);
+    out(`WATCH ${label} ${watchers} × ${perSec}/s: ${fleet.receipts.count}/${want} received, lag from ack p50 ${f(percentile(a, 50))} p99 ${f(percentile(a, 99))} ms; server CPU ${f(1e6 * cpu / Math.max(1, fleet.receipts.count))} µs per delivery${errors ? `, ${errors} write errors` : ''}`);
+  } finally {
+    fleet.close();
+    closeSessions([...wsessions, writer]);
+  }
+}
+
+async function bareWatch(pki: BenchPki, cpu: number | undefined): Promise<void> {
+  const port = await freePort();
+  const url = `https://127.0.0.1:${port}`;
+  const script = fileURLToPath(new URL('./fixtures/bare-watch-server.js', import.meta.url));
+  const child = await startChild([script, String(port), pki.certFile, pki.keyFile], url, '/healthz', { ca: pki.client.ca } as BenchPki['client'], cpu);
+  try {
+    await benchWatch('bare', child, url, { ca: pki.client.ca } as BenchPki['client'], 'bare', WATCHERS, 100, 5);
+  } finally {
+    await child.stop();
+  }
+}
+
+async function main(): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'corectl-readbench-'));
+  const pinned = process.env['READBENCH_PIN'] !== '0' && canPin(availableParallelism());
+  const cpu = pinned ? 0 : undefined;
+  if (pinned) pinSelf(1);
+  const pki = await makePki(dir);
+  let bare: Child | undefined;
+  let api: Child | undefined;
+  try {
+    const barePort = await freePort();
+    const bareUrl = `https://127.0.0.1:${barePort}`;
+    if (ONLY.has('get')) {
+      const script = fileURLToPath(new URL('./fixtures/bare-h2-server.js', import.meta.url));
+      bare = await startChild([script, String(barePort), pki.certFile, pki.keyFile], bareUrl, '/', { ca: pki.client.ca } as BenchPki['client'], cpu);
+    }
+    const port = await freePort();
+    const url = `https://127.0.0.1:${port}`;
+    const prof = PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${resolve(PROF_DIR)}`] : [];
+    api = await startChild([
+      ...prof, '--input-type=module', '-e',
+      `const m = await import(${JSON.stringify('file://' + CLI)}); process.exitCode = await m.main(process.argv);`,
+      'corectl', 'apiserver', `--secure-port=${port}`, '--bind-address=127.0.0.1',
+      `--data-dir=${join(dir, 'data')}`, `--cert-dir=${join(dir, 'certs')}`,
+      `--tls-cert-file=${pki.certFile}`, `--tls-private-key-file=${pki.keyFile}`, `--client-ca-file=${pki.caFile}`,
+      '--disable-admission-plugins=ServiceAccount',
+    ], url, '/healthz', pki.client, cpu);
+    apiChild = api;
+    const sessions = await openSessions(url, pki.client, 2);
+    for (const ns of ['bench', `watch-${WATCHERS}`]) {
+      const res = await send(sessions[0]!, { path: '/api/v1/namespaces', method: 'POST', headers: JSON_CT, body: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }) });
+      if (res.status !== 201) throw new Error(`namespace ${ns}: HTTP ${res.status} ${res.body.toString().slice(0, 300)}`);
+    }
+    if (bare) {
+      const bs = await openSessions(bareUrl, { ca: pki.client.ca }, 1);
+      await benchGet(sessions, bs, bare);
+      closeSessions(bs);
+      await bare.stop();
+      bare = undefined;
+    }
+    if (ONLY.has('list')) await benchList(sessions);
+    if (ONLY.has('watch') && WATCHERS > 0) {
+      await bareWatch(pki, cpu);
+      await benchWatch('apiserver', apiChild, url, pki.client, `watch-${WATCHERS}`, WATCHERS, 100, 5);
+    }
+    closeSessions(sessions);
+  } finally {
+    await bare?.stop();
+    await api?.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+  console.log(`apiserver read path (${pinned ? 'servers pinned to CPU 0' : 'not pinned'}; cli ${CLI})`);
+  for (const l of lines) console.log(`  ${l}`);
+}
+
+await main();

@@ -1,0 +1,200 @@
+/**
+ * The read fast paths: GET and LIST answered from serializations remembered per stored entry
+ * (entry-serializations.ts), in compact JSON or protobuf, for resources served by a watch cache.
+ *
+ * The general path decodes every object it reads and encodes every object it writes. Here the
+ * store returns entries (ListQuery.entries) and an entry is decoded, converted and encoded only
+ * the first time it is served in a given form; later reads reuse the bytes while the object is
+ * unchanged (a changed object is a new entry). Bodies are byte for byte the general path's
+ * (test/apiserver/read-fast-paths.test.ts compares them), reads have the same resourceVersion
+ * semantics and errors. Anything else — Table, metadata-only, YAML, pretty output, resources
+ * stored under another resource's name, kinds without a protobuf form — takes the general path
+ * (these functions return false before reading).
+ */
+import { storageToApiError } from '../../../api/meta/storage-status.js';
+import { errors } from '../../../api/meta/status.js';
+import { apiVersionOf, type KubeObject } from '../../../api/resources/types.js';
+import { messageForObject } from '../../../api/schema/registry.js';
+import type { KeyValue } from '../../../storage/interface.js';
+import type { ObjectStoreInternals } from '../../../storage/object-store.js';
+import type { ListResult } from '../../../storage/object-store-types.js';
+import { qualified } from '../registry/resource-registry.js';
+import { entrySerializations, ownedUtf8 } from './entry-serializations.js';
+import { encodeFor, writeBody } from './http-io.js';
+import { scanStored, spliceServed } from './json-splice.js';
+import type { OutputFormat } from './negotiate.js';
+import { encodeListFromItems, encodeListItem, protobufListPlan, type ProtobufListPlan } from './protobuf-entries.js';
+import type { ListParams } from './read-handlers.js';
+import { servedApiVersion, toServed, type Scope } from './scope.js';
+
+const PROTOBUF = 'application/vnd.kubernetes.protobuf';
+
+/** The list body's item form (toServed without kind and apiVersion, as Kubernetes lists items). */
+export function listItem(s: Scope, o: KubeObject): KubeObject {
+  const { kind: _k, apiVersion: _a, ...rest } = toServed(s, o);
+  void _k; void _a;
+  return rest as KubeObject;
+}
+
+/**
+ * 'json' or 'protobuf' when the fast paths serve this request, else undefined: a whole object
+ * or list, compact, of a resource stored under its own name and served by a watch cache (whose
+ * entries are stable objects, so remembered bytes are found again).
+ */
+function fastEncoding(s: Scope, fmt: OutputFormat): 'json' | 'protobuf' | undefined {
+  if (fmt.target !== 'object' || fmt.pretty || s.def.storage) return undefined;
+  let enc: 'json' | 'protobuf';
+  if (fmt.mediaType === 'application/json') enc = 'json';
+  else if (fmt.mediaType === PROTOBUF && messageForObject(servedApiVersion(s), s.def.kind)) enc = 'protobuf';
+  else return undefined;
+  const store = s.registry.store as Partial<ObjectStoreInternals>;
+  try {
+    return store.watchCacheFor?.(s.def.group, s.def.plural) !== undefined ? enc : undefined;
+  } catch {
+    return undefined; // a closed store: the general path reports it
+  }
+}
+
+/** True when toServed converts (another version than the stored one is served). */
+function convertsOnServe(s: Scope): boolean {
+  return s.def.convert !== undefined && (s.version !== s.def.storageVersion || s.def.storage !== undefined);
+}
+
+async function decodeEntry(s: Scope, decode: (kv: KeyValue) => Promise<KubeObject>, kv: KeyValue, name: string): Promise<KubeObject> {
+  try {
+    return await decode(kv);
+  } catch (e) {
+    throw storageToApiError(e, qualified(s.def, name));
+  }
+}
+
+/**
+ * GET as a one-key read of the stored entry (ListQuery.name), answered with the entry's
+ * remembered body when another GET made it. Same read as registry.get (resourceVersion '0'
+ * reads like unset, as there) and same bytes as respondObject.
+ */
+export async function getFromEntry(s: Scope, fmt: OutputFormat): Promise<boolean> {
+  const enc = fastEncoding(s, fmt);
+  if (!enc) return false;
+  const ref = s.registry.refOf(s.def, s.namespace, s.name);
+  const rv = s.query.get('resourceVersion');
+  let res: ListResult;
+  try {
+    res = await s.registry.store.list({
+      group: ref.group, resource: ref.resource, namespace: ref.namespace, name: ref.name, entries: true,
+      ...(rv && rv !== '0' ? { resourceVersion: rv } : {}),
+    });
+  } catch (e) {
+    throw storageToApiError(e, qualified(s.def, s.name));
+  }
+  const { entries, decode } = res;
+  if (!entries || !decode) return false;
+  const kv = entries[0];
+  if (!kv) throw errors.notFound(qualified(s.def, s.name));
+  const contentType = enc === 'json' ? fmt.contentType ?? 'application/json' : PROTOBUF;
+  const cache = entrySerializations(`${enc}-get|${s.def.group}|${s.def.plural}|${servedApiVersion(s)}`);
+  let body = cache.get(kv);
+  if (body === undefined && enc === 'json' && res.plainJson && !convertsOnServe(s)) {
+    const stored = scanStored(kv.value);
+    if (stored && !(s.def.convert && stored.apiVersion && stored.apiVersion !== apiVersionOf(s.def.group, s.def.storageVersion))) {
+      body = spliceServed(stored, kv.modRevision, Buffer.from(`"kind":${JSON.stringify(s.def.kind)},"apiVersion":${JSON.stringify(servedApiVersion(s))}`, 'utf8'));
+      cache.set(kv, body);
+    }
+  }
+  if (body === undefined) {
+    const served = toServed(s, s.registry.fromStore(s.def, await decodeEntry(s, decode, kv, s.name)));
+    const encoded = encodeFor(fmt, served);
+    if (encoded.contentType !== contentType) {
+      // No protobuf form for this object after all: what the general path sends, not remembered.
+      writeBody(s.res, 200, encoded.body, encoded.contentType);
+      return true;
+    }
+    body = copyOut(encoded.body);
+    cache.set(kv, body);
+  }
+  writeBody(s.res, 200, body, contentType);
+  return true;
+}
+
+/** An exact-size copy that owns its memory (encoders may return slices of shared pools). */
+function copyOut(b: Buffer): Buffer {
+  const owned = Buffer.allocUnsafeSlow(b.length);
+  b.copy(owned);
+  return owned;
+}
+
+/**
+ * LIST assembled from per-entry item serializations: an item is decoded and encoded the first
+ * time it is listed in this form and reused by later lists while the object is unchanged.
+ */
+export async function listFromEntries(s: Scope, p: ListParams, fmt: OutputFormat): Promise<boolean> {
+  const enc = fastEncoding(s, fmt);
+  if (!enc) return false;
+  const apiVersion = servedApiVersion(s);
+  const plan = enc === 'protobuf' ? protobufListPlan(apiVersion, s.def.listKind) : undefined;
+  if (enc === 'protobuf' && !plan) return false;
+  const res = await s.registry.list(s.def, { namespace: s.namespace, ...p, entries: true });
+  const { entries, decode } = res;
+  if (!entries || !decode) return false;
+  const cache = entrySerializations(`${enc}-item|${s.def.group}|${s.def.plural}|${apiVersion}`);
+  const splice = enc === 'json' && res.plainJson === true && !convertsOnServe(s);
+  const items: Buffer[] = new Array<Buffer>(entries.length);
+  for (let i = 0; i < entries.length; i++) {
+    const kv = entries[i]!;
+    let item = cache.get(kv);
+    if (item === undefined && splice) {
+      const stored = scanStored(kv.value);
+      if (stored) {
+        item = spliceServed(stored, kv.modRevision);
+        cache.set(kv, item);
+      }
+    }
+    if (item === undefined) {
+      const obj = listItem(s, await decodeEntry(s, decode, kv, ''));
+      if (plan) {
+        try {
+          item = encodeListItem(plan, obj);
+        } catch {
+          return false; // the general path falls back to JSON for the whole list
+        }
+      } else {
+        item = ownedUtf8(JSON.stringify(obj));
+      }
+      cache.set(kv, item);
+    }
+    items[i] = item;
+  }
+  const metadata: Record<string, unknown> = { resourceVersion: res.resourceVersion };
+  if (res.continue) metadata.continue = res.continue;
+  if (res.remainingItemCount !== undefined && res.continue) metadata.remainingItemCount = res.remainingItemCount;
+  const body = plan ? protobufList(plan, apiVersion, s.def.listKind, metadata, items) : jsonList(s.def.listKind, apiVersion, metadata, items);
+  if (!body) return false;
+  writeBody(s.res, 200, body, plan ? PROTOBUF : fmt.contentType ?? 'application/json');
+  return true;
+}
+
+const COMMA = Buffer.from(',');
+const CLOSE_ITEMS = Buffer.from(']}');
+
+/** JSON.stringify({kind, apiVersion, metadata, items}) with the items already serialized. */
+function jsonList(kind: string, apiVersion: string, metadata: Record<string, unknown>, items: readonly Buffer[]): Buffer {
+  const head = JSON.stringify({ kind, apiVersion, metadata });
+  const parts: Buffer[] = new Array<Buffer>(items.length * 2 + 2);
+  parts[0] = Buffer.from(`${head.slice(0, -1)},"items":[`, 'utf8'); // head without its closing brace
+  let n = 1;
+  for (let i = 0; i < items.length; i++) {
+    if (i > 0) parts[n++] = COMMA;
+    parts[n++] = items[i]!;
+  }
+  parts[n++] = CLOSE_ITEMS;
+  parts.length = n;
+  return Buffer.concat(parts);
+}
+
+function protobufList(plan: ProtobufListPlan, apiVersion: string, listKind: string, metadata: Record<string, unknown>, items: readonly Buffer[]): Buffer | undefined {
+  try {
+    return encodeListFromItems(plan, apiVersion, listKind, metadata, items);
+  } catch {
+    return undefined;
+  }
+}

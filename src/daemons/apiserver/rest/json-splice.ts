@@ -1,0 +1,165 @@
+/**
+ * Served JSON spliced from stored JSON, without decoding it: the read fast paths' first
+ * serialization of an entry (later reads reuse it; see entry-reads.ts).
+ *
+ * The store writes JSON.stringify of the object without metadata.resourceVersion
+ * (ListResult.plainJson). Decoding sets metadata.resourceVersion, which adds it as the last
+ * member of metadata, and the served forms only drop or prepend kind and apiVersion; so the
+ * served bytes are the stored members, in their order, with those edits. JSON.stringify output
+ * is a fixed point of parse + stringify (no whitespace, canonical numbers and escapes), which
+ * is what makes the splice byte for byte equal to decode + JSON.stringify.
+ *
+ * The scanner accepts exactly that canonical form; anything else (whitespace, no metadata
+ * object, a stored resourceVersion) returns undefined and the caller decodes instead.
+ */
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COLON = 0x3a;
+const COMMA = 0x2c;
+const LBRACE = 0x7b;
+const RBRACE = 0x7d;
+const LBRACKET = 0x5b;
+const RBRACKET = 0x5d;
+
+interface Member {
+  /** Offset of the key's opening quote. */
+  readonly start: number;
+  /** Offset just past the value. */
+  readonly end: number;
+  /** Offset of the value. */
+  readonly value: number;
+  readonly key: string | undefined;
+}
+
+const WATCHED_KEYS = ['kind', 'apiVersion', 'metadata', 'resourceVersion'] as const;
+const WATCHED = WATCHED_KEYS.map((k) => Buffer.from(`"${k}"`, 'utf8'));
+
+/** Offset just past the string starting at `i` (a quote), or -1. */
+function skipString(b: Buffer, i: number): number {
+  for (let j = i + 1; j < b.length; j++) {
+    const c = b[j]!;
+    if (c === BACKSLASH) { j++; continue; }
+    if (c === QUOTE) return j + 1;
+  }
+  return -1;
+}
+
+/** Offset just past the value starting at `i`, or -1. */
+function skipValue(b: Buffer, i: number): number {
+  const c = b[i];
+  if (c === QUOTE) return skipString(b, i);
+  if (c === LBRACE || c === LBRACKET) {
+    let depth = 0;
+    for (let j = i; j < b.length; j++) {
+      const d = b[j]!;
+      if (d === QUOTE) { j = skipString(b, j); if (j < 0) return -1; j--; continue; }
+      if (d === LBRACE || d === LBRACKET) depth++;
+      else if (d === RBRACE || d === RBRACKET) { if (--depth === 0) return j + 1; }
+    }
+    return -1;
+  }
+  // number, true, false, null: up to the next delimiter
+  let j = i;
+  while (j < b.length) {
+    const d = b[j]!;
+    if (d === COMMA || d === RBRACE || d === RBRACKET) break;
+    if (d <= 0x20) return -1; // whitespace: not canonical
+    j++;
+  }
+  return j > i ? j : -1;
+}
+
+function keyOf(b: Buffer, start: number, end: number): string | undefined {
+  const len = end - start;
+  for (let k = 0; k < WATCHED.length; k++) {
+    const w = WATCHED[k]!;
+    if (w.length === len && b.compare(w, 0, len, start, end) === 0) return WATCHED_KEYS[k];
+  }
+  return undefined;
+}
+
+/** The members of the object starting at `i`, and the offset just past it; undefined if not canonical. */
+function members(b: Buffer, i: number): { list: Member[]; end: number } | undefined {
+  if (b[i] !== LBRACE) return undefined;
+  const list: Member[] = [];
+  let j = i + 1;
+  if (b[j] === RBRACE) return { list, end: j + 1 };
+  for (;;) {
+    if (b[j] !== QUOTE) return undefined;
+    const keyEnd = skipString(b, j);
+    if (keyEnd < 0 || b[keyEnd] !== COLON) return undefined;
+    const valueEnd = skipValue(b, keyEnd + 1);
+    if (valueEnd < 0) return undefined;
+    list.push({ start: j, end: valueEnd, value: keyEnd + 1, key: keyOf(b, j, keyEnd) });
+    const next = b[valueEnd];
+    if (next === RBRACE) return { list, end: valueEnd + 1 };
+    if (next !== COMMA) return undefined;
+    j = valueEnd + 1;
+  }
+}
+
+/** A stored object's parts: its top-level members, the metadata member and where resourceVersion goes. */
+export interface StoredJson {
+  readonly bytes: Buffer;
+  readonly members: readonly Member[];
+  /** The metadata member. */
+  readonly metadata: Member;
+  /** True when metadata is `{}` (the resourceVersion then needs no comma before it). */
+  readonly metadataEmpty: boolean;
+  /** The stored apiVersion string, when it is a plain string. */
+  readonly apiVersion: string | undefined;
+}
+
+/** Scans stored JSON; undefined when it is not the canonical form the splice relies on. */
+export function scanStored(bytes: Buffer): StoredJson | undefined {
+  const top = members(bytes, 0);
+  if (!top || top.end !== bytes.length) return undefined;
+  let metadata: Member | undefined;
+  let apiVersion: string | undefined;
+  for (const m of top.list) {
+    if (m.key === 'metadata') metadata = m;
+    else if (m.key === 'apiVersion') {
+      if (bytes[m.value] !== QUOTE) return undefined; // only a string can be compared for conversion
+      apiVersion = JSON.parse(bytes.toString('utf8', m.value, m.end)) as string;
+    }
+  }
+  if (!metadata) return undefined;
+  const meta = members(bytes, metadata.value);
+  if (!meta || meta.end !== metadata.end || meta.list.some((m) => m.key === 'resourceVersion')) return undefined;
+  return { bytes, members: top.list, metadata, metadataEmpty: meta.list.length === 0, apiVersion };
+}
+
+/**
+ * The served JSON of a stored object at `revision`: its members without kind and apiVersion,
+ * metadata.resourceVersion appended to metadata, and `prefix` (e.g. `"kind":"Pod","apiVersion":"v1"`)
+ * in front when given. Returns an exact-size buffer of its own.
+ */
+export function spliceServed(s: StoredJson, revision: number, prefix?: Buffer): Buffer {
+  const b = s.bytes;
+  const rv = Buffer.from(`${s.metadataEmpty ? '' : ','}"resourceVersion":"${revision}"}`, 'utf8');
+  const pieces: Buffer[] = [OPEN];
+  if (prefix) pieces.push(prefix);
+  let first = !prefix;
+  for (const m of s.members) {
+    if (m.key === 'kind' || m.key === 'apiVersion') continue;
+    if (!first) pieces.push(SEP);
+    first = false;
+    if (m === s.metadata) {
+      pieces.push(b.subarray(m.start, m.end - 1), rv); // metadata without its closing brace
+    } else {
+      pieces.push(b.subarray(m.start, m.end));
+    }
+  }
+  pieces.push(CLOSE);
+  let len = 0;
+  for (const p of pieces) len += p.length;
+  const out = Buffer.allocUnsafeSlow(len);
+  let at = 0;
+  for (const p of pieces) at += p.copy(out, at);
+  return out;
+}
+
+const OPEN = Buffer.from('{');
+const SEP = Buffer.from(',');
+const CLOSE = Buffer.from('}');

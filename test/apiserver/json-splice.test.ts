@@ -1,0 +1,50 @@
+import t from 'tap';
+import { scanStored, spliceServed } from '../../src/daemons/apiserver/rest/json-splice.js';
+
+// The splice must equal what decoding and re-serializing gives, for any object the JSON codec
+// can have written; anything outside that canonical form is refused (the caller decodes).
+type Obj = Record<string, unknown>;
+
+/** What the general path serves: metadata.resourceVersion set, kind/apiVersion dropped, optional head. */
+function general(stored: Obj, rv: number, head?: { kind: string; apiVersion: string }): string {
+  const o = JSON.parse(JSON.stringify(stored)) as Obj;
+  o['metadata'] = { ...(o['metadata'] as Obj), resourceVersion: String(rv) };
+  const { kind: _k, apiVersion: _a, ...rest } = o;
+  void _k; void _a;
+  return JSON.stringify(head ? { ...head, ...rest } : rest);
+}
+
+const tricky: Obj[] = [
+  { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', namespace: 'ns' }, data: { k: 'v' } },
+  { metadata: {}, kind: 'X', spec: { a: [1, 2.5, -3e-7, true, false, null, { b: '}' }], s: '"quoted" {brace} [bracket] \\ back' } },
+  { kind: 'Pod', metadata: { name: 'ü✓', labels: { 'a/b': 'c"d' }, annotations: { x: '\n\t\u0001' } }, apiVersion: 'v1', status: {} },
+  { metadata: { name: 'n', finalizers: [] }, data: { empty: '', nested: { deep: [[[]], [{}]] } } },
+  { apiVersion: 'apps/v1', metadata: { name: 'm', ownerReferences: [{ apiVersion: 'v1', kind: 'K', name: 'o', uid: 'u', controller: true }] }, spec: { replicas: 0 } },
+];
+
+t.test('splice equals decode + stringify', async (t) => {
+  for (const o of tricky) {
+    const bytes = Buffer.from(JSON.stringify(o), 'utf8');
+    const s = scanStored(bytes);
+    t.ok(s, `scans ${JSON.stringify(o).slice(0, 40)}`);
+    if (!s) continue;
+    t.equal(spliceServed(s, 42).toString('utf8'), general(o, 42), 'list item form');
+    const head = { kind: 'Thing', apiVersion: 'g/v9' };
+    t.equal(spliceServed(s, 7, Buffer.from(`"kind":"Thing","apiVersion":"g/v9"`)).toString('utf8'), general(o, 7, head), 'object form');
+    t.equal(s.apiVersion, o['apiVersion'] as string | undefined, 'the stored apiVersion');
+  }
+});
+
+t.test('anything but the canonical stored form is refused', async (t) => {
+  const refuse = (text: string, why: string): void => { t.equal(scanStored(Buffer.from(text)), undefined, why); };
+  refuse('{"kind":"X","spec":{}}', 'no metadata');
+  refuse('{"metadata":"x"}', 'metadata not an object');
+  refuse('{"metadata":{"resourceVersion":"3"}}', 'a stored resourceVersion');
+  refuse('{ "metadata":{}}', 'whitespace');
+  refuse('{"metadata":{},"a":1 }', 'whitespace after a number');
+  refuse('{"metadata":{}', 'truncated');
+  refuse('{"metadata":{}}x', 'trailing bytes');
+  refuse('{"apiVersion":1,"metadata":{}}', 'a non-string apiVersion');
+  refuse('[1]', 'not an object');
+  refuse('{"metadata":{"a":"unterminated}}', 'unterminated string');
+});
