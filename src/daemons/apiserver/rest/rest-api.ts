@@ -119,7 +119,9 @@ export function createRestApi(deps: RestDeps): RestApi {
 
   async function dispatch(ctx: RequestContext, s: Scope): Promise<void> {
     const verb = ctx.info.verb;
-    if (s.def.namespaced && s.name && !s.namespace) throw notFoundPath();
+    // A name without a namespace names nothing for a namespaced resource; a list or watch across
+    // namespaces takes its "name" from `fieldSelector=metadata.name=...` and is served.
+    if (s.def.namespaced && s.name && !s.namespace && verb !== 'list' && verb !== 'watch') throw notFoundPath();
     if (s.subresource) {
       const custom = subHandlers.get(subKey(s.def.group, s.def.plural, s.subresource));
       if (custom) { await custom.handler(ctx, s.req, s.res, { def: s.def, namespace: s.namespace, name: s.name, subresource: s.subresource, registry }); return; }
