@@ -30,20 +30,23 @@ export function requestTimeout(opts: { requestTimeout: number }): Filter {
       if (x.ctx.isLongRunning || x.upgrade || !(opts.requestTimeout > 0)) return next();
       const ms = effectiveTimeoutMs(opts.requestTimeout, x.ctx.query);
       x.ctx.deadline = Date.now() + ms;
-      let timer: NodeJS.Timeout | undefined;
-      const expired = new Promise<'expired'>((resolve) => { timer = setTimeout(() => resolve('expired'), ms); });
-      const work = next().then(() => 'done' as const);
-      try {
-        const outcome = await Promise.race([work, expired]);
-        if (outcome === 'expired') {
-          // The handler keeps running until it notices the aborted signal; its outcome is moot.
-          work.catch((e: unknown) => x.ctx.log.debug({ err: e }, 'handler failed after its request timed out'));
+      // One promise per request (no race of two): settled by the handler or by the timer,
+      // whichever comes first; on expiry the filter returns at once, freeing the seat.
+      await new Promise<void>((resolve, reject) => {
+        let expired = false;
+        const timer = setTimeout(() => {
+          expired = true;
           x.fail(new ApiError(504, 'Timeout', TIMEOUT_MESSAGE, { retryAfterSeconds: 1 }));
           x.abort.abort(new Error('request timed out'));
-        }
-      } finally {
-        clearTimeout(timer);
-      }
+          resolve();
+        }, ms);
+        next().then(() => { clearTimeout(timer); resolve(); }, (e: unknown) => {
+          clearTimeout(timer);
+          // The handler keeps running until it notices the aborted signal; its outcome is moot.
+          if (expired) x.ctx.log.debug({ err: e }, 'handler failed after its request timed out');
+          else reject(e);
+        });
+      });
     },
   };
 }
