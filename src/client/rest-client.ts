@@ -39,6 +39,8 @@ export interface RestClientOptions {
   transport?: TransportOptions;
   clock?: Clock;
   log?: Logger;
+  /** Send over this (another client's) transport instead of opening one; close() leaves it open. */
+  sharedTransport?: Http2Transport;
 }
 
 /** A resource collection: group ('' for core), version, plural, and namespace when namespaced. */
@@ -172,9 +174,11 @@ export class RestClient {
   private readonly clock: Clock;
   private readonly log: Logger;
   private readonly userAgent: string;
+  private readonly ownsTransport: boolean;
 
   constructor(opts: RestClientOptions) {
-    this.transport = new Http2Transport(opts.connection, opts.transport);
+    this.ownsTransport = !opts.sharedTransport;
+    this.transport = opts.sharedTransport ?? new Http2Transport(opts.connection, opts.transport);
     this.clock = opts.clock ?? realClock;
     this.limiter = new TokenBucket({ qps: opts.qps ?? 20, burst: opts.burst ?? 30, clock: this.clock });
     const ct = (opts.contentType ?? PROTOBUF_MEDIA_TYPE).split(';')[0].trim().toLowerCase();
@@ -304,7 +308,7 @@ export class RestClient {
     };
   }
 
-  close(): void { this.transport.close(); }
+  close(): void { if (this.ownsTransport) this.transport.close(); }
 }
 
 function writeQuery(o: WriteOptions): Query {

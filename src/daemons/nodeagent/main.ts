@@ -101,9 +101,14 @@ export async function startNodeAgent(config: NodeagentConfig, opts: StartOptions
     log.info({ runtime: version.runtimeName, version: version.runtimeVersion }, 'container runtime connected');
 
     let client: RestClient | undefined;
+    let eventClient: RestClient | undefined;
     if (config.coreconfig && existsSync(config.coreconfig) && !config.runonce) {
       const connection = await loadCoreconfig({ path: config.coreconfig });
       client = new RestClient({ connection, contentType: config.coreApiContentType, qps: config.coreApiQps, burst: config.coreApiBurst, userAgent: `nodeagent/${nodeName}`, log: log.child({ component: 'client' }) });
+      // Events have their own budget (--event-qps/--event-burst, enforced by the recorder, which
+      // drops what is over it), as Kubernetes' node agent keeps an event client apart: a burst
+      // of events never queues pod status writes behind it. Same connection, no second limiter.
+      eventClient = new RestClient({ connection, contentType: config.coreApiContentType, qps: 0, userAgent: `nodeagent/${nodeName}`, sharedTransport: client.transport, log: log.child({ component: 'event-client' }) });
       cleanups.push(() => client?.close());
     } else {
       log.info({ coreconfig: config.coreconfig }, 'no coreconfig: running standalone (local pod sources only)');
@@ -115,7 +120,7 @@ export async function startNodeAgent(config: NodeagentConfig, opts: StartOptions
     });
     const podSet = new PodSet();
     const api = new ApiObjects(client, log.child({ component: 'api-objects' }), ac.signal);
-    const events = new EventRecorder({ ...(client ? { client } : {}), nodeName, qps: config.eventQps, burst: config.eventBurst, log: log.child({ component: 'events' }), signal: ac.signal });
+    const events = new EventRecorder({ ...(eventClient ? { client: eventClient } : {}), nodeName, qps: config.eventQps, burst: config.eventBurst, log: log.child({ component: 'events' }), signal: ac.signal });
     const sources: PodSource[] = [];
     if (client) sources.push('api');
     if (config.podManifestPath) sources.push('file');

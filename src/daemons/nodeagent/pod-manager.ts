@@ -38,6 +38,7 @@ export class PodManager {
   readonly rejected = new Map<string, { pod: Pod; status: PodStatusV1 }>();
   private readonly written = new Map<string, string>();
   private readonly signatures = new Map<string, string>();
+  private readonly statusQueues = new Map<string, { latest?: { pod: Pod; status: PodStatusV1 }; running?: Promise<void> }>();
   /** When the runtime last answered a relist (the /healthz check, like Kubernetes' PLEG). */
   lastRelistOk = Date.now();
 
@@ -81,6 +82,7 @@ export class PodManager {
       if (this.workers.get(uid) === worker) this.workers.delete(uid);
       this.written.delete(uid);
       this.signatures.delete(uid);
+      this.statusQueues.delete(uid);
     });
     worker.kick();
   }
@@ -90,8 +92,26 @@ export class PodManager {
     this.workers.get(uid)?.remove();
   }
 
-  /** Writes the status when it differs from the last one written for this pod. */
+  /**
+   * Writes the status when it differs from the last one written for this pod. Writes of one pod
+   * never overlap and the newest status wins: a status queued behind a write in flight replaces
+   * any older queued one, whose caller returns once the newer is taken up.
+   */
   async writeStatus(pod: Pod, status: PodStatusV1): Promise<void> {
+    const uid = podUid(pod);
+    let q = this.statusQueues.get(uid);
+    if (!q) this.statusQueues.set(uid, q = {});
+    q.latest = { pod, status };
+    while (q.running) await q.running;
+    const next = q.latest;
+    if (!next) return; // taken up by a newer call
+    q.latest = undefined;
+    const queue = q;
+    queue.running = this.writeNow(next.pod, next.status).finally(() => { queue.running = undefined; });
+    await queue.running;
+  }
+
+  private async writeNow(pod: Pod, status: PodStatusV1): Promise<void> {
     const uid = podUid(pod);
     const key = JSON.stringify(status);
     if (this.written.get(uid) === key) return;

@@ -144,6 +144,9 @@ export class PodWorker {
       if (left <= 0) { await this.deadlineExceeded(); return; }
       this.schedule(left + 5);
     }
+    // A new pod shows Pending with its containers ContainerCreating while the sandbox and
+    // images are prepared, as on Kubernetes; the write is queued, not waited for.
+    if (!this.lastStatus && !this.sandbox) this.report().catch((e: Error) => this.d.log.debug({ pod: this.name(), err: e.message }, 'early status not written'));
     if (!(await this.ensureSandbox())) { await this.report(); return; }
     const spec = this.pod.spec ?? {};
     if (!this.initDone) {
