@@ -5,6 +5,7 @@
  * container, and deleting the pod removes its containers from the runtime.
  */
 import { request, Agent } from 'node:https';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -90,6 +91,7 @@ async function main(): Promise<void> {
     await client.delete(PODS, 'bb');
     await waitFor('bb deleted', async () => { try { await getPod('bb'); return false; } catch (e) { return isApiError(e) && e.status.code === 404; } });
     await waitFor('bb containers removed', async () => (await a.runtime.listContainers({ labelSelector: { 'io.kubernetes.pod.uid': uid } })).length === 0);
+    await waitFor('bb log directory removed', () => !existsSync(join(dir, 'logs', `default_bb_${uid}`)));
   });
 
   t.test('a failing liveness probe restarts the container', async (t) => {

@@ -16,9 +16,10 @@ import type { EventSink } from './events.js';
 import { findAdoptable } from './pod-adoption.js';
 import { buildPodStatus } from './pod-status.js';
 import type { Container, Pod, PodStatusV1 } from './pod-types.js';
-import { sandboxConfig, type DnsSettings } from './runtime-config.js';
+import { sandboxConfig, type DnsSettings, logDirectory } from './runtime-config.js';
 import { isRuntimeError } from './runtime/runtime-errors.js';
 import type { ContainerStatus, PodSandboxConfig, RuntimeBackend } from './runtime/runtime.js';
+import { rm } from 'node:fs/promises';
 import { setUpVolumes, tearDownPodDir, type VolumeContext } from './volumes/volumes.js';
 
 export interface BackoffSettings { readonly initialMs: number; readonly maxMs: number; readonly resetMs: number }
@@ -391,6 +392,8 @@ export class PodWorker {
       await this.d.runtime.removePodSandbox(this.sandbox.id).catch(() => undefined);
     }
     await tearDownPodDir(this.d.rootDir, this.uid).catch(() => undefined);
+    // The pod is going away: so do its container logs (/var/log/pods/<ns>_<name>_<uid>).
+    await rm(logDirectory(this.d.logDir, this.pod), { recursive: true, force: true }).catch(() => undefined);
     if (!this.removed) {
       const policy = spec.restartPolicy ?? 'Always';
       const allOk = (spec.containers ?? []).every((c) => this.cs.get(c.name)?.lastTerminated?.exitCode === 0);
