@@ -23,7 +23,7 @@ import { FlagError } from '../../flags/flag-error.js';
 import { SERVER_PARTS, type ServerConfig, type ServerPart } from '../../flags/server.js';
 import { writeServerCoreconfigs } from './admin-coreconfig.js';
 import { loadPart, startPart, type RunningPart } from './part-runner.js';
-import { bootstrapPki } from './pki-bootstrap.js';
+import { APISERVER_LEAVES, bootstrapPki } from './pki-bootstrap.js';
 import { planServer, type ServerPlan } from './plan.js';
 import { waitForNodeReady, waitForReadyz } from './readiness.js';
 
@@ -141,7 +141,9 @@ async function runCluster(plan: ServerPlan, ctx: ServerRunContext, io: Io): Prom
   const preloadOthers = (): void => {
     for (const p of plan.enabled) if (!loading.has(p)) loading.set(p, loadPart(p, ctx.partModules?.[p]));
   };
-  const pki = await bootstrapPki({ dir: plan.layout.pkiDir, ...plan.certificates });
+  // On a first start the leaves only the other parts need are issued after the API server is
+  // ready (certificate generation is most of a first start's extra time).
+  const pki = await bootstrapPki({ dir: plan.layout.pkiDir, ...plan.certificates, only: APISERVER_LEAVES });
   const shortFp = pki.caFingerprint.slice(0, 23);
   if (pki.caCreated) say(`PKI created in ${plan.layout.pkiDir} (CA SHA-256 ${shortFp}..., ${at()})`);
   else if (pki.written.length) say(`PKI reused from ${plan.layout.pkiDir}, renewed: ${pki.written.join(', ')} (CA SHA-256 ${shortFp}..., ${at()})`);
@@ -195,6 +197,8 @@ async function runCluster(plan: ServerPlan, ctx: ServerRunContext, io: Io): Prom
     return ctx.signal.aborted ? 0 : 1;
   }
   say(`apiserver ready on ${plan.apiserverUrl} (${at()})`);
+  const rest = await bootstrapPki({ dir: plan.layout.pkiDir, ...plan.certificates });
+  if (rest.written.length) say(`PKI for the other parts written: ${rest.written.join(', ')} (${at()})`);
   // Loading the other parts' modules only now keeps the main thread free for the API server's
   // own start (the aim that is tight); the node still becomes Ready well within its aim.
   preloadOthers();

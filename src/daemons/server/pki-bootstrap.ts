@@ -71,7 +71,12 @@ export interface PkiRequest {
   nodeagentIps: readonly string[];
   /** Re-issue leaves expiring sooner than this. @default 30 days */
   renewBeforeMs?: number;
+  /** Check and issue only these leaves (the CA and service-account keys always). @default all */
+  only?: readonly LeafName[];
 }
+
+/** What the API server needs to start and be checked (the rest can follow once it is ready). */
+export const APISERVER_LEAVES: readonly LeafName[] = ['apiserver', 'apiserver-nodeagent-client', 'admin'];
 
 export interface PkiResult {
   paths: PkiPaths;
@@ -217,7 +222,7 @@ export async function bootstrapPki(req: PkiRequest): Promise<PkiResult> {
   }
   const caCert = new X509Certificate(caPem);
 
-  const leaves = leafSpecs(req).map(async (spec) => {
+  const leaves = leafSpecs(req).filter((spec) => !req.only || req.only.includes(spec.name)).map(async (spec) => {
     const existing = await readPair(paths.cert(spec.name), paths.key(spec.name));
     if (existing && leafProblem(existing.cert, caCert, spec, renewBeforeMs) === undefined) return;
     const [{ issueCert }, ca] = await Promise.all([import('../../util/pki.js'), caForIssue()]);
