@@ -3,7 +3,7 @@
  * in a temp dir) and `corectl nodeagent --container-runtime=remote` as child processes. Busybox
  * pods (`sleep 3600`, restartPolicy Never) are created already bound to the node (spec.nodeName,
  * no scheduler); each pod's latency is create → the watch event that shows phase Running.
- * Rows, each of PODSTART_PODS (50) pods: PODSTART_IN_FLIGHT (10) in flight (a new pod is created
+ * Rows, each of PODSTART_PODS (50) pods: one at a time, PODSTART_IN_FLIGHT (10) in flight (a new pod is created
  * when one reaches Running), then all created at once. The pods of a row are deleted (and their
  * sandboxes gone) before the next row. Aim: p99 ≤ 1 s (containerd alone ~0.2 s per pod here).
  *
@@ -137,7 +137,7 @@ async function main(): Promise<void> {
       { label: 'node agent, client limits of current Kubernetes (--core-api-qps=50 --core-api-burst=100 --event-qps=50 --event-burst=100)', args: ['--core-api-qps=50', '--core-api-burst=100', '--event-qps=50', '--event-burst=100'] },
     ];
   try {
-    console.log(`pod start latency on containerd: ${COUNT} busybox pods per row (${IN_FLIGHT} in flight, then all at once), create → watch shows Running; ${machineLoad()}`);
+    console.log(`pod start latency on containerd: ${COUNT} busybox pods per row (one at a time, ${IN_FLIGHT} in flight, then all at once), create → watch shows Running; ${machineLoad()}`);
     const node = await startContainerdNode({
       cliFile: CLI, nodeName: NODE, namespace: NS, verbose: Boolean(process.env['BENCH_DEBUG']),
       ...(PROFILE_DIR ? { agentNodeArgs: ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] } : {}),
@@ -146,9 +146,9 @@ async function main(): Promise<void> {
     // The floor: containerd through CRI, no agent running (it would remove these sandboxes).
     await criBaseline(node.cri, BUSYBOX_IMAGE, 1, 1, join(node.dir, 'cri-logs')); // warm-up: snapshot, CNI
     console.log('containerd through CRI directly (RunPodSandbox … ContainerStatus RUNNING), no agent:');
-    for (const inFlight of [IN_FLIGHT, COUNT]) {
+    for (const inFlight of [1, IN_FLIGHT, COUNT]) {
       const b = await criBaseline(node.cri, BUSYBOX_IMAGE, COUNT, inFlight, join(node.dir, 'cri-logs'));
-      console.log(latencyLine(`${inFlight === COUNT ? `${COUNT} at once` : `${inFlight} in flight`}`, b.lat, COUNT - b.lat.length) + `  [RunPodSandbox p50 ${ms(pct(b.sandboxMs, 50))}]`);
+      console.log(latencyLine(`${inFlight === COUNT ? `${COUNT} at once` : inFlight === 1 ? 'one at a time' : `${inFlight} in flight`}`, b.lat, COUNT - b.lat.length) + `  [RunPodSandbox p50 ${ms(pct(b.sandboxMs, 50))}]`);
     }
 
     await node.client.create({ group: '', version: 'v1', resource: 'namespaces' }, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
@@ -166,6 +166,7 @@ async function main(): Promise<void> {
       const warm = await tracker.waitRunning(warmName, POD_DEADLINE_MS);
       await deletePods(node, tracker, [warmName]);
       console.log(`  warm-up pod: ${warm ? ms(tracker.runningMs([warmName])[0] ?? NaN) : 'did not reach Running'}`);
+      print(await row(node, tracker, 'one at a time', `s${i}s`, 1));
       print(await row(node, tracker, `${IN_FLIGHT} in flight`, `s${i}a`, IN_FLIGHT));
       print(await row(node, tracker, `${COUNT} at once`, `s${i}b`, COUNT));
     }
