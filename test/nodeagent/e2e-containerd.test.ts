@@ -6,7 +6,7 @@
  */
 import { request, Agent } from 'node:https';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
@@ -59,7 +59,9 @@ async function main(): Promise<void> {
     '--container-runtime=remote', `--container-runtime-endpoint=${containerd.endpoint}`, `--coreconfig=${api.coreconfigPath}`,
     '--hostname-override=cd-node', `--root-dir=${join(dir, 'root')}`, `--cert-dir=${join(dir, 'pki')}`, '--port=0', '--read-only-port=0',
     '--healthz-port=0', '--fail-swap-on=false', '--address=127.0.0.1', '--node-status-update-frequency=1s', '--resolv-conf=', '--event-qps=0',
+    `--pod-manifest-path=${join(dir, 'manifests')}`, '--file-check-frequency=1s',
   ]);
+  await mkdir(join(dir, 'manifests'), { recursive: true });
   agent = await startNodeAgent(config, { podLogDir: join(dir, 'logs'), relistPeriodMs: 200, skipProcessTweaks: true, backoff: { initialMs: 1000, maxMs: 2000, resetMs: 600_000 } });
   const a = agent;
   const PODS = { group: '', version: 'v1', resource: 'pods', namespace: 'default' };
@@ -92,6 +94,25 @@ async function main(): Promise<void> {
     await waitFor('bb deleted', async () => { try { await getPod('bb'); return false; } catch (e) { return isApiError(e) && e.status.code === 404; } });
     await waitFor('bb containers removed', async () => (await a.runtime.listContainers({ labelSelector: { 'io.kubernetes.pod.uid': uid } })).length === 0);
     await waitFor('bb log directory removed', () => !existsSync(join(dir, 'logs', `default_bb_${uid}`)));
+  });
+
+  t.test('a static pod from --pod-manifest-path runs on containerd and is mirrored', async (t) => {
+    const file = join(dir, 'manifests', 'static-web.yaml');
+    await writeFile(file, [
+      'apiVersion: v1', 'kind: Pod', 'metadata:', '  name: static-web', '  namespace: default', 'spec:',
+      '  terminationGracePeriodSeconds: 1', '  containers:', '  - name: web', '    image: localhost/busybox:latest',
+      '    imagePullPolicy: Never', '    command: ["sh", "-c", "sleep 600"]', '',
+    ].join('\n'));
+    const mirror = await waitFor('mirror pod Running', async () => {
+      const x = await getPod('static-web-cd-node');
+      return x.status?.phase === 'Running' ? x : undefined;
+    }, 40_000);
+    t.match(mirror.status?.containerStatuses?.[0]?.containerID, /^containerd:\/\//, 'a real container');
+    t.equal(mirror.metadata?.annotations?.['kubernetes.io/config.mirror'] !== undefined, true, 'marked as a mirror pod');
+    const uid = mirror.metadata?.annotations?.['kubernetes.io/config.mirror'] ?? '';
+    await unlink(file);
+    await waitFor('mirror pod gone', async () => { try { await getPod('static-web-cd-node'); return false; } catch (e) { return isApiError(e) && e.status.code === 404; } }, 40_000);
+    await waitFor('static containers removed', async () => (await a.runtime.listContainers({ labelSelector: { 'io.kubernetes.pod.uid': uid } })).length === 0);
   });
 
   t.test('a failing liveness probe restarts the container', async (t) => {
