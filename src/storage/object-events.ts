@@ -91,7 +91,8 @@ export function convertSync(rs: ResourceStore, e: WatchEvent, matches: ((o: Kube
     const p = prevSync(rs, e, s);
     ev = { type, object: { ...p, metadata: { ...p.metadata, resourceVersion: String(e.kv.modRevision) } }, prevObject: p, cache: new Map() };
   } else if (type === 'MODIFIED') {
-    ev = { type, object: curSync(rs, e, s), prevObject: e.prevKv ? prevSync(rs, e, s) : undefined, cache: new Map() };
+    // The previous object is decoded only if someone asks (no consumer does on the hot path).
+    ev = { type, object: curSync(rs, e, s), get prevObject() { return e.prevKv ? prevSync(rs, e, s) : undefined; }, cache: new Map() };
   } else {
     ev = { type, object: curSync(rs, e, s), cache: new Map() };
   }
