@@ -4,7 +4,8 @@
  * (state, lastState, restartCount, ready, started, image, imageID, containerID), IPs, start time
  * and QoS class. Pure: the same inputs give the same status.
  */
-import { kubeTime, qosClassOf, type ContainerStateV1, type ContainerStatusV1, type Pod, type PodCondition, type PodStatusV1 } from './pod-types.js';
+import { qosClass } from '../../api/resources/core/pod-qos.js';
+import { kubeTime, type ContainerStateV1, type ContainerStatusV1, type Pod, type PodCondition, type PodStatusV1 } from './pod-types.js';
 
 export interface ContainerView {
   readonly name: string;
@@ -95,7 +96,7 @@ export function buildPodStatus(pod: Pod, v: PodView, prevStatus: PodStatusV1 | u
     ...(v.startTime ? { startTime: kubeTime(v.startTime) } : {}),
     ...(v.init.length ? { initContainerStatuses: v.init.map(statusOf) } : {}),
     containerStatuses: v.main.map(statusOf),
-    qosClass: qosClassOf(pod.spec),
+    qosClass: qosClass(pod.spec),
   };
   return out;
 }

@@ -166,19 +166,3 @@ export function kubeMicroTime(ms: number): string {
   return new Date(ms).toISOString().replace(/\.(\d+)Z$/, (_m, f: string) => `.${f.padEnd(6, '0').slice(0, 6)}Z`);
 }
 
-export function qosClassOf(spec: PodSpec | undefined): string {
-  const cs = [...(spec?.containers ?? []), ...(spec?.initContainers ?? [])];
-  let any = false;
-  let guaranteed = true;
-  for (const c of cs) {
-    const req = c.resources?.requests ?? {};
-    const lim = c.resources?.limits ?? {};
-    if (Object.keys(req).length || Object.keys(lim).length) any = true;
-    for (const k of ['cpu', 'memory']) {
-      if (lim[k] === undefined) guaranteed = false;
-      else if (req[k] !== undefined && String(req[k]) !== String(lim[k])) guaranteed = false;
-    }
-  }
-  if (!any) return 'BestEffort';
-  return guaranteed ? 'Guaranteed' : 'Burstable';
-}

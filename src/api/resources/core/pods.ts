@@ -5,23 +5,9 @@ import { col, str, num, arr, rec, path } from '../common/table-util.js';
 import { deepEqual, isObject } from '../common/validation.js';
 import type { KubeObject } from '../types.js';
 import { defaultPodOnly, defaultPodSpec, validatePodSpec } from './pod-spec.js';
+import { qosClass } from './pod-qos.js';
 
 type Obj = Record<string, unknown>;
-
-function qosClass(spec: Obj): string {
-  const cs = [...arr(spec.containers), ...arr(spec.initContainers)].map(rec);
-  let any = false, guaranteed = true;
-  for (const c of cs) {
-    const r = rec(c.resources), req = rec(r.requests), lim = rec(r.limits);
-    if (Object.keys(req).length || Object.keys(lim).length) any = true;
-    for (const k of ['cpu', 'memory']) {
-      if (lim[k] === undefined) guaranteed = false;
-      else if (req[k] !== undefined && String(req[k]) !== String(lim[k])) guaranteed = false;
-    }
-  }
-  if (!any) return 'BestEffort';
-  return guaranteed ? 'Guaranteed' : 'Burstable';
-}
 
 /** The STATUS column as kubectl computes it. */
 export function podStatusReason(o: KubeObject): string {
