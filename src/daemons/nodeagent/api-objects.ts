@@ -19,7 +19,6 @@ function notFound(e: unknown): boolean {
 }
 
 export class ApiObjects implements ObjectReader {
-  private tokenRequestMissing = false;
 
   /** `signal` (the agent's lifetime) cancels calls still queued or retrying when the agent stops. */
   constructor(private readonly client: RestClient | undefined, private readonly log: Logger, private readonly signal?: AbortSignal) {}
@@ -49,25 +48,6 @@ export class ApiObjects implements ObjectReader {
       return out;
     } catch (e) {
       if (notFound(e)) return undefined;
-      throw e;
-    }
-  }
-
-  /** A token from TokenRequest, or undefined when the server has no such subresource. */
-  async requestToken(namespace: string, serviceAccount: string, audience: string | undefined, expirationSeconds: number, pod: Pod): Promise<string | undefined> {
-    if (!this.client || this.tokenRequestMissing) return undefined;
-    try {
-      const tr = await this.client.create<KubeObject & { status?: { token?: string } }>(core('serviceaccounts', namespace), {
-        apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest',
-        spec: { audiences: audience ? [audience] : [], expirationSeconds, boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: pod.metadata?.name, uid: pod.metadata?.uid } },
-      }, { name: serviceAccount, subresource: 'token', ...this.opts });
-      return tr.status?.token;
-    } catch (e) {
-      if (isApiError(e) && (e.status.code === 404 || e.status.code === 405)) {
-        this.tokenRequestMissing = true;
-        this.log.warn('the API server does not serve serviceaccounts/token (TokenRequest); projected tokens are skipped');
-        return undefined;
-      }
       throw e;
     }
   }

@@ -138,7 +138,6 @@ export async function startNodeAgent(config: NodeagentConfig, opts: StartOptions
         logDir: opts.podLogDir ?? '/var/log/pods',
         dns: { host: await hostDns(config.resolvConf, log), clusterDns: config.clusterDns, clusterDomain: config.clusterDomain },
         cfsQuota: config.cpuCfsQuota, allocatable: resources.allocatable, reader: api,
-        requestToken: (ns, sa, aud, exp, pod) => api.requestToken(ns, sa, aud, exp, pod),
         projected: new ProjectedVolumes({
           ...(client ? { requester: clientTokenRequester(client.create.bind(client)) } : {}),
           signal: ac.signal, log: log.child({ component: 'projected-volumes' }),

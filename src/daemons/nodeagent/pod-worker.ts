@@ -36,9 +36,8 @@ export interface WorkerDeps {
   readonly cfsQuota: boolean;
   readonly allocatable: Readonly<Record<string, string>>;
   readonly reader: ObjectReader;
-  readonly requestToken?: VolumeContext['requestToken'];
   /** Projected volumes with refreshed service-account tokens (volumes/projected.ts). */
-  readonly projected?: VolumeContext['projected'];
+  readonly projected: VolumeContext['projected'];
   readonly events: EventSink;
   readonly backoff: BackoffSettings;
   /** Publishes the pod's status (the manager writes it to the API and serves it on /pods). */
@@ -202,8 +201,7 @@ export class PodWorker {
   private async ensureVolumes(): Promise<Map<string, string>> {
     this.volumes ??= await setUpVolumes(this.pod, {
       rootDir: this.d.rootDir, reader: this.d.reader, log: this.d.log, podIp: '', hostIp: this.d.hostIp,
-      ...(this.d.requestToken ? { requestToken: this.d.requestToken } : {}),
-      ...(this.d.projected ? { projected: this.d.projected } : {}),
+      projected: this.d.projected,
     });
     return this.volumes;
   }

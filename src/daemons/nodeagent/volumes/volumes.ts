@@ -3,10 +3,8 @@
  * emptyDir (a directory), hostPath (the host path itself; DirectoryOrCreate/FileOrCreate
  * create it), and the file-set volumes configMap, secret, downwardAPI and projected (files
  * written once when the pod starts, each atomically with its exact mode; a later change of the
- * source object is not propagated yet). Projected volumes go to `ctx.projected` when given
- * (projected.ts: service-account tokens refreshed at 80 % of their lifetime); without it a
- * projected serviceAccountToken asks `requestToken` once, and when the server does not offer
- * TokenRequest the token file is left out and a warning is logged.
+ * source object is not propagated yet). Projected volumes go to `ctx.projected` (projected.ts:
+ * service-account tokens refreshed at 80 % of their lifetime).
  */
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -23,10 +21,8 @@ export interface ProjectedVolumeHandler {
 export interface VolumeContext extends PodFieldContext {
   readonly rootDir: string;
   readonly reader: ObjectReader;
-  /** Issues a service-account token, or undefined when TokenRequest is not available. */
-  readonly requestToken?: (namespace: string, serviceAccount: string, audience: string | undefined, expirationSeconds: number, pod: Pod) => Promise<string | undefined>;
   readonly log: Logger;
-  readonly projected?: ProjectedVolumeHandler;
+  readonly projected: ProjectedVolumeHandler;
 }
 
 export class VolumeError extends Error {
@@ -78,25 +74,6 @@ export function downwardFiles(src: Dict, pod: Pod, ctx: VolumeContext): FileEntr
   return out;
 }
 
-async function projectedFiles(src: Dict, pod: Pod, ctx: VolumeContext): Promise<FileEntry[]> {
-  const out: FileEntry[] = [];
-  for (const s of Array.isArray(src.sources) ? src.sources : []) {
-    if (!isDict(s)) continue;
-    if (isDict(s.configMap)) out.push(...await objectFiles('configMap', s.configMap, pod, ctx));
-    else if (isDict(s.secret)) out.push(...await objectFiles('secret', s.secret, pod, ctx));
-    else if (isDict(s.downwardAPI)) out.push(...downwardFiles(s.downwardAPI, pod, ctx));
-    else if (isDict(s.serviceAccountToken)) {
-      const t = s.serviceAccountToken;
-      const token = ctx.requestToken
-        ? await ctx.requestToken(pod.metadata?.namespace ?? 'default', pod.spec?.serviceAccountName ?? 'default', typeof t.audience === 'string' ? t.audience : undefined, typeof t.expirationSeconds === 'number' ? t.expirationSeconds : 3600, pod)
-        : undefined;
-      if (token === undefined) ctx.log.warn({ pod: pod.metadata?.name }, 'service-account token not projected: the API server offers no TokenRequest');
-      else out.push({ path: String(t.path ?? 'token'), data: Buffer.from(token) });
-    }
-  }
-  return out;
-}
-
 /** Writes the files (each atomically) into the directory, which stays: it may be bind-mounted into running containers. */
 async function writeFileSet(dir: string, files: FileEntry[], defaultMode: number): Promise<void> {
   try {
@@ -135,8 +112,7 @@ export async function setUpVolumes(pod: Pod, ctx: VolumeContext): Promise<Map<st
       out.set(v.name, d);
     } else if (isDict(v.projected)) {
       const d = dirFor('kubernetes.io~projected');
-      if (ctx.projected) await ctx.projected.setUp(pod, v.projected, d, ctx);
-      else await writeFileSet(d, await projectedFiles(v.projected, pod, ctx), mode(v.projected));
+      await ctx.projected.setUp(pod, v.projected, d, ctx);
       out.set(v.name, d);
     } else if (isDict(v.emptyDir) || Object.keys(v).length === 1) {
       const d = dirFor('kubernetes.io~empty-dir');
