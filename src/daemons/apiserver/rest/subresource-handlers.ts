@@ -60,7 +60,7 @@ export async function handleScale(s: Scope, verb: string): Promise<void> {
   else {
     type = patchTypeOf(headerOf(s.req, 'content-type'), 'autoscaling/v1', 'Scale');
     if (type === 'apply') throw errors.methodNotAllowed('PATCH', `${s.def.plural}/scale (apply)`);
-    body = decodePatch(s, type, await readBody(s.req));
+    body = decodePatch(type, await readBody(s.req));
   }
   const { object } = await s.registry.update(s.def, s.namespace, s.name, (cur) => {
     if (!cur) throw errors.notFound({ group: s.def.group, resource: s.def.plural, name: s.name });

@@ -62,14 +62,18 @@ function writeSubresource(s: Scope): '' | 'status' {
   throw errors.methodNotAllowed(String(s.req.method), `${s.def.plural}/${s.subresource}`);
 }
 
-export async function handleCreate(s: Scope): Promise<void> {
-  if (s.def.namespaced && !s.namespace) throw errors.methodNotAllowed('POST', s.def.plural);
+/** What create and update read alike: output format, the decoded body (field-checked), dryRun, field manager. */
+async function readWrite(s: Scope): Promise<{ fmt: ReturnType<typeof outputFormat>; raw: KubeObject; dryRun: boolean; manager: ReturnType<typeof fieldManagerOf> }> {
   const fmt = outputFormat(s);
   const body = await readBody(s.req);
   const raw = decodeObject(headerOf(s.req, 'content-type'), body);
   s.warnings.push(...checkFields(parseFieldValidation(s.query.get('fieldValidation')), raw, servedApiVersion(s), s.def.kind, jsonText(s, body)));
-  const dryRun = parseDryRun(s.query);
-  const manager = fieldManagerOf(s, false);
+  return { fmt, raw, dryRun: parseDryRun(s.query), manager: fieldManagerOf(s, false) };
+}
+
+export async function handleCreate(s: Scope): Promise<void> {
+  if (s.def.namespaced && !s.namespace) throw errors.methodNotAllowed('POST', s.def.plural);
+  const { fmt, raw, dryRun, manager } = await readWrite(s);
   checkNamespace(s, raw);
   const obj = fromRequest(s, raw);
   if (s.def.group === 'certificates.k8s.io' && s.def.kind === 'CertificateSigningRequest') recordRequestor(s, obj);
@@ -80,12 +84,7 @@ export async function handleCreate(s: Scope): Promise<void> {
 
 export async function handleUpdate(s: Scope): Promise<void> {
   const subresource = writeSubresource(s);
-  const fmt = outputFormat(s);
-  const body = await readBody(s.req);
-  const raw = decodeObject(headerOf(s.req, 'content-type'), body);
-  s.warnings.push(...checkFields(parseFieldValidation(s.query.get('fieldValidation')), raw, servedApiVersion(s), s.def.kind, jsonText(s, body)));
-  const dryRun = parseDryRun(s.query);
-  const manager = fieldManagerOf(s, false);
+  const { fmt, raw, dryRun, manager } = await readWrite(s);
   const bodyName = raw.metadata?.name;
   if (bodyName && bodyName !== s.name) throw errors.badRequest(`the name of the object (${bodyName}) does not match the name on the URL (${s.name})`);
   checkNamespace(s, raw);
@@ -106,13 +105,12 @@ export function applyPatchTo(type: Exclude<PatchType, 'apply'>, current: KubeObj
   return out as KubeObject;
 }
 
-export function decodePatch(s: Scope, type: PatchType, body: Buffer): unknown {
+export function decodePatch(type: PatchType, body: Buffer): unknown {
   if (body.length === 0) throw errors.badRequest('the request body is empty');
   const ct = type === 'apply' ? 'application/yaml' : 'application/json';
   const v = decodeValue(ct, body);
   if (type === 'json' && !Array.isArray(v)) throw errors.badRequest('the server rejected our request due to an error in our request: json: cannot unmarshal object into Go value of type jsonpatch.Patch');
   if (type !== 'json' && (typeof v !== 'object' || v === null || Array.isArray(v))) throw errors.badRequest(`the body of the ${type} patch must be a JSON object`);
-  void s;
   return v;
 }
 
@@ -126,7 +124,7 @@ export async function handlePatch(s: Scope): Promise<void> {
   const manager = fieldManagerOf(s, type === 'apply');
   if (type !== 'apply' && s.query.get('force') !== null) throw errors.badRequest('force: Forbidden: may not be specified for non-apply patch');
   const force = queryBool(s.query.get('force')) === true;
-  const patch = decodePatch(s, type, await readBody(s.req));
+  const patch = decodePatch(type, await readBody(s.req));
   if (type === 'apply') s.warnings.push(...checkFields(policy, patch, apiVersion, s.def.kind));
   const { object, created } = await s.registry.update(s.def, s.namespace, s.name, (cur) => {
     let patched: KubeObject;
