@@ -95,22 +95,33 @@ const HOP_BY_HOP = new Set(['transfer-encoding', 'connection', 'keep-alive', 'co
  * connections. The body is re-sent with its own length, without chunking.
  */
 export async function relayResponse(client: Duplex, res: http.IncomingMessage, maxBody = 64 * 1024): Promise<void> {
+  const body = await readSmallBody(res, maxBody);
+  const headers = headerPairs(res, HOP_BY_HOP);
+  headers.push(['Content-Length', String(body.length)], ['Connection', 'close']);
+  writeResponseHead(client, res.statusCode ?? 502, res.statusMessage ?? '', headers);
+  client.end(body);
+}
+
+/**
+ * At most `max` bytes of a (non-streamed, error) body, or as much as came before the body was
+ * cut off; the response is destroyed after.
+ */
+export async function readSmallBody(res: http.IncomingMessage, max = 64 * 1024): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let n = 0;
   try {
     for await (const c of res) {
       const b = c as Buffer;
-      if (n + b.length > maxBody) { chunks.push(b.subarray(0, maxBody - n)); n = maxBody; break; }
-      chunks.push(b);
-      n += b.length;
+      chunks.push(b.subarray(0, max - n));
+      n += Math.min(b.length, max - n);
+      if (n >= max) break;
     }
-  } catch { /* a cut-off body is relayed as far as it came */ }
-  res.destroy();
-  const body = Buffer.concat(chunks);
-  const headers = headerPairs(res, HOP_BY_HOP);
-  headers.push(['Content-Length', String(body.length)], ['Connection', 'close']);
-  writeResponseHead(client, res.statusCode ?? 502, res.statusMessage ?? '', headers);
-  client.end(body);
+  } catch {
+    // a cut-off body: what came is what there is
+  } finally {
+    res.destroy();
+  }
+  return Buffer.concat(chunks);
 }
 
 /** Joins two connections both ways; when either side closes or fails, both are closed. */

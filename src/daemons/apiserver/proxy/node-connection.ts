@@ -154,18 +154,6 @@ export function createNodeConnection(options: NodeAgentClientOptions): NodeConne
   };
 }
 
-/** Reads at most `max` bytes of a (non-streamed, error) body as text. */
-export async function readSmallBody(res: http.IncomingMessage, max = 64 * 1024): Promise<string> {
-  const chunks: Buffer[] = [];
-  let n = 0;
-  for await (const c of res) {
-    const b = c as Buffer;
-    if (n < max) chunks.push(b.subarray(0, max - n));
-    n += b.length;
-    if (n >= max) { res.destroy(); break; }
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
 
 /** The message of an agent error answer: a Status' message, else the text itself. */
 export function agentErrorMessage(body: string): string {

@@ -11,7 +11,8 @@ import type { KubeObject } from '../../../api/resources/types.js';
 import type { ApiResponse, RequestContext } from '../context.js';
 import { queryBool } from '../request-info.js';
 import type { SubresourceHandler, SubresourceTarget } from '../rest/rest-api.js';
-import { agentErrorMessage, nodeTarget, readSmallBody, type NodeConnection } from './node-connection.js';
+import { readSmallBody } from '../../../util/upgrade-proxy.js';
+import { agentErrorMessage, nodeTarget, type NodeConnection } from './node-connection.js';
 
 interface PodShape {
   spec?: {
@@ -75,7 +76,7 @@ export async function agentError(res: IncomingMessage, what: string, name: strin
     res.resume();
     return new ApiError(500, 'InternalError', `the node agent answered ${what} "${name}" with a redirect (${code}), which is not followed`);
   }
-  const message = agentErrorMessage(await readSmallBody(res)) || `the node agent answered ${code}`;
+  const message = agentErrorMessage((await readSmallBody(res)).toString('utf8')) || `the node agent answered ${code}`;
   if (code === 400) return errors.badRequest(message);
   if (code === 500) return errors.internal(message);
   if (code === 404) return new ApiError(404, 'NotFound', message, { name, kind: what });
