@@ -13,7 +13,6 @@
  * outgoing header frames are compressed and written in call order. When the socket closes,
  * every open stream ends (readable side) and is destroyed; `closed` resolves.
  */
-import { EventEmitter } from 'node:events';
 import { Duplex } from 'node:stream';
 import { pino, type Logger } from 'pino';
 import { controlFrame, dataFrame, FLAG_FIN, FLAG_UNIDIRECTIONAL, FrameReader, FrameType, RstStatus, SpdyProtocolError, words, type Frame } from './frames.js';
@@ -90,9 +89,6 @@ export class SpdyStream extends Duplex {
     if (!this.remoteDone) { this.remoteDone = true; this.push(null); }
   }
 
-  /** True once the stream can no longer carry data to the peer. */
-  get finished(): boolean { return this.localDone; }
-
   private maybeForget(): void { if (this.localDone && this.remoteDone) this.session.forget(this.id); }
 
   override _read(): void { this.session.resumeFor(this); }
@@ -122,7 +118,7 @@ export class SpdyStream extends Duplex {
   }
 }
 
-export class SpdySession extends EventEmitter {
+export class SpdySession {
   private readonly reader = new FrameReader();
   private readonly compressor = new HeaderCompressor();
   private readonly decompressor = new HeaderDecompressor();
@@ -137,7 +133,6 @@ export class SpdySession extends EventEmitter {
   readonly closed: Promise<void>;
 
   constructor(private readonly socket: Duplex, private readonly options: SpdySessionOptions) {
-    super();
     this.log = options.log ?? pino({ level: 'silent' });
     this.nextId = options.client ? 1 : 2;
     this.closed = new Promise<void>((resolve) => {
@@ -153,7 +148,7 @@ export class SpdySession extends EventEmitter {
   }
 
   /** Opens a stream and waits for the peer's SYN_REPLY. */
-  async openStream(headers: SpdyHeaders, opts: { unidirectional?: boolean } = {}): Promise<SpdyStream> {
+  async openStream(headers: SpdyHeaders): Promise<SpdyStream> {
     if (this.ended) throw new Error('SPDY session is closed');
     const id = this.nextId;
     this.nextId += 2;
@@ -163,8 +158,7 @@ export class SpdySession extends EventEmitter {
     this.streams.set(id, stream);
     // Priority 0, no associated stream, slot 0.
     const prefix = Buffer.concat([words(id, 0), Buffer.from([0, 0])]);
-    await this.sendHeaderFrame(FrameType.SynStream, opts.unidirectional ? FLAG_UNIDIRECTIONAL : 0, prefix, headers);
-    if (opts.unidirectional) stream.remoteEnded();
+    await this.sendHeaderFrame(FrameType.SynStream, 0, prefix, headers);
     await stream.opened();
     return stream;
   }
@@ -267,17 +261,15 @@ export class SpdySession extends EventEmitter {
         if ((id & 1) !== (this.options.client ? 1 : 0)) this.writeRaw(controlFrame(FrameType.Ping, 0, words(id)));
         return;
       }
-      case FrameType.GoAway:
-        this.emit('goaway');
-        return;
       default:
-        return; // SETTINGS, WINDOW_UPDATE and unknown types carry nothing we act on
+        // GOAWAY (the peer closes the connection after it), SETTINGS, WINDOW_UPDATE and unknown
+        // types carry nothing we act on.
+        return;
     }
   }
 
   private fail(e: Error): void {
     this.log.debug({ err: e.message }, 'spdy protocol error');
-    this.emit('protocolError', e);
     this.destroy();
   }
 

@@ -151,17 +151,18 @@ export class ChannelConnection {
   private release(): void { for (const w of this.waiters.splice(0)) w(); }
 }
 
-const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, clientTracking: false });
+/** The subprotocol each pending upgrade was answered with (read by the one server below). */
+const chosenFor = new WeakMap<IncomingMessage, string>();
+const wss = new WebSocketServer({
+  noServer: true, perMessageDeflate: false, clientTracking: false,
+  handleProtocols: (_offered, req) => chosenFor.get(req) || false,
+});
 
 /**
  * Completes the WebSocket handshake with `protocol` as the chosen subprotocol (or none, when the
  * client offered none).
  */
 export function acceptWebSocket(req: IncomingMessage, socket: Duplex, head: Buffer, protocol: string): Promise<WebSocket> {
-  return new Promise((resolve) => {
-    const server = protocol
-      ? new WebSocketServer({ noServer: true, perMessageDeflate: false, clientTracking: false, handleProtocols: () => protocol })
-      : wss;
-    server.handleUpgrade(req, socket, head, (ws) => resolve(ws));
-  });
+  chosenFor.set(req, protocol);
+  return new Promise((resolve) => wss.handleUpgrade(req, socket, head, (ws) => resolve(ws)));
 }
