@@ -23,6 +23,7 @@ import type * as http2 from 'node:http2';
 import { canPin, freePort, makePki, pinSelf, spawnNode, waitReady, type BenchPki, type Child } from './lib/children.js';
 import { closeSessions, openSessions, percentile, runLoad, send } from './lib/h2-load.js';
 import { openWatchers } from './lib/watch-load.js';
+import { apiserverArgs, configMapBody, podBody } from './lib/apiserver-child.js';
 
 const ROW_MS = Number(process.env['READBENCH_ROW_MS'] ?? 3000);
 const PODS = Number(process.env['READBENCH_PODS'] ?? 10_000);
@@ -58,19 +59,6 @@ function out(s: string): void {
 }
 const f = (n: number): string => n.toFixed(2);
 
-function cm(name: string, ns: string, data: Record<string, string>, size = 1024): string {
-  const o = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns }, data: { ...data, pad: '' } };
-  o.data.pad = 'x'.repeat(Math.max(0, size - JSON.stringify(o).length));
-  return JSON.stringify(o);
-}
-
-function pod(name: string): string {
-  return JSON.stringify({
-    apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'bench', labels: { app: 'bench' } },
-    spec: { containers: [{ name: 'c', image: 'busybox', command: ['sleep', '3600'] }], automountServiceAccountToken: false },
-  });
-}
-
 async function startChild(args: string[], url: string, path: string, tls: BenchPki['client'], cpu: number | undefined): Promise<Child> {
   const child = spawnNode(args, cpu);
   try {
@@ -87,7 +75,7 @@ async function benchGet(api: http2.ClientHttp2Session[], bare: http2.ClientHttp2
   const names: string[] = [];
   await runLoad({
     sessions: api, concurrency: 50, durationMs: 60_000, maxOps: 2000,
-    request: (i) => ({ path, method: 'POST', headers: JSON_CT, body: cm(`cm-${i}`, 'bench', { i: String(i) }) }),
+    request: (i) => ({ path, method: 'POST', headers: JSON_CT, body: configMapBody(`cm-${i}`, 'bench', { i: String(i) }) }),
     onResponse: (i) => { names.push(`cm-${i}`); },
   });
   const warm = (s: http2.ClientHttp2Session[], p: (i: number) => string): Promise<unknown> => runLoad({ sessions: s, concurrency: 50, durationMs: 500, request: (i) => ({ path: p(i) }) });
@@ -135,7 +123,7 @@ async function serverListTime(s: http2.ClientHttp2Session): Promise<{ sum: numbe
 async function benchList(api: http2.ClientHttp2Session[]): Promise<void> {
   const r = await runLoad({
     sessions: api, concurrency: 64, durationMs: 120_000, maxOps: PODS,
-    request: (i) => ({ path: '/api/v1/namespaces/bench/pods', method: 'POST', headers: JSON_CT, body: pod(`pod-${String(i).padStart(6, '0')}`) }),
+    request: (i) => ({ path: '/api/v1/namespaces/bench/pods', method: 'POST', headers: JSON_CT, body: podBody(`pod-${String(i).padStart(6, '0')}`) }),
   });
   if (r.errors) out(`  pod create errors: ${r.errors} ${r.firstError ?? ''}`);
   const s = api[0]!;
@@ -188,7 +176,7 @@ async function benchWatch(label: string, child: Child | undefined, url: string, 
     for (let k = 0; k < total; k++) {
       const wait = start + (k * 1000) / perSec - performance.now();
       if (wait > 1) await new Promise((r) => setTimeout(r, wait));
-      writes.push(send(writer, { path: `/api/v1/namespaces/${ns}/configmaps`, method: 'POST', headers: JSON_CT, body: cm(`w-${k}`, ns, { seq: String(k) }) })
+      writes.push(send(writer, { path: `/api/v1/namespaces/${ns}/configmaps`, method: 'POST', headers: JSON_CT, body: configMapBody(`w-${k}`, ns, { seq: String(k) }) })
         .then((res) => { ackAt[k] = performance.now(); if (res.status !== 201) errors++; }, () => { errors++; }));
     }
     await Promise.all(writes);
@@ -239,14 +227,7 @@ async function main(): Promise<void> {
     const port = await freePort();
     const url = `https://127.0.0.1:${port}`;
     const prof = PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${resolve(PROF_DIR)}`] : [];
-    api = await startChild([
-      ...prof, '--input-type=module', '-e',
-      `const m = await import(${JSON.stringify('file://' + CLI)}); process.exitCode = await m.main(process.argv);`,
-      'corectl', 'apiserver', `--secure-port=${port}`, '--bind-address=127.0.0.1',
-      `--data-dir=${join(dir, 'data')}`, `--cert-dir=${join(dir, 'certs')}`,
-      `--tls-cert-file=${pki.certFile}`, `--tls-private-key-file=${pki.keyFile}`, `--client-ca-file=${pki.caFile}`,
-      '--disable-admission-plugins=ServiceAccount',
-    ], url, '/healthz', pki.client, cpu);
+    api = await startChild(apiserverArgs(CLI, dir, pki, port, prof), url, '/healthz', pki.client, cpu);
     apiChild = api;
     const sessions = await openSessions(url, pki.client, 2);
     for (const ns of ['bench', `watch-${WATCHERS}`]) {

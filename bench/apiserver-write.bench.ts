@@ -19,6 +19,7 @@ import { fileURLToPath } from 'node:url';
 import type * as http2 from 'node:http2';
 import { canPin, freePort, makePki, pinSelf, spawnNode, waitReady, type BenchPki, type Child } from './lib/children.js';
 import { closeSessions, openSessions, percentile, runLoad, send, type LoadResult } from './lib/h2-load.js';
+import { apiserverArgs, configMapBody } from './lib/apiserver-child.js';
 
 const ROW_MS = Number(process.env['WRITEBENCH_ROW_MS'] ?? 3000);
 const PROF_DIR = process.env['WRITEBENCH_CPU_PROF'];
@@ -30,11 +31,6 @@ const UA: Record<string, string> = process.env['WRITEBENCH_UA'] ? { 'user-agent'
 const JSON_CT = { 'content-type': 'application/json', accept: 'application/json', ...UA };
 const MERGE_CT = { 'content-type': 'application/merge-patch+json', accept: 'application/json', ...UA };
 
-function cm(name: string, data: Record<string, string>, resourceVersion?: string, size = 1024): string {
-  const o = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'bench', ...(resourceVersion ? { resourceVersion } : {}) }, data: { ...data, pad: '' } };
-  o.data.pad = 'x'.repeat(Math.max(0, size - JSON.stringify(o).length));
-  return JSON.stringify(o);
-}
 const rvOf = (b: Buffer): string => /"resourceVersion":"(\d+)"/.exec(b.toString())?.[1] ?? '';
 
 interface Row { name: string; conc: number; perSec: number; p50: number; p99: number; cpuUs: number; errors: string }
@@ -89,14 +85,7 @@ async function row(name: string, conc: number, load: () => Promise<LoadResult>):
 async function startApiserver(dir: string, pki: BenchPki, cpu: number | undefined): Promise<{ child: Child; url: string }> {
   const port = await freePort();
   const prof = PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${resolve(PROF_DIR)}`] : [];
-  const child = spawnNode([
-    ...prof, ...(process.env['WRITEBENCH_NODE_ARGS']?.split(' ').filter(Boolean) ?? []), '--input-type=module', '-e',
-    `const m = await import(${JSON.stringify('file://' + CLI)}); process.exitCode = await m.main(process.argv);`,
-    'corectl', 'apiserver', `--secure-port=${port}`, '--bind-address=127.0.0.1',
-    `--data-dir=${join(dir, 'data')}`, `--cert-dir=${join(dir, 'certs')}`,
-    `--tls-cert-file=${pki.certFile}`, `--tls-private-key-file=${pki.keyFile}`, `--client-ca-file=${pki.caFile}`,
-    '--disable-admission-plugins=ServiceAccount',
-  ], cpu);
+  const child = spawnNode(apiserverArgs(CLI, dir, pki, port, [...prof, ...(process.env['WRITEBENCH_NODE_ARGS']?.split(' ').filter(Boolean) ?? [])]), cpu);
   const url = `https://127.0.0.1:${port}`;
   try {
     await waitReady(url, pki.client, '/healthz', child);
@@ -112,13 +101,13 @@ async function bench(sessions: http2.ClientHttp2Session[]): Promise<void> {
   const rv = new Map<string, string>();
   await runLoad({
     // 2 000 objects: enough that 50 concurrent updates rarely hit the same name (no conflicts).
-    sessions, concurrency: 50, durationMs: 60_000, maxOps: 2000, request: (i) => ({ path, method: 'POST', headers: JSON_CT, body: cm(`warm-${i}`, {}) }),
+    sessions, concurrency: 50, durationMs: 60_000, maxOps: 2000, request: (i) => ({ path, method: 'POST', headers: JSON_CT, body: configMapBody(`warm-${i}`, 'bench', {}) }),
     onResponse: (i, res) => { rv.set(`warm-${i}`, rvOf(res.body)); },
   });
   for (const conc of [1, 50]) {
     await row('create configmap', conc, () => runLoad({
       sessions, concurrency: conc, durationMs: ROW_MS,
-      request: (i) => ({ path, method: 'POST', headers: JSON_CT, body: cm(`cm-${conc}-${i}`, { i: String(i) }) }),
+      request: (i) => ({ path, method: 'POST', headers: JSON_CT, body: configMapBody(`cm-${conc}-${i}`, 'bench', { i: String(i) }) }),
       onResponse: (i, res) => { rv.set(`cm-${conc}-${i}`, rvOf(res.body)); },
     }));
   }
@@ -128,7 +117,7 @@ async function bench(sessions: http2.ClientHttp2Session[]): Promise<void> {
       sessions, concurrency: conc, durationMs: ROW_MS,
       request: (i) => {
         const n = names[i % names.length]!;
-        return { path: `${path}/${n}`, method: 'PUT', headers: JSON_CT, body: cm(n, { i: String(i) }, rv.get(n)) };
+        return { path: `${path}/${n}`, method: 'PUT', headers: JSON_CT, body: configMapBody(n, 'bench', { i: String(i) }, rv.get(n)) };
       },
       onResponse: (i, res) => { rv.set(names[i % names.length]!, rvOf(res.body)); },
     }));

@@ -17,6 +17,7 @@ import { canPin, freePort, makePki, pinSelf, spawnNode, waitReady, type Child } 
 import { closeSessions, openSessions, percentile, runLoad, send, type LoadResult } from './lib/h2-load.js';
 import { openWatchers } from './lib/watch-load.js';
 import { memoryAfterGc, type GcMemory } from './lib/inspect-memory.js';
+import { apiserverArgs, configMapBody, podBody } from './lib/apiserver-child.js';
 
 const ROW_MS = Number(process.env['APIBENCH_ROW_MS'] ?? 3000);
 const PODS = 10_000;
@@ -35,19 +36,6 @@ function loadRow(name: string, conc: number, r: LoadResult, extra: Partial<Row> 
   rows.push(row);
   log(`${name} x${conc}: ${row.opsPerSec!.toFixed(0)}/s p50 ${row.p50!.toFixed(2)} p99 ${row.p99!.toFixed(2)}${row.note ? ' ' + row.note : ''}`);
   return row;
-}
-
-function cm(name: string, ns: string, data: Record<string, string>, resourceVersion?: string, size = 1024): string {
-  const o = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns, ...(resourceVersion ? { resourceVersion } : {}) }, data: { ...data, pad: '' } };
-  o.data.pad = 'x'.repeat(Math.max(0, size - JSON.stringify(o).length));
-  return JSON.stringify(o);
-}
-
-function pod(name: string): string {
-  return JSON.stringify({
-    apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'bench', labels: { app: 'bench' } },
-    spec: { containers: [{ name: 'c', image: 'busybox', command: ['sleep', '3600'] }], automountServiceAccountToken: false },
-  });
 }
 
 const rvOf = (b: Buffer): string => /"resourceVersion":"(\d+)"/.exec(b.toString())?.[1] ?? '';
@@ -75,7 +63,7 @@ async function startBare(pki: Awaited<ReturnType<typeof makePki>>, cpu: number |
   }
 }
 
-const BARE_POST = cm('echo', 'bench', {});
+const BARE_POST = configMapBody('echo', 'bench', {});
 async function bareRow(sessions: http2.ClientHttp2Session[], verb: 'GET' | 'POST', conc: number): Promise<number> {
   const r = await runLoad({
     sessions, concurrency: conc, durationMs: ROW_MS,
@@ -91,15 +79,7 @@ async function startApiserver(dir: string, pki: Awaited<ReturnType<typeof makePk
   // The inspector stays off until SIGUSR1 (memory row); it is only used to force a GC.
   const inspectPort = await freePort();
   const cli = fileURLToPath(new URL('../src/cli.js', import.meta.url));
-  const child = spawnNode([
-    `--inspect-port=127.0.0.1:${inspectPort}`, '--input-type=module', '-e',
-    `const m = await import(${JSON.stringify('file://' + cli)}); process.exitCode = await m.main(process.argv);`,
-    'corectl', 'apiserver', `--secure-port=${port}`, '--bind-address=127.0.0.1',
-    `--data-dir=${join(dir, 'data')}`, `--cert-dir=${join(dir, 'certs')}`,
-    `--tls-cert-file=${pki.certFile}`, `--tls-private-key-file=${pki.keyFile}`, `--client-ca-file=${pki.caFile}`,
-    // No controller manager runs here, so no default ServiceAccount exists for pods.
-    '--disable-admission-plugins=ServiceAccount',
-  ], cpu);
+  const child = spawnNode(apiserverArgs(cli, dir, pki, port, [`--inspect-port=127.0.0.1:${inspectPort}`]), cpu);
   const url = `https://127.0.0.1:${port}`;
   try {
     await waitReady(url, pki.client, '/healthz', child);
@@ -117,10 +97,10 @@ async function benchConfigmaps(sessions: http2.ClientHttp2Session[], bare: http2
   const rv = new Map<string, string>();
   const create = (tag: string) => async (conc: number): Promise<LoadResult> => runLoad({
     sessions, concurrency: conc, durationMs: ROW_MS,
-    request: (i) => ({ path, method: 'POST', headers: JSON_CT, body: cm(`cm-${tag}-${i}`, 'bench', { i: String(i) }) }),
+    request: (i) => ({ path, method: 'POST', headers: JSON_CT, body: configMapBody(`cm-${tag}-${i}`, 'bench', { i: String(i) }) }),
     onResponse: (i, res) => { rv.set(`cm-${tag}-${i}`, rvOf(res.body)); },
   });
-  await runLoad({ sessions, concurrency: 50, durationMs: 500, request: (i) => ({ path, method: 'POST', headers: JSON_CT, body: cm(`warm-${i}`, 'bench', {}) }) });
+  await runLoad({ sessions, concurrency: 50, durationMs: 500, request: (i) => ({ path, method: 'POST', headers: JSON_CT, body: configMapBody(`warm-${i}`, 'bench', {}) }) });
   for (const conc of [1, 50]) {
     base.set(`post${conc}`, await bareRow(bare, 'POST', conc));
     const r = await create(`c${conc}`)(conc);
@@ -143,7 +123,7 @@ async function benchConfigmaps(sessions: http2.ClientHttp2Session[], bare: http2
       sessions, concurrency: conc, durationMs: ROW_MS,
       request: (i) => {
         const n = names[i % names.length]!;
-        return { path: `${path}/${n}`, method: 'PUT', headers: JSON_CT, body: cm(n, 'bench', { i: String(i) }, rv.get(n)) };
+        return { path: `${path}/${n}`, method: 'PUT', headers: JSON_CT, body: configMapBody(n, 'bench', { i: String(i) }, rv.get(n)) };
       },
       onResponse: (i, res) => { rv.set(names[i % names.length]!, rvOf(res.body)); },
     });
@@ -181,7 +161,7 @@ async function benchPods(api: Api, sessions: http2.ClientHttp2Session[]): Promis
   const { heap: heap0, rss: rss0 } = await serverMemory(api, sessions[0]!);
   const r = await runLoad({
     sessions, concurrency: 64, durationMs: 60_000, maxOps: PODS,
-    request: (i) => ({ path: '/api/v1/namespaces/bench/pods', method: 'POST', headers: JSON_CT, body: pod(`pod-${String(i).padStart(5, '0')}`) }),
+    request: (i) => ({ path: '/api/v1/namespaces/bench/pods', method: 'POST', headers: JSON_CT, body: podBody(`pod-${String(i).padStart(5, '0')}`) }),
   });
   loadRow('apiserver create small pod', 64, r, { note: `${r.ops} pods created${r.errors ? `, ${r.errors} errors (${r.firstError ?? ''})` : ''}`.slice(0, 120) });
   const { heap: heap1, rss: rss1, how } = await serverMemory(api, sessions[0]!);
@@ -240,7 +220,7 @@ async function benchWatch(url: string, tls: Awaited<ReturnType<typeof makePki>>[
       if (wait > 1) await new Promise((r) => setTimeout(r, wait));
       const seq = seqBase + k;
       sentAt[k] = performance.now();
-      writes.push(send(writer, { path: `/api/v1/namespaces/${ns}/configmaps`, method: 'POST', headers: JSON_CT, body: cm(`w-${seq}`, ns, { seq: String(seq) }) }).then((res) => {
+      writes.push(send(writer, { path: `/api/v1/namespaces/${ns}/configmaps`, method: 'POST', headers: JSON_CT, body: configMapBody(`w-${seq}`, ns, { seq: String(seq) }) }).then((res) => {
         ackAt[k] = performance.now();
         if (res.status !== 201) { errors++; firstError ||= `HTTP ${res.status}`; }
       }, (e: Error) => { errors++; firstError ||= e.message; }));

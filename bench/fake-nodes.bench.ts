@@ -34,16 +34,14 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadCoreconfig } from '../src/client/coreconfig.js';
-import { RestClient } from '../src/client/rest-client.js';
-import { Http2Transport, readBody } from '../src/client/transport.js';
 import { canPin } from './lib/children.js';
-import { cpuSeconds, createBenchPki, freePort, spawnDaemon, until } from './lib-cluster/processes.js';
+import { cpuSeconds, until } from './lib-cluster/processes.js';
 import { summariseProfiles } from './lib-node/cpu-profile.js';
 import { LeaseObserver } from './lib-node/lease-observer.js';
 import { cpuStallMicros, machineLoad } from './lib-node/machine-load.js';
 import type { SimRequest, SimStatsReply } from './lib-node/simulator-process.js';
 import { Teardown } from './lib-node/teardown.js';
+import { startBenchApiserver } from './lib-node/bench-apiserver.js';
 
 const CLI = fileURLToPath(new URL('../src/cli.js', import.meta.url));
 const SIM = fileURLToPath(new URL('./lib-node/simulator-process.js', import.meta.url));
@@ -128,26 +126,8 @@ async function main(): Promise<void> {
   try {
     const dir = await mkdtemp(join(tmpdir(), 'corectl-bench-fakenodes-'));
     teardown.add('temp dir', () => rm(dir, { recursive: true, force: true }));
-    const pki = await createBenchPki(dir);
-    const port = await freePort();
-    const server = `https://127.0.0.1:${port}`;
-    const [adminCfg, nodeCfg] = await Promise.all([pki.coreconfig('bench-admin', server), pki.coreconfig('system:node:fake-nodes', server)]);
-    const api = spawnDaemon(CLI, 'apiserver', [
-      '--bind-address=127.0.0.1', `--secure-port=${port}`, `--tls-cert-file=${pki.servingCertFile}`, `--tls-private-key-file=${pki.servingKeyFile}`,
-      `--client-ca-file=${pki.caFile}`, `--data-dir=${join(dir, 'data')}`, `--cert-dir=${join(dir, 'certs')}`,
-    ], { verbose, nodeArgs: profArgs });
-    teardown.add('apiserver', () => api.stop());
+    const { daemon: api, nodeCfg, transport, client } = await startBenchApiserver({ cliFile: CLI, dir, nodeUser: 'system:node:fake-nodes', verbose, nodeArgs: profArgs }, teardown);
     if (pinning) { pin(api.child.pid, 0); pin(process.pid, 1); }
-    const conn = await loadCoreconfig({ path: adminCfg });
-    const transport = new Http2Transport(conn, { pingIntervalMs: 0 });
-    teardown.add('admin transport', () => transport.close());
-    await until('apiserver /readyz', async () => {
-      const res = await transport.request({ method: 'GET', path: '/readyz', signal: AbortSignal.timeout(2000) });
-      await readBody(res.body);
-      return res.status === 200 ? true : undefined;
-    }, 30_000, [api]);
-    const client = new RestClient({ connection: conn, qps: 0, contentType: 'application/json' });
-    teardown.add('admin client', () => client.close());
     await until('namespace kube-node-lease', async () => (await client.get({ group: '', version: 'v1', resource: 'namespaces' }, 'kube-node-lease')) ? true : undefined, 30_000, [api]);
 
     const observer = new LeaseObserver(client, GRACE_MS);

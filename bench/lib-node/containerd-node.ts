@@ -10,13 +10,13 @@
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadCoreconfig } from '../../src/client/coreconfig.js';
-import { RestClient } from '../../src/client/rest-client.js';
-import { Http2Transport, readBody } from '../../src/client/transport.js';
+import type { RestClient } from '../../src/client/rest-client.js';
+import type { Http2Transport } from '../../src/client/transport.js';
 import { CriRuntime } from '../../src/daemons/nodeagent/runtime/cri/cri-runtime.js';
 import { startContainerd, type StartedContainerd } from '../../test/helpers/containerd.js';
-import { createBenchPki, freePort, spawnDaemon, until, type Daemon } from '../lib-cluster/processes.js';
+import { spawnDaemon, until, type Daemon } from '../lib-cluster/processes.js';
 import type { Teardown } from './teardown.js';
+import { startBenchApiserver } from './bench-apiserver.js';
 
 const POD_LOG_ROOT = '/var/log/pods';
 
@@ -61,26 +61,8 @@ export async function startContainerdNode(o: ContainerdNodeOptions, teardown: Te
   const cri = new CriRuntime({ endpoint: containerd.endpoint, requestTimeoutMs: 15_000 });
   teardown.add('cri client', () => cri.close());
 
-  const pki = await createBenchPki(dir);
-  const apiPort = await freePort();
-  const server = `https://127.0.0.1:${apiPort}`;
-  const [adminCfg, agentCfg] = await Promise.all([pki.coreconfig('bench-admin', server), pki.coreconfig(`system:node:${o.nodeName}`, server)]);
   const verbose = o.verbose ?? false;
-  const apiserver = spawnDaemon(o.cliFile, 'apiserver', [
-    '--bind-address=127.0.0.1', `--secure-port=${apiPort}`, `--tls-cert-file=${pki.servingCertFile}`, `--tls-private-key-file=${pki.servingKeyFile}`,
-    `--client-ca-file=${pki.caFile}`, `--data-dir=${join(dir, 'data')}`, `--cert-dir=${join(dir, 'certs')}`,
-  ], { verbose });
-  teardown.add('apiserver', () => apiserver.stop());
-  const conn = await loadCoreconfig({ path: adminCfg });
-  const transport = new Http2Transport(conn, { pingIntervalMs: 0 });
-  teardown.add('admin transport', () => transport.close());
-  await until('apiserver /readyz', async () => {
-    const res = await transport.request({ method: 'GET', path: '/readyz', signal: AbortSignal.timeout(2000) });
-    await readBody(res.body);
-    return res.status === 200 ? true : undefined;
-  }, 30_000, [apiserver]);
-  const client = new RestClient({ connection: conn, qps: 0, maxRetries: 3, contentType: 'application/json' });
-  teardown.add('admin client', () => client.close());
+  const { daemon: apiserver, nodeCfg: agentCfg, transport, client } = await startBenchApiserver({ cliFile: o.cliFile, dir, nodeUser: `system:node:${o.nodeName}`, verbose, maxRetries: 3 }, teardown);
 
   let agent: Daemon | undefined;
   const startAgent = async (extra: readonly string[]): Promise<Daemon> => {

@@ -9,6 +9,7 @@
  */
 import type { KubeObject } from '../../src/api/resources/types.js';
 import type { ResourceRef, RestClient } from '../../src/client/rest-client.js';
+import { watchLoop } from './watch-loop.js';
 
 const LEASES: ResourceRef = { group: 'coordination.k8s.io', version: 'v1', resource: 'leases', namespace: 'kube-node-lease' };
 
@@ -72,32 +73,13 @@ export class LeaseObserver {
 
   /** Lists, then watches until the signal aborts; scans every second. */
   async run(signal: AbortSignal): Promise<{ done: Promise<void> }> {
-    let rv = await this.relist();
     const ticker = setInterval(() => this.scan(), 1000);
-    const done = (async () => {
-      let backoff = 100;
-      try {
-        while (!signal.aborted) {
-          try {
-            const events = await this.client.watch(LEASES, { resourceVersion: rv, allowWatchBookmarks: true, signal });
-            for await (const ev of events) {
-              const obj = ev.object as LeaseLike;
-              if (ev.type === 'ERROR') throw new Error('watch error event');
-              if (obj.metadata?.resourceVersion) rv = obj.metadata.resourceVersion;
-              if (ev.type !== 'BOOKMARK') this.see(ev.type, obj);
-            }
-            backoff = 100;
-          } catch {
-            if (signal.aborted) return;
-            await new Promise((r) => setTimeout(r, backoff));
-            backoff = Math.min(backoff * 2, 2000);
-            rv = await this.relist().catch(() => rv);
-          }
-        }
-      } finally {
-        clearInterval(ticker);
-      }
-    })();
-    return { done };
+    try {
+      const w = await watchLoop(this.client, LEASES, () => this.relist(), (type, obj) => this.see(type, obj as LeaseLike), signal);
+      return { done: w.done.finally(() => clearInterval(ticker)) };
+    } catch (e) {
+      clearInterval(ticker);
+      throw e;
+    }
   }
 }

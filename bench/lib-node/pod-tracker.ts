@@ -8,6 +8,7 @@
  */
 import type { KubeObject } from '../../src/api/resources/types.js';
 import type { ResourceRef, RestClient } from '../../src/client/rest-client.js';
+import { watchLoop } from './watch-loop.js';
 
 type PodLike = KubeObject & { status?: { phase?: string; startTime?: string } };
 
@@ -81,28 +82,7 @@ export class PodTracker {
    * a bare promise would wait for it.)
    */
   async start(signal: AbortSignal): Promise<{ done: Promise<void> }> {
-    let rv = await this.relist();
-    const done = (async () => {
-      let backoff = 100;
-      while (!signal.aborted) {
-        try {
-          const events = await this.client.watch(this.pods, { resourceVersion: rv, allowWatchBookmarks: true, signal });
-          for await (const ev of events) {
-            const obj = ev.object as PodLike;
-            if (ev.type === 'ERROR') throw new Error(`watch error: ${JSON.stringify(obj).slice(0, 200)}`);
-            if (obj.metadata?.resourceVersion) rv = obj.metadata.resourceVersion;
-            if (ev.type !== 'BOOKMARK') this.see(ev.type, obj);
-          }
-          backoff = 100;
-        } catch {
-          if (signal.aborted) return;
-          await new Promise((r) => setTimeout(r, backoff));
-          backoff = Math.min(backoff * 2, 2000);
-          rv = await this.relist().catch(() => rv);
-        }
-      }
-    })();
-    return { done };
+    return watchLoop(this.client, this.pods, () => this.relist(), (type, obj) => this.see(type, obj as PodLike), signal);
   }
 
   private async relist(): Promise<string> {

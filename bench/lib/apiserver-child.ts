@@ -1,0 +1,34 @@
+/**
+ * What the API server benches share: the node arguments that start a `corectl apiserver` child
+ * (LevelDB in `dir`, the bench PKI, client-certificate auth) and the request bodies they send.
+ */
+import { join } from 'node:path';
+import type { BenchPki } from './children.js';
+
+/** Node arguments running `cli` (a compiled src/cli.js) as `corectl apiserver` on `port`. */
+export function apiserverArgs(cli: string, dir: string, pki: BenchPki, port: number, nodeArgs: readonly string[] = []): string[] {
+  return [
+    ...nodeArgs, '--input-type=module', '-e',
+    `const m = await import(${JSON.stringify('file://' + cli)}); process.exitCode = await m.main(process.argv);`,
+    'corectl', 'apiserver', `--secure-port=${port}`, '--bind-address=127.0.0.1',
+    `--data-dir=${join(dir, 'data')}`, `--cert-dir=${join(dir, 'certs')}`,
+    `--tls-cert-file=${pki.certFile}`, `--tls-private-key-file=${pki.keyFile}`, `--client-ca-file=${pki.caFile}`,
+    // No controller manager runs here, so no default ServiceAccount exists for pods.
+    '--disable-admission-plugins=ServiceAccount',
+  ];
+}
+
+/** A ConfigMap of about `size` bytes of JSON. */
+export function configMapBody(name: string, ns: string, data: Record<string, string>, resourceVersion?: string, size = 1024): string {
+  const o = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns, ...(resourceVersion ? { resourceVersion } : {}) }, data: { ...data, pad: '' } };
+  o.data.pad = 'x'.repeat(Math.max(0, size - JSON.stringify(o).length));
+  return JSON.stringify(o);
+}
+
+/** A small pod in namespace `bench`. */
+export function podBody(name: string): string {
+  return JSON.stringify({
+    apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'bench', labels: { app: 'bench' } },
+    spec: { containers: [{ name: 'c', image: 'busybox', command: ['sleep', '3600'] }], automountServiceAccountToken: false },
+  });
+}
