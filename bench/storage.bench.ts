@@ -5,6 +5,9 @@
  *   raw classic-level synced puts and raw etcd3 puts as the floor, with the ratio to them.
  * The watch cache is on (as in the API server): gets, lists and watches are answered from
  * memory; a consistent read asks the backend only for its current revision.
+ * Each row also prints the process CPU per operation (all threads, so LevelDB's included; etcd's
+ * own CPU is not): steadier than rates on a shared machine. Create rows at 64 and 256 in flight
+ * run CREATE_MS each.
  * Run: node dist/bench/storage.bench.js   (etcd rows need etcd on PATH). Takes about a minute.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -25,7 +28,7 @@ const IN_FLIGHT = 64;
 const LIST_SIZE = 10_000;
 const value = Buffer.alloc(1024, 'x');
 
-interface Row { name: string; ops: number; seconds: number; lat: number[]; unit?: string; }
+interface Row { name: string; ops: number; seconds: number; lat: number[]; unit?: string; cpuUs?: number; }
 
 function obj(name: string, ns = 'bench'): KubeObject {
   const o: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns, labels: { app: 'bench' } }, data: { v: '' } };
@@ -35,10 +38,17 @@ function obj(name: string, ns = 'bench'): KubeObject {
 }
 const ref = (name: string, ns = 'bench'): ObjectRef => ({ group: '', resource: 'configmaps', namespace: ns, name });
 
-/** Runs `total` ops with `inflight` concurrent loops (or until `maxMs`), recording latencies. */
+/** How long the 64- and 256-in-flight create rows run: long enough for a steady figure. */
+const CREATE_MS = 3000;
+
+/**
+ * Runs `total` ops with `inflight` concurrent loops (or until `maxMs`), recording latencies and
+ * the process CPU time (all threads: LevelDB's work included; not etcd's, a separate process).
+ */
 async function run(name: string, total: number, inflight: number, op: (i: number) => Promise<unknown>, maxMs = 8000): Promise<Row> {
   const lat: number[] = [];
   let next = 0;
+  const cpu0 = process.cpuUsage();
   const start = performance.now();
   const deadline = start + maxMs;
   await Promise.all(Array.from({ length: inflight }, async () => {
@@ -48,7 +58,8 @@ async function run(name: string, total: number, inflight: number, op: (i: number
       lat.push(performance.now() - t0);
     }
   }));
-  return { name, ops: lat.length, seconds: (performance.now() - start) / 1000, lat };
+  const cpu = process.cpuUsage(cpu0);
+  return { name, ops: lat.length, seconds: (performance.now() - start) / 1000, lat, cpuUs: lat.length ? (cpu.user + cpu.system) / lat.length : undefined };
 }
 
 function pct(xs: number[], p: number): number {
@@ -57,10 +68,16 @@ function pct(xs: number[], p: number): number {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
 }
 
+/** A latency column: '—' when the row measures none (replays count deliveries, not latencies). */
+function ms(x: number): string {
+  return (Number.isFinite(x) ? x.toFixed(2) : '—').padStart(7);
+}
+
 function print(r: Row, base?: Row): void {
   const rate = r.ops / r.seconds;
   const ratio = base ? `${((rate / (base.ops / base.seconds)) * 100).toFixed(0)} % of raw` : '';
-  console.log(`  ${r.name.padEnd(44)} ${rate.toFixed(0).padStart(8)} ${(r.unit ?? 'ops/s').padEnd(13)} p50 ${pct(r.lat, 50).toFixed(2).padStart(7)} ms  p99 ${pct(r.lat, 99).toFixed(2).padStart(7)} ms  ${ratio}`);
+  const cpu = r.cpuUs !== undefined ? `cpu ${r.cpuUs.toFixed(0).padStart(4)} µs/op` : ''.padEnd(15);
+  console.log(`  ${r.name.padEnd(44)} ${rate.toFixed(0).padStart(8)} ${(r.unit ?? 'ops/s').padEnd(13)} p50 ${ms(pct(r.lat, 50))} ms  p99 ${ms(pct(r.lat, 99))} ms  ${cpu}  ${ratio}`);
 }
 
 /**
@@ -106,11 +123,13 @@ async function objectStoreRows(label: string, backend: Backend, raw: Row, rawOne
   const store = createObjectStore({ backendFor: () => backend, watchCache: { enabled: true, defaultSize: 100, sizes: {} } });
   try {
     console.log(`${label}: backend alone`);
-    print(await run(`backend.create, ${IN_FLIGHT} in flight`, 20_000, IN_FLIGHT, (i) => backend.create(`/bench-raw/${i}`, value), 3000), raw);
+    print(await run(`backend.create, ${IN_FLIGHT} in flight`, 10_000_000, IN_FLIGHT, (i) => backend.create(`/bench-raw/${i}`, value), CREATE_MS), raw);
     print(await run('backend.create, 1 writer', 3000, 1, (i) => backend.create(`/bench-raw1/${i}`, value), 2000), rawOne);
     console.log(`${label}: object store with watch cache`);
-    const c64 = await run(`create, ${IN_FLIGHT} in flight`, 20_000, IN_FLIGHT, (i) => store.create(ref(`c${i}`), obj(`c${i}`)), 4000);
+    const c64 = await run(`create, ${IN_FLIGHT} in flight`, 10_000_000, IN_FLIGHT, (i) => store.create(ref(`c${i}`), obj(`c${i}`)), CREATE_MS);
     print(c64, raw);
+    // Four times the writers: how far group commit stretches (bigger batches, same fsync rate).
+    print(await run(`create, ${4 * IN_FLIGHT} in flight`, 10_000_000, 4 * IN_FLIGHT, (i) => store.create(ref(`d${i}`, 'wide'), obj(`d${i}`, 'wide')), CREATE_MS), raw);
     const c1 = await run('create, 1 writer', 3000, 1, (i) => store.create(ref(`s${i}`, 'single'), obj(`s${i}`, 'single')), 3000);
     print(c1, rawOne);
     const n = c64.ops;
@@ -146,7 +165,7 @@ async function main(): Promise<void> {
     const db = new ClassicLevel<string, Buffer>(join(dir, 'raw'), { valueEncoding: 'buffer' });
     await db.open();
     console.log('raw classic-level (sync: true)');
-    const rawLevel = await run(`put, ${IN_FLIGHT} in flight`, 20_000, IN_FLIGHT, (i) => db.put(`/registry/raw/${i}`, value, { sync: true }), 4000);
+    const rawLevel = await run(`put, ${IN_FLIGHT} in flight`, 10_000_000, IN_FLIGHT, (i) => db.put(`/registry/raw/${i}`, value, { sync: true }), CREATE_MS);
     print(rawLevel);
     const rawLevel1 = await run('put, 1 writer', 3000, 1, (i) => db.put(`/registry/raw1/${i}`, value, { sync: true }), 2000);
     print(rawLevel1);

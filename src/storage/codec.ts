@@ -13,15 +13,19 @@ export interface ObjectCodec {
   decode(buf: Buffer): KubeObject;
 }
 
-export const jsonCodec: ObjectCodec = {
+export const jsonCodec: ObjectCodec & { decodeText(text: string): KubeObject } = {
   name: 'json',
   encode(obj: KubeObject): Buffer {
     return Buffer.from(JSON.stringify(obj), 'utf8');
   },
   decode(buf: Buffer): KubeObject {
+    return jsonCodec.decodeText(buf.toString('utf8'));
+  },
+  /** decode() of the bytes that hold `text`. */
+  decodeText(text: string): KubeObject {
     let v: unknown;
     try {
-      v = JSON.parse(buf.toString('utf8'));
+      v = JSON.parse(text);
     } catch (e) {
       throw new StorageError('Internal', `stored object is not valid JSON: ${(e as Error).message}`, {}, { cause: e });
     }

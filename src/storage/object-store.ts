@@ -122,15 +122,16 @@ class KubeObjectStore implements ObjectStore, ObjectStoreInternals {
     }
     const rs = this.rs(ref.group, ref.resource);
     const key = objectKey(this.prefix, ref);
-    const { plain, stored } = await rs.encode(obj, key);
+    const pending = rs.encode(obj, key);
+    const enc = pending instanceof Promise ? await pending : pending;
     if (opts.dryRun) {
       if ((await rs.backend.get(key)).kv) throw new StorageError('KeyExists', `${key} already exists`, { key });
-      const out = rs.decodePlain(plain, 0);
+      const out = rs.decodeWritten(enc, 0);
       delete out.metadata!.resourceVersion;
       return out;
     }
-    const { revision } = await rs.backend.create(key, stored, ttl(opts.ttlSeconds));
-    return rs.decodePlain(plain, revision);
+    const { revision } = await rs.backend.create(key, enc.stored, ttl(opts.ttlSeconds));
+    return rs.decodeWritten(enc, revision);
   }
 
   async guaranteedUpdate(ref: ObjectRef, tryUpdate: (current: KubeObject | undefined) => Promise<KubeObject> | KubeObject,
@@ -151,10 +152,11 @@ class KubeObjectStore implements ObjectStore, ObjectStoreInternals {
         if (!fresh) { fresh = true; continue; }
         throw e;
       }
-      const { plain, stored } = await rs.encode(updated, key);
+      const pending = rs.encode(updated, key);
+      const enc = pending instanceof Promise ? await pending : pending;
       // The canonical (decoded) form of what is written: compared with the current object, and
       // handed back after the write (it is a fresh object nobody else holds).
-      const written = rs.decodePlain(plain, 0);
+      const written = rs.decodeWritten(enc, 0);
       if (current && jsonEqual(stripRv(written), stripRv(current))) {
         if (!fresh) { fresh = true; continue; } // equal to a stale copy proves nothing
         return current;
@@ -162,8 +164,8 @@ class KubeObjectStore implements ObjectStore, ObjectStoreInternals {
       if (opts.dryRun) return withRevision(written, kv ? kv.modRevision : 0);
       try {
         const { revision } = kv
-          ? await rs.backend.update(key, stored, kv.modRevision, ttl(opts.ttlSeconds))
-          : await rs.backend.create(key, stored, ttl(opts.ttlSeconds));
+          ? await rs.backend.update(key, enc.stored, kv.modRevision, ttl(opts.ttlSeconds))
+          : await rs.backend.create(key, enc.stored, ttl(opts.ttlSeconds));
         return withRevision(written, revision);
       } catch (e) {
         if (isStorageError(e, 'Conflict') || isStorageError(e, 'KeyExists') || (kv && isStorageError(e, 'KeyNotFound'))) {

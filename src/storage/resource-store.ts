@@ -9,6 +9,7 @@ import type { ValueTransformer } from './encryption/transformer.js';
 import { StorageError, isStorageError } from './errors.js';
 import type { Backend, KeyValue } from './interface.js';
 import type { WatchCache } from './watch-cache/watch-cache.js';
+import { jsonRoundTripCopy } from './json-copy.js';
 
 export class ResourceStore {
   constructor(
@@ -25,11 +26,27 @@ export class ResourceStore {
     private readonly transformer: ValueTransformer | undefined,
   ) {}
 
-  /** Encodes an object for storage; metadata.resourceVersion is never stored. */
-  async encode(obj: KubeObject, key: string): Promise<{ plain: Buffer; stored: Buffer }> {
-    const plain = this.codec.encode(withoutResourceVersion(obj));
-    const stored = this.transformer ? await this.transformer.toStorage(plain, key) : plain;
-    return { plain, stored };
+  /**
+   * Encodes an object for storage; metadata.resourceVersion is never stored. Synchronous
+   * without an at-rest transformer (the common case saves a promise per write).
+   */
+  encode(obj: KubeObject, key: string): EncodedObject | Promise<EncodedObject> {
+    const stripped = withoutResourceVersion(obj);
+    let text: string | undefined;
+    let written: KubeObject | undefined;
+    let plain: Buffer;
+    if (this.codec === jsonCodec) {
+      text = JSON.stringify(stripped);
+      plain = Buffer.from(text, 'utf8');
+      // What decoding the text gives, copied now (the caller may change `obj` while the write
+      // is in flight) and much cheaper than parsing the text again; undefined when only a
+      // parse gives the exact result.
+      if (typeof stripped === 'object' && stripped !== null && !Array.isArray(stripped)) written = jsonRoundTripCopy(stripped);
+    } else {
+      plain = this.codec.encode(stripped);
+    }
+    if (!this.transformer) return { plain, stored: plain, text, written };
+    return this.transformer.toStorage(plain, key).then((stored) => ({ plain, stored, text, written }));
   }
 
   /** Decodes a stored value into a fresh object whose resourceVersion is `revision`. */
@@ -69,16 +86,41 @@ export class ResourceStore {
       if (isStorageError(e)) throw new StorageError(e.code, `${kv.key}: ${e.message}`, { key: kv.key }, { cause: e });
       throw new StorageError('Internal', `cannot decode ${kv.key}: ${(e as Error).message}`, { key: kv.key }, { cause: e });
     }
-    obj.metadata = { ...(obj.metadata ?? {}), resourceVersion: String(revision) };
-    return obj;
+    return setResourceVersion(obj, revision);
   }
 
-  /** Decodes the plaintext form of an object (used to hand back what was just written). */
-  decodePlain(plain: Buffer, revision: number): KubeObject {
-    const obj = this.codec.decode(plain);
-    obj.metadata = { ...(obj.metadata ?? {}), resourceVersion: String(revision) };
-    return obj;
+  /** The object just encoded by encode(), as decoding its bytes gives it (a fresh object), at `revision`. */
+  decodeWritten(e: EncodedObject, revision: number): KubeObject {
+    const copy = e.written;
+    if (copy !== undefined) {
+      e.written = undefined; // handed out once: the caller owns it from here
+      return setResourceVersion(copy, revision);
+    }
+    return setResourceVersion(e.text !== undefined ? jsonCodec.decodeText(e.text) : this.codec.decode(e.plain), revision);
   }
+}
+
+export interface EncodedObject {
+  /** The codec's bytes (what decoding reads back). */
+  readonly plain: Buffer;
+  /** What is written to the backend: `plain` after the at-rest transformer. */
+  readonly stored: Buffer;
+  /** With the JSON codec: the text `plain` holds. */
+  readonly text: string | undefined;
+  /** With the JSON codec, when the object allows it: a private copy equal to decoding `text` (taken by decodeWritten). */
+  written: KubeObject | undefined;
+}
+
+/** Sets metadata.resourceVersion of a freshly decoded object (which the caller owns). */
+function setResourceVersion(obj: KubeObject, revision: number): KubeObject {
+  const meta: unknown = obj.metadata;
+  if (typeof meta === 'object' && meta !== null && !Array.isArray(meta)) {
+    // Same result as copying metadata with the field set, without the copy.
+    (meta as Record<string, unknown>)['resourceVersion'] = String(revision);
+  } else {
+    obj.metadata = { ...(obj.metadata ?? {}), resourceVersion: String(revision) };
+  }
+  return obj;
 }
 
 function withoutResourceVersion(obj: KubeObject): KubeObject {

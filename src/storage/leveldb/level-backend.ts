@@ -7,7 +7,7 @@ import { mkdir, realpath } from 'node:fs/promises';
 import { ClassicLevel } from 'classic-level';
 import { pino, type Logger } from 'pino';
 import { StorageError } from '../errors.js';
-import { META_COMPACT, META_COMPACT_DONE, META_REV, decodeRev } from './layout.js';
+import { LAYOUT_FORMAT, META_COMPACT, META_COMPACT_DONE, META_FORMAT, META_REV, decodeRev } from './layout.js';
 import { type Db, loadIndex } from './reads.js';
 import { LevelBackend, type LevelBackendOptions, errorCode } from './level-store.js';
 
@@ -19,6 +19,13 @@ export { LevelBackend, type LevelBackendOptions, type LevelBackendStats } from '
  * refuses a second in-process open. So a second open in the same process must never reach LevelDB.
  */
 const openDirs = new Set<string>();
+
+/**
+ * LevelDB's default memtable is 4 MiB; 16 MiB cuts the backend's CPU per durable create by about
+ * a quarter under sustained writes (fewer, larger level-0 flushes and compactions) for at most
+ * 32 MiB of memtables and a bounded log replay on open.
+ */
+const DEFAULT_WRITE_BUFFER_BYTES = 16 * 1024 * 1024;
 
 export async function openLevelBackend(opts: LevelBackendOptions): Promise<LevelBackend> {
   const log = opts.log ?? pino({ level: 'silent' });
@@ -36,7 +43,9 @@ export async function openLevelBackend(opts: LevelBackendOptions): Promise<Level
 }
 
 async function openAt(opts: LevelBackendOptions, log: Logger, release: () => void): Promise<LevelBackend> {
-  const db: Db = new ClassicLevel<string, Buffer>(opts.dir, { keyEncoding: 'utf8', valueEncoding: 'buffer' });
+  const db: Db = new ClassicLevel<string, Buffer>(opts.dir, {
+    keyEncoding: 'utf8', valueEncoding: 'buffer', writeBufferSize: opts.writeBufferBytes ?? DEFAULT_WRITE_BUFFER_BYTES,
+  });
   try {
     await db.open();
   } catch (err) {
@@ -46,8 +55,18 @@ async function openAt(opts: LevelBackendOptions, log: Logger, release: () => voi
     throw new StorageError('Unavailable', `cannot open leveldb in ${opts.dir}: ${String(err)}`, {}, { cause: err });
   }
   try {
-    const [rev, compact, compactDone] = await db.getMany([META_REV, META_COMPACT, META_COMPACT_DONE]);
-    const index = await loadIndex(db);
+    const [rev, compact, compactDone, format] = await db.getMany([META_REV, META_COMPACT, META_COMPACT_DONE, META_FORMAT]);
+    const onDisk = format === undefined ? 1 : Number(format.toString('latin1'));
+    if (!(onDisk >= 1 && onDisk <= LAYOUT_FORMAT)) {
+      throw new StorageError('Unavailable', `data directory ${opts.dir} has layout format ${format?.toString('latin1')}; this version reads formats 1 to ${LAYOUT_FORMAT}`);
+    }
+    const { index, migrated, inconsistent } = await loadIndex(db);
+    if (inconsistent > 0) log.warn({ dir: opts.dir, records: inconsistent }, 'leveldb index records disagree with their revision log; kept as they are');
+    if (onDisk < LAYOUT_FORMAT) {
+      // Synced: also makes the (unsynced) rewrites of loadIndex durable, as LevelDB's log is sequential.
+      await db.put(META_FORMAT, Buffer.from(String(LAYOUT_FORMAT)), { sync: true });
+      if (migrated > 0) log.info({ dir: opts.dir, records: migrated }, `leveldb layout migrated from format ${onDisk} to ${LAYOUT_FORMAT}`);
+    }
     const backend = new LevelBackend(db, opts, log, index, decodeRev(rev) || 1, decodeRev(compact), release);
     if (decodeRev(compactDone) < decodeRev(compact)) backend.resumeCompaction();
     log.info({ dir: opts.dir, revision: backend.stats.revision, keys: index.size }, 'leveldb backend opened');

@@ -23,11 +23,11 @@ import type {
 } from '../interface.js';
 import { MAX_VALUE_BYTES, StorageError, isStorageError } from '../errors.js';
 import {
-  META_COMPACT, META_COMPACT_DONE, META_REV, decodeIndexRecord, decodeRev, encodeRev, indexKey, ttlKey,
+  META_COMPACT, META_COMPACT_DONE, META_REV, decodeRev, encodeRev, ttlKey,
 } from './layout.js';
 import { GroupCommitter, type CommitEntry, type GroupCommitStats } from './group-commit.js';
 import { type KeyMeta, deleteWrite, putWrite, ttlDeadline, validateKey } from './write-ops.js';
-import { type Db, EMPTY, historyEvents, keySpan, rangeAt, rangeCurrent } from './reads.js';
+import { type Db, EMPTY, getCurrent, historyEvents, keySpan, rangeAt, rangeCurrent, readPut } from './reads.js';
 import { WatchHub } from './watch-hub.js';
 import { ValueCache } from './value-cache.js';
 import { RangeCounter } from './range-counter.js';
@@ -50,6 +50,8 @@ export interface LevelBackendOptions {
   readonly valueCacheBytes?: number;
   /** Creates/deletes remembered for exact range counts at recent revisions (default 100 000). */
   readonly countWindow?: number;
+  /** LevelDB's memtable size (its writeBufferSize; default 16 MiB, see level-backend.ts). */
+  readonly writeBufferBytes?: number;
 }
 
 export interface LevelBackendStats extends GroupCommitStats {
@@ -122,11 +124,24 @@ export class LevelBackend implements Backend {
       const r = await this.range(key, opts);
       return { kv: r.kvs[0], revision: r.revision };
     }
-    const [b, rev] = await this.guard(this.db.getMany([indexKey(key), META_REV]));
-    if (b === undefined) return { kv: undefined, revision: decodeRev(rev) || 1 };
-    const r = decodeIndexRecord(b);
-    return { kv: { key, value: r.value, createRevision: r.createRevision, modRevision: r.modRevision, version: r.version }, revision: decodeRev(rev) || 1 };
+    // The in-memory index says which write is the key's value at the committed revision, unless
+    // a write of the key is decided but not yet durable (then the index already shows it, or no
+    // longer has the key): in that case LevelDB, which holds the state at its stored revision,
+    // answers. The value is r/<mod>: one lookup, none when cached.
+    const meta = this.index.get(key);
+    const at = this.committed;
+    if (meta && meta.modRevision <= at) {
+      const value = this.values.get(key, meta.modRevision) ?? await this.guard(readPut(this.db, key, meta.modRevision));
+      if (value !== undefined) {
+        return { kv: { key, value, createRevision: meta.createRevision, modRevision: meta.modRevision, version: meta.version }, revision: at };
+      }
+      // Gone: the key moved on and a compaction removed the record meanwhile. Read it afresh.
+    }
+    return this.guard(getCurrent(this.db, key, this.cachedValue));
   }
+
+  /** The value cache's answer for (key, modRevision), for the read paths. */
+  private readonly cachedValue = (key: string, modRevision: number): Buffer | undefined => this.values.get(key, modRevision);
 
   async range(key: string, opts: RangeOptions = {}): Promise<RangeResult> {
     this.checkReadable(key, opts.signal, opts.prefix === true);
@@ -147,14 +162,14 @@ export class LevelBackend implements Backend {
       };
       if (want === 0) {
         // The common case: read the range and the snapshot's revision concurrently.
-        const [rev, res] = await Promise.all([readRev(), this.guard(rangeCurrent(this.db, snapshot, span, opts, 0, countFn))]);
+        const [rev, res] = await Promise.all([readRev(), this.guard(rangeCurrent(this.db, snapshot, span, opts, 0, countFn, this.cachedValue))]);
         return { ...res, revision: rev };
       }
       const snapRev = decodeRev(await revRead) || 1;
       if (want > snapRev) {
         throw new StorageError('FutureRevision', `revision ${want} is newer than the current revision ${snapRev}`, { key, currentRevision: snapRev });
       }
-      if (want === snapRev) return await this.guard(rangeCurrent(this.db, snapshot, span, opts, snapRev, countFn));
+      if (want === snapRev) return await this.guard(rangeCurrent(this.db, snapshot, span, opts, snapRev, countFn, this.cachedValue));
       if (want < this.compactRev) {
         throw new StorageError('Compacted', `revision ${want} was compacted (compaction point ${this.compactRev})`, { key, currentRevision: snapRev, compactRevision: this.compactRev });
       }
@@ -229,13 +244,12 @@ export class LevelBackend implements Backend {
       const meta = this.checkCas(key, expected);
       const cached = this.values.get(key, meta.modRevision);
       if (cached) return decide({ meta, value: cached });
-      const b = await this.guard(this.db.get(indexKey(key)));
+      // The current value is the r/ record of the key's mod revision: durable (a pending write's
+      // value is always cached) and never compacted while it is the key's newest write.
+      const value = await this.guard(readPut(this.db, key, meta.modRevision));
       this.checkOpen();
       const now = this.checkCas(key, expected);
-      if (b !== undefined) {
-        const r = decodeIndexRecord(b);
-        if (r.modRevision === now.modRevision) return decide({ meta: now, value: r.value });
-      }
+      if (value !== undefined && now.modRevision === meta.modRevision) return decide({ meta: now, value });
       // The key changed while we read it (and the expectation, if any, still holds): read again.
     }
     throw new StorageError('Unavailable', `too much write contention on ${key}`, { key });

@@ -1,6 +1,6 @@
 /**
  * Read paths of the LevelDB backend, all against one LevelDB snapshot so a result is
- * consistent: ranges at the current revision (k/ index), ranges at a past revision (h/ + r/),
+ * consistent: ranges at the current revision (k/ index, values from r/), ranges at a past revision (h/ + r/),
  * and the revision-ordered event scan a watch uses to catch up from the past (r/).
  * See layout.ts for the key spaces.
  */
@@ -10,8 +10,8 @@ import { prefixEnd } from '../interface.js';
 import { StorageError } from '../errors.js';
 import type { KeyMeta } from './write-ops.js';
 import {
-  HISTORY_PREFIX, HISTORY_SEP, INDEX_PREFIX, decodeIndexRecord, decodeLogRecord, logKey,
-  parseHistoryKey, parseRevHex, LOG_PREFIX,
+  HISTORY_PREFIX, HISTORY_SEP, INDEX_HEADER, INDEX_PREFIX, LOG_PREFIX, META_REV, decodeIndexRecord, decodeLogRecord,
+  decodeRev, logKey, parseHistoryKey, parseRevHex, type StoredIndexRecord,
 } from './layout.js';
 
 export type Db = ClassicLevel<string, Buffer>;
@@ -74,8 +74,88 @@ async function countIndex(db: Db, snapshot: Snapshot, span: KeySpan): Promise<nu
  */
 export type RangeCountFn = () => Promise<number | undefined>;
 
-/** A range at the snapshot's own (current) revision, from the k/ index. */
-export async function rangeCurrent(db: Db, snapshot: Snapshot, span: KeySpan, opts: RangeOptions, revision: number, countFn?: RangeCountFn): Promise<RangeResult> {
+/** Values already in memory: the backend's value cache (answers only for the exact revision). */
+export type CachedValue = (key: string, modRevision: number) => Buffer | undefined;
+
+/**
+ * The value of a k/ record: inline (format 1), from `cached`, or from its r/<mod> record, which
+ * `logRecs` holds (read under the same snapshot as the k/ record). undefined: the log record is
+ * missing (a read without a snapshot raced a compaction).
+ */
+function pointedValue(key: string, r: StoredIndexRecord, logRec: Buffer | undefined): Buffer | undefined {
+  if (r.inline !== undefined) return r.inline;
+  if (logRec === undefined) return undefined;
+  const l = decodeLogRecord(logRec);
+  if (l.type !== 'PUT' || l.key !== key) {
+    throw new StorageError('Internal', `revision log entry ${r.modRevision} is ${l.type} ${l.key}, but the index of ${key} points at it`);
+  }
+  return l.value;
+}
+
+/**
+ * Resolves the values of k/ records (key, record) read under `snapshot` (or under one implicit
+ * snapshot: then a missing log record means a concurrent compaction, and undefined is returned
+ * for the caller to retry).
+ */
+export async function resolveValues(
+  db: Db, snapshot: Snapshot | undefined, recs: readonly (readonly [string, StoredIndexRecord])[], cached?: CachedValue,
+): Promise<(Buffer | undefined)[]> {
+  const out: (Buffer | undefined)[] = new Array(recs.length);
+  const need: number[] = [];
+  for (let i = 0; i < recs.length; i++) {
+    const [key, r] = recs[i]!;
+    const v = r.inline ?? cached?.(key, r.modRevision);
+    if (v !== undefined) out[i] = v; else need.push(i);
+  }
+  if (need.length === 0) return out;
+  const logs = await db.getMany(need.map((i) => logKey(recs[i]![1].modRevision)), snapshot ? { snapshot } : {});
+  for (let j = 0; j < need.length; j++) {
+    const i = need[j]!;
+    const [key, r] = recs[i]!;
+    const v = pointedValue(key, r, logs[j]);
+    if (v === undefined && snapshot) throw new StorageError('Internal', `revision log entry ${r.modRevision} of ${key} is missing`);
+    out[i] = v;
+  }
+  return out;
+}
+
+/** The value of the PUT of `key` stamped `rev` (undefined when its r/ record is gone). */
+export async function readPut(db: Db, key: string, rev: number): Promise<Buffer | undefined> {
+  const b = await db.get(logKey(rev));
+  if (b === undefined) return undefined;
+  const l = decodeLogRecord(b);
+  if (l.type !== 'PUT' || l.key !== key) {
+    throw new StorageError('Internal', `revision log entry ${rev} is ${l.type} ${l.key}, but the index of ${key} points at it`, { key });
+  }
+  return l.value;
+}
+
+/**
+ * One key at the stored revision: k/ and m/rev under one implicit snapshot, then the value k/
+ * points at. Without an explicit snapshot a compaction may remove that r/ record in between
+ * (only once the key has moved on): then the read is repeated under a snapshot.
+ */
+export async function getCurrent(db: Db, key: string, cached?: CachedValue): Promise<{ kv: KeyValue | undefined; revision: number }> {
+  for (const pinned of [false, true]) {
+    const snapshot = pinned ? db.snapshot() : undefined;
+    try {
+      const [b, rev] = await db.getMany([INDEX_PREFIX + key, META_REV], snapshot ? { snapshot } : {});
+      const revision = decodeRev(rev) || 1;
+      if (b === undefined) return { kv: undefined, revision };
+      const r = decodeIndexRecord(b);
+      const [value] = await resolveValues(db, snapshot, [[key, r]], cached);
+      if (value !== undefined) return { kv: { key, value, createRevision: r.createRevision, modRevision: r.modRevision, version: r.version }, revision };
+    } finally {
+      await snapshot?.close().catch(() => undefined);
+    }
+  }
+  throw new StorageError('Internal', `${key}: its value is missing under a snapshot`, { key });
+}
+
+/** A range at the snapshot's own (current) revision, from the k/ index and the r/ values it points at. */
+export async function rangeCurrent(
+  db: Db, snapshot: Snapshot, span: KeySpan, opts: RangeOptions, revision: number, countFn?: RangeCountFn, cached?: CachedValue,
+): Promise<RangeResult> {
   if (span.end !== undefined && span.end <= span.start) return { kvs: [], more: false, count: 0, revision };
   if (opts.countOnly) return { kvs: [], more: false, count: (await countFn?.()) ?? await countIndex(db, snapshot, span), revision };
   const from = opts.after !== undefined && opts.after >= span.start ? opts.after + '\u0000' : span.start;
@@ -92,10 +172,16 @@ export async function rangeCurrent(db: Db, snapshot: Snapshot, span: KeySpan, op
     for (;;) {
       const entries = await it.nextv(limit > 0 ? Math.min(limit + 1, CHUNK) : CHUNK);
       if (entries.length === 0) break;
+      const recs: [string, StoredIndexRecord][] = [];
       for (const [k, v] of entries) {
-        if (limit > 0 && kvs.length === limit) { more = true; break; }
-        const r = decodeIndexRecord(v);
-        kvs.push({ key: k.slice(INDEX_PREFIX.length), value: r.value, createRevision: r.createRevision, modRevision: r.modRevision, version: r.version });
+        if (limit > 0 && kvs.length + recs.length === limit) { more = true; break; }
+        recs.push([k.slice(INDEX_PREFIX.length), decodeIndexRecord(v)]);
+      }
+      // The values of this chunk, read while the iterator holds its place.
+      const values = await resolveValues(db, snapshot, recs, cached);
+      for (let i = 0; i < recs.length; i++) {
+        const [key, r] = recs[i]!;
+        kvs.push({ key, value: values[i]!, createRevision: r.createRevision, modRevision: r.modRevision, version: r.version });
       }
       if (more) break;
     }
@@ -215,18 +301,43 @@ export async function* historyEvents(
 
 export const EMPTY: Buffer = Buffer.alloc(0);
 
-/** Reads the revisions of every live key (the backend's in-memory index) from k/. */
-export async function loadIndex(db: Db): Promise<Map<string, KeyMeta>> {
+/**
+ * Reads the revisions of every live key (the backend's in-memory index) from k/, rewriting
+ * format 1 records (value inline) as format 2 pointers on the way (layout.ts). A record is
+ * rewritten only when its r/<mod> record holds the same value (the layout guarantees it:
+ * compaction keeps a key's newest write); any other stays inline (`inconsistent`), which readers
+ * accept. The rewrites are ordinary batches: a crash before they are durable leaves format 1
+ * records, which the next open rewrites again.
+ */
+export async function loadIndex(db: Db): Promise<{ index: Map<string, KeyMeta>; migrated: number; inconsistent: number }> {
   const index = new Map<string, KeyMeta>();
+  let migrated = 0;
+  let inconsistent = 0;
   const it = db.iterator({ gte: INDEX_PREFIX, lt: spaceEnd(INDEX_PREFIX) });
   try {
     for (;;) {
       const entries = await it.nextv(5000);
-      if (entries.length === 0) return index;
+      if (entries.length === 0) return { index, migrated, inconsistent };
+      const old: { k: string; v: Buffer; r: StoredIndexRecord }[] = [];
       for (const [k, v] of entries) {
         const r = decodeIndexRecord(v);
         index.set(k.slice(INDEX_PREFIX.length), { createRevision: r.createRevision, modRevision: r.modRevision, version: r.version, expireAt: r.expireAt });
+        if (r.inline !== undefined) old.push({ k, v, r });
       }
+      if (old.length === 0) continue;
+      const logs = await db.getMany(old.map((o) => logKey(o.r.modRevision)));
+      const rewrites: { type: 'put'; key: string; value: Buffer }[] = [];
+      old.forEach((o, i) => {
+        const b = logs[i];
+        const l = b === undefined ? undefined : decodeLogRecord(b);
+        if (l && l.type === 'PUT' && l.key === o.k.slice(INDEX_PREFIX.length) && l.value.equals(o.r.inline!)) {
+          rewrites.push({ type: 'put', key: o.k, value: o.v.subarray(0, INDEX_HEADER) });
+        } else {
+          inconsistent++;
+        }
+      });
+      if (rewrites.length > 0) await db.batch(rewrites);
+      migrated += rewrites.length;
     }
   } finally {
     await it.close();

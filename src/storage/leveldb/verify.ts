@@ -1,12 +1,13 @@
 /**
  * Offline consistency check of a LevelDB backend directory (the backend must be closed): the
- * current index, the per-key history and the revision log must agree (see layout.ts).
+ * current index, the per-key history and the revision log must agree (see layout.ts): every k/
+ * pointer names its key's newest r/ record, and in a format 2 store no k/ record carries a value.
  * Used by the crash test after a kill -9, and usable as an fsck.
  */
 import { ClassicLevel } from 'classic-level';
 import { prefixEnd } from '../interface.js';
 import {
-  HISTORY_PREFIX, INDEX_PREFIX, LOG_PREFIX, META_COMPACT, META_REV, TTL_PREFIX, decodeIndexRecord,
+  HISTORY_PREFIX, INDEX_PREFIX, LOG_PREFIX, META_COMPACT, META_FORMAT, META_REV, TTL_PREFIX, decodeIndexRecord,
   decodeLogRecord, decodeRev, parseHistoryKey, parseRevHex, parseTtlKey,
 } from './layout.js';
 
@@ -15,6 +16,8 @@ export interface VerifyReport {
   readonly compactRevision: number;
   readonly keys: number;
   readonly logRecords: number;
+  /** The layout format (layout.ts): 1 when m/format is absent. */
+  readonly format: number;
   /** Human-readable inconsistencies; empty when the store is consistent. */
   readonly problems: string[];
 }
@@ -49,7 +52,8 @@ async function verifyDb(db: ClassicLevel<string, Buffer>): Promise<VerifyReport>
   const problem = (p: string): void => {
     if (problems.length < MAX_PROBLEMS) problems.push(p);
   };
-  const [revB, compactB] = await db.getMany([META_REV, META_COMPACT]);
+  const [revB, compactB, formatB] = await db.getMany([META_REV, META_COMPACT, META_FORMAT]);
+  const format = formatB === undefined ? 1 : Number(formatB.toString('latin1'));
   const revision = decodeRev(revB) || 1;
   const compactRevision = decodeRev(compactB);
 
@@ -89,9 +93,10 @@ async function verifyDb(db: ClassicLevel<string, Buffer>): Promise<VerifyReport>
     }
     const rec = log.get(r.modRevision);
     if (!rec) return;
-    if (rec.createRevision !== r.createRevision || rec.version !== r.version || !rec.value.equals(r.value)) {
+    if (rec.createRevision !== r.createRevision || rec.version !== r.version || (r.inline !== undefined && !rec.value.equals(r.inline))) {
       problem(`index ${key}@${r.modRevision} differs from its log record`);
     }
+    if (r.inline !== undefined && format >= 2) problem(`index ${key} carries its value inline in a format ${format} store`);
     if (r.createRevision > r.modRevision || r.version < 1) problem(`index ${key} has create ${r.createRevision} / version ${r.version}`);
   });
   for (const [key, l] of latest) if (l.put && !live.has(key)) problem(`newest history of ${key} is PUT@${l.rev} but the index has no entry`);
@@ -99,5 +104,5 @@ async function verifyDb(db: ClassicLevel<string, Buffer>): Promise<VerifyReport>
     const { key, deadlineMs } = parseTtlKey(k);
     if (!live.has(key)) problem(`ttl entry for missing key ${key} (deadline ${deadlineMs})`);
   });
-  return { revision, compactRevision, keys, logRecords: log.size, problems };
+  return { revision, compactRevision, keys, logRecords: log.size, format, problems };
 }

@@ -26,20 +26,17 @@ export interface DecidedWrite {
 }
 
 /**
- * A create (prev undefined) or an update of `key` to `value` at meta.modRevision. The stored
- * value (a view into the encoded index record, not the caller's buffer) is event.kv.value.
+ * A create (prev undefined) or an update of `key` to `value` at meta.modRevision. The value is
+ * written once, into the r/ record; k/ gets the 24-byte pointer. The stored value (a view into
+ * the encoded log record, not the caller's buffer) is event.kv.value.
  */
 export function putWrite(key: string, value: Buffer, meta: KeyMeta, prev?: { meta: KeyMeta; value: Buffer }): DecidedWrite {
   const rev = meta.modRevision;
-  const indexRec = encodeIndexRecord({ ...meta, value });
-  const stored = indexRec.subarray(indexRec.length - value.length);
+  const logRec = encodeLogRecord({ type: 'PUT', key, createRevision: meta.createRevision, version: meta.version, prevRev: prev?.meta.modRevision ?? 0, value });
+  const stored = logRec.subarray(logRec.length - value.length);
   const ops: BatchOp[] = [
-    { type: 'put', key: indexKey(key), value: indexRec },
-    {
-      type: 'put',
-      key: logKey(rev),
-      value: encodeLogRecord({ type: 'PUT', key, createRevision: meta.createRevision, version: meta.version, prevRev: prev?.meta.modRevision ?? 0, value: stored }),
-    },
+    { type: 'put', key: logKey(rev), value: logRec },
+    { type: 'put', key: indexKey(key), value: encodeIndexRecord(meta) },
     { type: 'put', key: historyKey(key, rev), value: HISTORY_PUT },
   ];
   // An update without ttlSeconds drops an earlier expiry (as an etcd put without a lease does).

@@ -32,6 +32,8 @@ interface Waiter { readonly revision: number; readonly resolve: (ok: boolean) =>
 
 export class WatchFeed {
   private readonly sinks = new Set<FeedSink>();
+  /** Sinks by prefix, when that finds a key's sink exactly (see reindex). */
+  private byPrefix: Map<string, FeedSink> | undefined;
   private waiters: Waiter[] = [];
   private running: Promise<void> | undefined;
   private readonly abort = new AbortController();
@@ -51,12 +53,14 @@ export class WatchFeed {
 
   attach(sink: FeedSink): void {
     this.sinks.add(sink);
+    this.reindex();
     if (this.started) sink.resync(this.rev);
     this.running ??= this.run().catch((e: unknown) => this.log.error({ err: e }, 'watch feed stopped'));
   }
 
   detach(sink: FeedSink): void {
     this.sinks.delete(sink);
+    this.reindex();
   }
 
   /**
@@ -164,8 +168,38 @@ export class WatchFeed {
   }
 
   private sinkFor(key: string): FeedSink | undefined {
+    const index = this.byPrefix;
+    if (index) {
+      // The sink, if any, owns the key up to its first or second '/' after the root.
+      const a = key.indexOf('/', this.rootPrefix.length);
+      if (a < 0 || !key.startsWith(this.rootPrefix)) return undefined;
+      const s = index.get(key.slice(0, a + 1));
+      if (s) return s;
+      const b = key.indexOf('/', a + 1);
+      return b < 0 ? undefined : index.get(key.slice(0, b + 1));
+    }
     for (const s of this.sinks) if (key.startsWith(s.prefix)) return s;
     return undefined;
+  }
+
+  /**
+   * Finding an event's sink by scanning every sink costs one prefix test per resource per event
+   * (dozens in an API server). With many sinks whose prefixes are '<root><seg>/' or
+   * '<root><seg>/<seg>/' (the object store's resource prefixes) and none a prefix of another, the
+   * owner of a key is found by two map lookups instead; otherwise the scan stays.
+   */
+  private reindex(): void {
+    this.byPrefix = undefined;
+    if (this.sinks.size < 4) return;
+    const index = new Map<string, FeedSink>();
+    for (const s of this.sinks) {
+      if (!s.prefix.startsWith(this.rootPrefix) || !s.prefix.endsWith('/')) return;
+      const slashes = s.prefix.slice(this.rootPrefix.length).split('/').length - 1;
+      if (slashes < 1 || slashes > 2 || index.has(s.prefix)) return;
+      index.set(s.prefix, s);
+    }
+    for (const p of index.keys()) for (const q of index.keys()) if (p !== q && q.startsWith(p)) return;
+    this.byPrefix = index;
   }
 
   private wakeWaiters(): void {
