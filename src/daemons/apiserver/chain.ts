@@ -10,15 +10,13 @@
  * HTTP/1.1 upgrades (exec, attach, port-forward, websockets) pass the same filters (the limits
  * skip them: they are long-running) and then go to the REST layer's handleUpgrade.
  */
-import { randomUUID } from 'node:crypto';
 import type * as http from 'node:http';
-import { constants as h2constants, type Http2ServerResponse } from 'node:http2';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { ApiError, errors } from '../../api/meta/status.js';
 import type { Authenticator } from '../../auth/authenticator.js';
 import type { Authorizer } from '../../auth/authorizer.js';
-import { anonymousUser, type ApiRequest, type ApiResponse, type RequestContext } from './context.js';
+import type { ApiRequest, ApiResponse, RequestContext } from './context.js';
 import { audit, type AuditSink } from './filters/audit.js';
 import { authentication } from './filters/authentication.js';
 import { authorization } from './filters/authorization.js';
@@ -32,7 +30,9 @@ import { requestTimeout } from './filters/request-timeout.js';
 import { writeStatus, writeStatusToSocket } from './filters/write-status.js';
 import type { HealthChecks } from './health.js';
 import type { ApiserverMetrics } from './metrics.js';
-import type { RequestInfo } from './request-info.js';
+import type { RequestAbort } from './request-abort.js';
+import { ChainExchange } from './exchange.js';
+import { parseRequestTarget, type RequestTarget } from './request-target.js';
 import type { ServingOptions } from './serving-options.js';
 import { serveVersion } from './version.js';
 
@@ -70,20 +70,13 @@ export function buildFilters(d: ChainDeps): Filter[] {
 
 const NOT_FOUND_MESSAGE = 'the server could not find the requested resource';
 
-function placeholderInfo(path: string, method: string): RequestInfo {
-  return {
-    isResourceRequest: false, path, verb: method.toLowerCase(), apiPrefix: '', apiGroup: '',
-    apiVersion: '', namespace: '', resource: '', subresource: '', name: '', parts: [],
-  };
-}
-
 export class RequestChain {
   private readonly filters: Filter[];
   /** Aborted when the server stops; later requests start aborted. */
   private readonly stopping = new AbortController();
 
   /** Requests not yet closed, so shutdown can abort them (no listener per request on a shared signal). */
-  private readonly open = new Set<AbortController>();
+  private readonly open = new Set<RequestAbort>();
 
   constructor(private readonly deps: ChainDeps) {
     this.filters = buildFilters(deps);
@@ -97,23 +90,17 @@ export class RequestChain {
     this.open.clear();
   }
 
-  private release(x: Exchange): void { this.open.delete(x.abort); }
-
   /** Entry point for 'request' events (HTTP/2 and plain HTTP/1.1). */
   handle(req: ApiRequest, res: ApiResponse): void {
     // A handler may still write after its request was answered (timeout); such writes fail
     // quietly instead of raising an unhandled 'error'.
-    res.on('error', (e: Error) => this.deps.log.debug({ err: e.message }, 'response error'));
+    res.on('error', this.onResponseError);
     const x = this.exchange(req, res, undefined);
     if (!x) return;
-    // (HTTP/2 compat responses emit 'finish' even when the stream was reset, so ask whether
-    // the response was ended by us instead.)
-    res.once('close', () => {
-      if (!res.writableEnded) x.abort.abort(new Error('client disconnected'));
-      this.release(x);
-    });
     this.run(x);
   }
+
+  private readonly onResponseError = (e: Error): void => this.deps.log.debug({ err: e.message }, 'response error');
 
   /** Entry point for HTTP/1.1 'upgrade' events. */
   handleUpgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): void {
@@ -122,58 +109,33 @@ export class RequestChain {
     if (!x) return;
     socket.once('close', () => {
       x.abort.abort(new Error('client disconnected'));
-      this.release(x);
+      this.open.delete(x.abort);
     });
     this.run(x);
   }
 
-  private exchange(req: ApiRequest, res: ApiResponse | undefined, upgrade: Exchange['upgrade']): Exchange | undefined {
-    let url: URL;
+  private exchange(req: ApiRequest, res: ApiResponse | undefined, upgrade: Exchange['upgrade']): ChainExchange | undefined {
+    let url: RequestTarget;
     try {
-      url = new URL(req.url ?? '/', 'https://apiserver.invalid');
+      url = parseRequestTarget(req.url);
     } catch {
       const err = errors.badRequest('malformed request URL');
       if (res) writeStatus(res, err); else if (upgrade) writeStatusToSocket(upgrade.socket, err);
       return undefined;
     }
-    const method = req.method ?? 'GET';
-    const abort = new AbortController();
+    const x = new ChainExchange(req, url, this.deps.log, res, upgrade);
+    const abort = x.abort;
     if (this.stopping.signal.aborted) abort.abort(this.stopping.signal.reason);
     else this.open.add(abort);
-    const requestId = randomUUID();
-    // The per-request child logger is made on first use: most requests never log.
-    const baseLog = this.deps.log;
-    let log: Logger | undefined;
-    const ctx: RequestContext = {
-      info: placeholderInfo(url.pathname, method),
-      user: anonymousUser(),
-      query: url.searchParams,
-      signal: abort.signal,
-      requestId,
-      get log(): Logger { return (log ??= baseLog.child({ requestId, method, path: url.pathname })); },
-      set log(l: Logger) { log = l; },
-      isLongRunning: false,
-    };
-    let done = false;
-    let handedOver = false;
-    const x: Exchange = {
-      req, url, ctx, abort, ...(res ? { res } : {}), ...(upgrade ? { upgrade } : {}),
-      started: () => (res ? res.headersSent : handedOver),
-      handOver: () => { handedOver = true; },
-      fail: (err: ApiError) => {
-        if (done) return;
-        done = true;
-        if (res) {
-          // Already answered in full: a late failure changes nothing the client sees.
-          if (res.writableEnded) return;
-          if (!res.headersSent) writeStatus(res, err);
-          else cutOff(res);
-        } else if (upgrade) {
-          if (!handedOver) writeStatusToSocket(upgrade.socket, err);
-          else upgrade.socket.destroy();
-        }
-      },
-    };
+    if (res) {
+      // (HTTP/2 compat responses emit 'finish' even when the stream was reset, so ask whether
+      // the response was ended by us instead.)
+      res.once('close', () => {
+        if (!res.writableEnded) abort.abort(new Error('client disconnected'));
+        this.open.delete(abort);
+        x.closed();
+      });
+    }
     return x;
   }
 
@@ -212,15 +174,5 @@ export class RequestChain {
     }
     if (rest) return rest.handle(x.ctx, x.req, res);
     throw new ApiError(404, 'NotFound', NOT_FOUND_MESSAGE);
-  }
-}
-
-/** Ends a response that already started, so the client sees an error rather than a short body. */
-function cutOff(res: ApiResponse): void {
-  if ('stream' in res && (res as Http2ServerResponse).stream) {
-    const s = (res as Http2ServerResponse).stream;
-    if (!s.destroyed) s.close(h2constants.NGHTTP2_INTERNAL_ERROR);
-  } else {
-    (res as http.ServerResponse).destroy();
   }
 }

@@ -15,6 +15,8 @@ export interface ApiserverMetrics {
   readonly requestTotal: Counter<'verb' | 'group' | 'version' | 'resource' | 'subresource' | 'code'>;
   readonly requestDuration: Histogram<'verb' | 'group' | 'version' | 'resource' | 'subresource'>;
   readonly currentInflight: Gauge<'request_kind'>;
+  /** Where currentInflight reads the seats in use at scrape time (the in-flight filter). */
+  setInflightSource(fn: () => Readonly<Record<'readOnly' | 'mutating', number>>): void;
   readonly rejectedRequests: Counter<'request_kind' | 'reason'>;
   /** Open watches by group/version/kind-or-resource; the REST layer increments and decrements. */
   readonly registeredWatchers: Gauge<'group' | 'version' | 'resource'>;
@@ -28,6 +30,7 @@ const STORAGE_BUCKETS = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1, 1.25, 1
 export function createApiserverMetrics(opts: { defaultMetrics?: boolean } = {}): ApiserverMetrics {
   const registry = new Registry();
   let countSource: (() => ReadonlyMap<string, number>) | undefined;
+  let inflightSource: (() => Readonly<Record<'readOnly' | 'mutating', number>>) | undefined;
   if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: registry });
   return {
     registry,
@@ -42,7 +45,15 @@ export function createApiserverMetrics(opts: { defaultMetrics?: boolean } = {}):
     currentInflight: new Gauge({
       name: 'apiserver_current_inflight_requests', help: 'Requests currently being served, by kind (readOnly or mutating).',
       labelNames: ['request_kind'], registers: [registry],
+      // Read at scrape time: setting a gauge twice per request costs more than a scrape.
+      collect(this: Gauge<'request_kind'>) {
+        const seats = inflightSource?.();
+        if (!seats) return;
+        this.set({ request_kind: 'readOnly' }, seats.readOnly);
+        this.set({ request_kind: 'mutating' }, seats.mutating);
+      },
     }),
+    setInflightSource(fn: () => Readonly<Record<'readOnly' | 'mutating', number>>): void { inflightSource = fn; },
     rejectedRequests: new Counter({
       name: 'apiserver_dropped_requests_total', help: 'Requests rejected by the in-flight limit.',
       labelNames: ['request_kind', 'reason'], registers: [registry],
@@ -92,12 +103,32 @@ function safeLabel(v: string): string {
   return /^[a-z0-9][a-z0-9.-]{0,62}$/i.test(v) || v === '' ? v : 'other';
 }
 
+type RequestLabels = Record<'verb' | 'group' | 'version' | 'resource' | 'subresource', string>;
+
+/**
+ * Label sets by request shape, so a request costs one Map lookup instead of four label checks
+ * and two fresh objects. Bounded: past the cap (garbage paths) labels are built per request.
+ */
+const labelCache = new Map<string, { labels: RequestLabels; withCode: Map<number, RequestLabels & { code: string }> }>();
+const LABEL_CACHE_MAX = 4096;
+
 export function observeRequest(m: ApiserverMetrics, method: string, info: RequestInfo, code: number, seconds: number): void {
-  const labels = {
-    verb: reportedVerb(method, info),
-    group: safeLabel(info.apiGroup), version: safeLabel(info.apiVersion),
-    resource: safeLabel(info.resource), subresource: safeLabel(info.subresource),
-  };
-  m.requestTotal.inc({ ...labels, code: String(code) });
-  m.requestDuration.observe(labels, seconds);
+  const verb = reportedVerb(method, info);
+  const key = `${verb} ${info.apiGroup} ${info.apiVersion} ${info.resource} ${info.subresource}`;
+  let entry = labelCache.get(key);
+  if (!entry) {
+    const labels: RequestLabels = {
+      verb, group: safeLabel(info.apiGroup), version: safeLabel(info.apiVersion),
+      resource: safeLabel(info.resource), subresource: safeLabel(info.subresource),
+    };
+    entry = { labels, withCode: new Map() };
+    if (labelCache.size < LABEL_CACHE_MAX) labelCache.set(key, entry);
+  }
+  let withCode = entry.withCode.get(code);
+  if (!withCode) {
+    withCode = { ...entry.labels, code: String(code) };
+    entry.withCode.set(code, withCode);
+  }
+  m.requestTotal.inc(withCode);
+  m.requestDuration.observe(entry.labels, seconds);
 }

@@ -68,12 +68,21 @@ function exactNameFromFieldSelector(selector: string | null): string {
   return found;
 }
 
+/** The path's segments without leading and trailing slashes ('' for none). */
 function splitPath(path: string): string[] {
-  const trimmed = path.replace(/^\/+|\/+$/g, '');
-  return trimmed === '' ? [] : trimmed.split('/');
+  let start = 0;
+  let end = path.length;
+  while (start < end && path.charCodeAt(start) === 47) start++;
+  while (end > start && path.charCodeAt(end - 1) === 47) end--;
+  return start === end ? [] : path.slice(start, end).split('/');
 }
 
 function verbForMethod(method: string): string {
+  switch (method) {
+    case 'GET': return 'get';
+    case 'POST': return 'create';
+    case 'PUT': return 'update';
+  }
   switch (method.toUpperCase()) {
     case 'POST': return 'create';
     case 'GET': case 'HEAD': return 'get';
@@ -85,28 +94,28 @@ function verbForMethod(method: string): string {
 }
 
 /** Reads a request the way Kubernetes' RequestInfoFactory does (see the file comment). */
-export function parseRequestInfo(method: string, url: URL): RequestInfo {
+export function parseRequestInfo(method: string, url: { readonly pathname: string; readonly searchParams: URLSearchParams }): RequestInfo {
   const info: RequestInfo = {
     isResourceRequest: false, path: url.pathname, verb: method.toLowerCase(),
     apiPrefix: '', apiGroup: '', apiVersion: '', namespace: '', resource: '', subresource: '',
     name: '', parts: [],
   };
-  let parts = splitPath(url.pathname);
-  const prefix = parts[0];
-  if (parts.length < 3 || (prefix !== 'api' && prefix !== 'apis')) {
+  const all = splitPath(url.pathname);
+  const prefix = all[0];
+  if (all.length < 3 || (prefix !== 'api' && prefix !== 'apis')) {
     return info;
   }
-  parts = parts.slice(1);
+  let at = 1;
   if (prefix === 'apis') {
     // /apis/G/V alone is discovery (non-resource); a resource needs /apis/G/V/R at least.
-    if (parts.length < 3) return info;
-    info.apiGroup = parts[0] ?? '';
-    parts = parts.slice(1);
+    if (all.length < 4) return info;
+    info.apiGroup = all[1]!;
+    at = 2;
   }
   info.apiPrefix = prefix;
   info.isResourceRequest = true;
-  info.apiVersion = parts[0] ?? '';
-  parts = parts.slice(1);
+  info.apiVersion = all[at]!;
+  let parts = all.slice(at + 1);
 
   if (SPECIAL_VERBS.has(parts[0] ?? '')) {
     if (parts.length < 2) {

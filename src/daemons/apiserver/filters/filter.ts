@@ -7,13 +7,14 @@
 import type { Duplex } from 'node:stream';
 import type { ApiError } from '../../../api/meta/status.js';
 import type { ApiRequest, ApiResponse, RequestContext } from '../context.js';
+import type { RequestTarget } from '../request-target.js';
 
 export interface Exchange {
   readonly req: ApiRequest;
-  readonly url: URL;
+  readonly url: RequestTarget;
   readonly ctx: RequestContext;
   /** Aborts ctx.signal (client gone, timed out, server stopping). */
-  readonly abort: AbortController;
+  readonly abort: { abort(reason?: unknown): void };
   /** The HTTP response; absent for upgrades. */
   readonly res?: ApiResponse;
   /** Present for HTTP/1.1 upgrade requests. */
@@ -27,6 +28,11 @@ export interface Exchange {
   started(): boolean;
   /** Records that a handler now owns the upgrade socket (failures then cut it off). */
   handOver(): void;
+  /**
+   * Runs `fn` once when the response closes (finished or reset), after the chain's own
+   * bookkeeping; one 'close' listener per request serves every filter. Not called for upgrades.
+   */
+  onClose(fn: () => void): void;
 }
 
 export interface Filter {

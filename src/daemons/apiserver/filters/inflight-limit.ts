@@ -33,8 +33,10 @@ class Pool {
   get waiting(): number { return this.queue.length - this.head; }
 
   /** Resolves true with a seat taken, false when refused (queue full, wait over, aborted). */
-  acquire(waitMs: number, signal: AbortSignal): boolean | Promise<boolean> {
+  acquire(waitMs: number, signalOf: () => AbortSignal): boolean | Promise<boolean> {
     if (this.limit <= 0 || this.inUse < this.limit) { this.inUse++; return true; }
+    // The signal is asked for only here: a request that gets a seat at once never needs one.
+    const signal = signalOf();
     if (this.waiting >= this.queueLength || waitMs <= 0 || signal.aborted) return false;
     return new Promise<boolean>((resolve) => {
       let done = false;
@@ -89,23 +91,22 @@ export function inflightLimit(opts: InflightLimitOptions): Filter {
     readOnly: new Pool('readOnly', opts.maxRequestsInflight, Math.ceil(opts.maxRequestsInflight * factor)),
     mutating: new Pool('mutating', opts.maxMutatingRequestsInflight, Math.ceil(opts.maxMutatingRequestsInflight * factor)),
   };
+  opts.metrics?.setInflightSource(() => ({ readOnly: pools.readOnly.inUse, mutating: pools.mutating.inUse }));
   return {
     name: 'inflight-limit',
     async run(x: Exchange, next: () => Promise<void>): Promise<void> {
       if (x.ctx.isLongRunning || x.upgrade) return next();
       const pool = isReadOnlyRequest(x.ctx.info) ? pools.readOnly : pools.mutating;
-      let seated = pool.acquire(waitMs, x.ctx.signal);
+      let seated = pool.acquire(waitMs, () => x.ctx.signal);
       if (seated !== true && seated !== false) seated = await seated;
       if (!seated) {
         opts.metrics?.rejectedRequests.inc({ request_kind: pool.kind, reason: 'inflight' });
         throw errors.tooManyRequests(1);
       }
-      opts.metrics?.currentInflight.set({ request_kind: pool.kind }, pool.inUse);
       try {
         await next();
       } finally {
         pool.release();
-        opts.metrics?.currentInflight.set({ request_kind: pool.kind }, pool.inUse);
       }
     },
   };

@@ -20,11 +20,8 @@ export function instrumentation(metrics: ApiserverMetrics, log: Logger): Filter 
       };
       if (x.res) {
         const res = x.res;
-        // 'close' also fires for aborted streams; record once, with whatever status was set.
-        let done = false;
-        const once = (): void => { if (!done) { done = true; record(res.statusCode); } };
-        res.once('finish', once);
-        res.once('close', once);
+        // Recorded when the response closes (also for reset streams), with whatever status was set.
+        x.onClose(() => record(res.statusCode));
         await next();
       } else {
         try {
