@@ -19,6 +19,9 @@ const tricky: Obj[] = [
   { metadata: {}, kind: 'X', spec: { a: [1, 2.5, -3e-7, true, false, null, { b: '}' }], s: '"quoted" {brace} [bracket] \\ back' } },
   { kind: 'Pod', metadata: { name: 'ü✓', labels: { 'a/b': 'c"d' }, annotations: { x: '\n\t\u0001' } }, apiVersion: 'v1', status: {} },
   { metadata: { name: 'n', finalizers: [] }, data: { empty: '', nested: { deep: [[[]], [{}]] } } },
+  { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: { a: 1 }, status: { phase: 'Running' }, extra: [1], more: 'x' },
+  { a: 1, b: { c: 2 }, metadata: { name: 'q' }, c: 3, kind: 'K', d: [4], e: 'five' },
+  { apiVersion: 'v1', metadata: { name: 'm2' }, kind: 'K', spec: {} },
   { apiVersion: 'apps/v1', metadata: { name: 'm', ownerReferences: [{ apiVersion: 'v1', kind: 'K', name: 'o', uid: 'u', controller: true }] }, spec: { replicas: 0 } },
 ];
 

@@ -21,7 +21,7 @@ import type { ListResult } from '../../../storage/object-store-types.js';
 import { qualified } from '../registry/resource-registry.js';
 import { entrySerializations, ownedUtf8 } from './entry-serializations.js';
 import { encodeFor, writeBody } from './http-io.js';
-import { scanStored, spliceServed } from './json-splice.js';
+import { scanStored, spliceServed, splicePlan, splicedLength, writeSpliced, type SplicePlan } from './json-splice.js';
 import type { OutputFormat } from './negotiate.js';
 import { encodeListFromItems, encodeListItem, protobufListPlan, type ProtobufListPlan } from './protobuf-entries.js';
 import type { ListParams } from './read-handlers.js';
@@ -138,15 +138,18 @@ export async function listFromEntries(s: Scope, p: ListParams, fmt: OutputFormat
   if (!entries || !decode) return false;
   const cache = entrySerializations(`${enc}-item|${s.def.group}|${s.def.plural}|${apiVersion}`);
   const splice = enc === 'json' && res.plainJson === true && !convertsOnServe(s);
-  const items: Buffer[] = new Array<Buffer>(entries.length);
+  // An item is its remembered bytes, or (plain JSON) its remembered splice plan, written
+  // straight into the body: no per-item buffer, so a cold list costs one scan per item.
+  const items: (Buffer | SplicePlan)[] = new Array<Buffer | SplicePlan>(entries.length);
   for (let i = 0; i < entries.length; i++) {
     const kv = entries[i]!;
-    let item = cache.get(kv);
+    let item: Buffer | SplicePlan | undefined = splice ? splicePlans.get(kv) : undefined;
+    if (item === undefined) item = cache.get(kv);
     if (item === undefined && splice) {
       const stored = scanStored(kv.value);
       if (stored) {
-        item = spliceServed(stored, kv.modRevision);
-        cache.set(kv, item);
+        item = splicePlan(stored);
+        splicePlans.set(kv, item);
       }
     }
     if (item === undefined) {
@@ -167,28 +170,38 @@ export async function listFromEntries(s: Scope, p: ListParams, fmt: OutputFormat
   const metadata: Record<string, unknown> = { resourceVersion: res.resourceVersion };
   if (res.continue) metadata.continue = res.continue;
   if (res.remainingItemCount !== undefined && res.continue) metadata.remainingItemCount = res.remainingItemCount;
-  const body = plan ? protobufList(plan, apiVersion, s.def.listKind, metadata, items) : jsonList(s.def.listKind, apiVersion, metadata, items);
+  const body = plan ? protobufList(plan, apiVersion, s.def.listKind, metadata, items as Buffer[]) : jsonList(s.def.listKind, apiVersion, metadata, entries, items);
   if (!body) return false;
   writeBody(s.res, 200, body, plan ? PROTOBUF : fmt.contentType ?? 'application/json');
   return true;
 }
 
-const COMMA = Buffer.from(',');
-const CLOSE_ITEMS = Buffer.from(']}');
+/**
+ * Splice plans of stored entries (a plan depends on the stored bytes alone, so one map serves
+ * every resource and version that splices; held weakly, like the serializations).
+ */
+const splicePlans = new WeakMap<KeyValue, SplicePlan>();
 
-/** JSON.stringify({kind, apiVersion, metadata, items}) with the items already serialized. */
-function jsonList(kind: string, apiVersion: string, metadata: Record<string, unknown>, items: readonly Buffer[]): Buffer {
-  const head = JSON.stringify({ kind, apiVersion, metadata });
-  const parts: Buffer[] = new Array<Buffer>(items.length * 2 + 2);
-  parts[0] = Buffer.from(`${head.slice(0, -1)},"items":[`, 'utf8'); // head without its closing brace
-  let n = 1;
+/** JSON.stringify({kind, apiVersion, metadata, items}) with the items written from their bytes or splice plans. */
+function jsonList(kind: string, apiVersion: string, metadata: Record<string, unknown>, entries: readonly KeyValue[], items: readonly (Buffer | SplicePlan)[]): Buffer {
+  const head = `${JSON.stringify({ kind, apiVersion, metadata }).slice(0, -1)},"items":[`; // head without its closing brace
+  const headLength = Buffer.byteLength(head, 'utf8');
+  let len = headLength + 2 + Math.max(0, items.length - 1);
   for (let i = 0; i < items.length; i++) {
-    if (i > 0) parts[n++] = COMMA;
-    parts[n++] = items[i]!;
+    const item = items[i]!;
+    len += Buffer.isBuffer(item) ? item.length : splicedLength(item, entries[i]!.modRevision);
   }
-  parts[n++] = CLOSE_ITEMS;
-  parts.length = n;
-  return Buffer.concat(parts);
+  const out = Buffer.allocUnsafe(len);
+  let at = out.write(head, 0, 'utf8');
+  for (let i = 0; i < items.length; i++) {
+    if (i > 0) out[at++] = 0x2c;
+    const item = items[i]!;
+    if (Buffer.isBuffer(item)) at += item.copy(out, at);
+    else at = writeSpliced(item, entries[i]!.value, entries[i]!.modRevision, out, at);
+  }
+  out[at++] = 0x5d;
+  out[at++] = 0x7d;
+  return out;
 }
 
 function protobufList(plan: ProtobufListPlan, apiVersion: string, listKind: string, metadata: Record<string, unknown>, items: readonly Buffer[]): Buffer | undefined {

@@ -70,11 +70,15 @@ function skipValue(b: Buffer, i: number): number {
   return j > i ? j : -1;
 }
 
+/** Which watched key the string at [start, end) (quotes included) is; compared in JS (no native call per member). */
 function keyOf(b: Buffer, start: number, end: number): string | undefined {
   const len = end - start;
   for (let k = 0; k < WATCHED.length; k++) {
     const w = WATCHED[k]!;
-    if (w.length === len && b.compare(w, 0, len, start, end) === 0) return WATCHED_KEYS[k];
+    if (w.length !== len) continue;
+    let i = 1; // both start with a quote
+    while (i < len && b[start + i] === w[i]) i++;
+    if (i === len) return WATCHED_KEYS[k];
   }
   return undefined;
 }
@@ -126,8 +130,72 @@ export function scanStored(bytes: Buffer): StoredJson | undefined {
   }
   if (!metadata) return undefined;
   const meta = members(bytes, metadata.value);
-  if (!meta || meta.end !== metadata.end || meta.list.some((m) => m.key === 'resourceVersion')) return undefined;
+  if (!meta || meta.end !== metadata.end) return undefined;
+  for (const m of meta.list) if (m.key === 'resourceVersion') return undefined;
   return { bytes, members: top.list, metadata, metadataEmpty: meta.list.length === 0, apiVersion };
+}
+
+/**
+ * How to splice one stored object (byte ranges of its stored value), independent of the
+ * revision: remembered per entry by the LIST path, which then writes every item straight into
+ * the list body. `ranges` holds [start, end) pairs of kept stored bytes; a negative start means
+ * "a comma first"; the resourceVersion member goes after the pair ending at `rvAfter`.
+ */
+export interface SplicePlan {
+  readonly ranges: readonly number[];
+  readonly rvAfter: number;
+  readonly metadataEmpty: boolean;
+  /** Bytes of the spliced form without the resourceVersion text and without a prefix. */
+  readonly baseLength: number;
+}
+
+/** The splice plan of a scanned object (see spliceServed); `withPrefix` when writeSpliced will get a prefix. */
+export function splicePlan(s: StoredJson, withPrefix = false): SplicePlan {
+  const ranges: number[] = [];
+  let len = 2;
+  let first = !withPrefix;
+  let rvAfter = -1;
+  for (const m of s.members) {
+    if (m.key === 'kind' || m.key === 'apiVersion') continue;
+    const end = m === s.metadata ? m.end - 1 : m.end;
+    const last = ranges.length - 1;
+    if (!first && last > 0 && ranges[last] === m.start - 1 && rvAfter !== last) {
+      ranges[last] = end; // continues the previous range, its comma included
+      len += 1;
+    } else {
+      if (!first) len += 1; // a comma of our own
+      ranges.push(first ? m.start : -m.start, end);
+    }
+    first = false;
+    if (m === s.metadata) rvAfter = ranges.length - 1;
+    len += end - m.start;
+  }
+  return { ranges, rvAfter, metadataEmpty: s.metadataEmpty, baseLength: len };
+}
+
+function rvText(plan: SplicePlan, revision: number): string {
+  return `${plan.metadataEmpty ? '' : ','}"resourceVersion":"${revision}"}`; // ASCII only
+}
+
+/** The length of the spliced form at `revision` (prefix excluded). */
+export function splicedLength(plan: SplicePlan, revision: number): number {
+  return plan.baseLength + rvText(plan, revision).length;
+}
+
+/** Writes the spliced form of `bytes` at `revision` into `out` at `at`; returns the offset past it. */
+export function writeSpliced(plan: SplicePlan, bytes: Buffer, revision: number, out: Buffer, at: number, prefix?: Buffer): number {
+  const rv = rvText(plan, revision);
+  out[at++] = 0x7b;
+  if (prefix) at += prefix.copy(out, at);
+  const ranges = plan.ranges;
+  for (let i = 0; i < ranges.length; i += 2) {
+    const start = ranges[i]!;
+    if (start < 0) out[at++] = 0x2c;
+    at += bytes.copy(out, at, start < 0 ? -start : start, ranges[i + 1]!);
+    if (i + 1 === plan.rvAfter) at += out.write(rv, at, 'latin1');
+  }
+  out[at++] = 0x7d;
+  return at;
 }
 
 /**
@@ -136,30 +204,8 @@ export function scanStored(bytes: Buffer): StoredJson | undefined {
  * in front when given. Returns an exact-size buffer of its own.
  */
 export function spliceServed(s: StoredJson, revision: number, prefix?: Buffer): Buffer {
-  const b = s.bytes;
-  const rv = Buffer.from(`${s.metadataEmpty ? '' : ','}"resourceVersion":"${revision}"}`, 'utf8');
-  const pieces: Buffer[] = [OPEN];
-  if (prefix) pieces.push(prefix);
-  let first = !prefix;
-  for (const m of s.members) {
-    if (m.key === 'kind' || m.key === 'apiVersion') continue;
-    if (!first) pieces.push(SEP);
-    first = false;
-    if (m === s.metadata) {
-      pieces.push(b.subarray(m.start, m.end - 1), rv); // metadata without its closing brace
-    } else {
-      pieces.push(b.subarray(m.start, m.end));
-    }
-  }
-  pieces.push(CLOSE);
-  let len = 0;
-  for (const p of pieces) len += p.length;
-  const out = Buffer.allocUnsafeSlow(len);
-  let at = 0;
-  for (const p of pieces) at += p.copy(out, at);
+  const plan = splicePlan(s, prefix !== undefined);
+  const out = Buffer.allocUnsafeSlow(splicedLength(plan, revision) + (prefix ? prefix.length : 0));
+  writeSpliced(plan, s.bytes, revision, out, 0, prefix);
   return out;
 }
-
-const OPEN = Buffer.from('{');
-const SEP = Buffer.from(',');
-const CLOSE = Buffer.from('}');
