@@ -2,7 +2,8 @@
  * The API server's read path alone, for profiling and before/after comparisons: a `corectl
  * apiserver` child (LevelDB, TLS+HTTP/2, client-certificate auth as in bench/apiserver.bench.ts)
  * and bare node:http2 servers in the same run. Rows: bare GET and configmap GET at 50 streams
- * (alternated), GET at 1 stream, whole LISTs of N pods (JSON and protobuf; the first list is the
+ * (alternated), the same two from h2load when it is installed (bench/lib/h2load.ts), GET at
+ * 1 stream, whole LISTs of N pods (JSON and protobuf; the first list is the
  * cold one) and limit=500 pages, and watch delivery lag for W watchers × 100 creates/s against
  * a bare fan-out server (bench/fixtures/bare-watch-server.ts) and the API server. Each row also
  * gives the servers' CPU time per operation (from /proc), which is steadier than throughput when
@@ -15,7 +16,7 @@
  * READBENCH_ONLY=get,list,watch (a subset of the rows).
  */
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,6 +25,7 @@ import { canPin, freePort, makePki, pinSelf, spawnNode, waitReady, type BenchPki
 import { closeSessions, openSessions, percentile, runLoad, send } from './lib/h2-load.js';
 import { openWatchers } from './lib/watch-load.js';
 import { apiserverArgs, configMapBody, podBody } from './lib/apiserver-child.js';
+import { h2loadAvailable, runH2load } from './lib/h2load.js';
 
 const ROW_MS = Number(process.env['READBENCH_ROW_MS'] ?? 3000);
 const PODS = Number(process.env['READBENCH_PODS'] ?? 10_000);
@@ -70,7 +72,10 @@ async function startChild(args: string[], url: string, path: string, tls: BenchP
   return child;
 }
 
-async function benchGet(api: http2.ClientHttp2Session[], bare: http2.ClientHttp2Session[], bareChild: Child): Promise<void> {
+/** The bearer token the h2load rows use (h2load has no client certificates). */
+const BENCH_TOKEN = 'read-bench-token';
+
+async function benchGet(api: http2.ClientHttp2Session[], bare: http2.ClientHttp2Session[], bareChild: Child, urls: { bare: string; api: string; clientCpu: number | undefined }): Promise<void> {
   const path = '/api/v1/namespaces/bench/configmaps';
   const names: string[] = [];
   await runLoad({
@@ -104,6 +109,18 @@ async function benchGet(api: http2.ClientHttp2Session[], bare: http2.ClientHttp2
   const l = Float64Array.from(apiLat);
   const us = (cpu: number, n: number): string => (1e6 * cpu / n).toFixed(1);
   out(`GET x50: bare ${bareOps.toFixed(0)}/s, apiserver ${apiOps.toFixed(0)}/s = ${(100 * apiOps / bareOps).toFixed(1)}%; p50 ${f(percentile(l, 50))} p99 ${f(percentile(l, 99))} ms; server CPU per request: bare ${us(bareCpu, bareN)} µs, apiserver ${us(apiCpu, apiN)} µs (= ${(100 * (bareCpu / bareN) / (apiCpu / apiN)).toFixed(1)}% of bare's rate per core)`);
+  if (h2loadAvailable()) {
+    // The same GETs from h2load (a C client: the servers, not the client, are the limit).
+    const hb = await cpuDuring(bareChild, async () => runH2load(`${urls.bare}/api/v1/namespaces/bench/configmaps/x`, { streams: 50, seconds: 3, cpu: urls.clientCpu }));
+    const ha = await cpuDuring(apiChild, async () => runH2load(`${urls.api}${path}/${names[0]}`, { streams: 50, seconds: 3, cpu: urls.clientCpu, headers: { authorization: `Bearer ${BENCH_TOKEN}`, accept: 'application/json' } }));
+    const [b, bc] = hb;
+    const [a, ac] = ha;
+    if (a.ok !== a.total) out(`  h2load: ${a.total - a.ok} of ${a.total} apiserver GETs were not 2xx`);
+    // h2load's -D counts the measured seconds only; CPU is over the warm-up second too.
+    out(`GET x50 (h2load, bearer token): bare ${b.rps.toFixed(0)}/s, apiserver ${a.rps.toFixed(0)}/s = ${(100 * a.rps / b.rps).toFixed(1)}%; apiserver p50 ${f(percentile(a.lat, 50))} p99 ${f(percentile(a.lat, 99))} ms (bare p99 ${f(percentile(b.lat, 99))} ms); server CPU per request: bare ${(1e6 * bc / (b.rps * 4)).toFixed(1)} µs, apiserver ${(1e6 * ac / (a.rps * 4)).toFixed(1)} µs`);
+  } else {
+    out('GET x50 (h2load): h2load not installed (Debian nghttp2-client), row skipped');
+  }
   const one = await runLoad({ sessions: api, concurrency: 1, durationMs: ROW_MS / 2, request: (i) => ({ path: `${path}/${names[i % names.length]}`, headers: JSON_CT }) });
   out(`GET x1: apiserver ${(one.ops / one.seconds).toFixed(0)}/s p50 ${f(percentile(one.lat, 50))} p99 ${f(percentile(one.lat, 99))} ms`);
 }
@@ -227,7 +244,9 @@ async function main(): Promise<void> {
     const port = await freePort();
     const url = `https://127.0.0.1:${port}`;
     const prof = PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${resolve(PROF_DIR)}`] : [];
-    api = await startChild(apiserverArgs(CLI, dir, pki, port, prof), url, '/healthz', pki.client, cpu);
+    const tokens = join(dir, 'tokens.csv');
+    await writeFile(tokens, `${BENCH_TOKEN},bench-admin,bench-admin,"system:masters"\n`);
+    api = await startChild([...apiserverArgs(CLI, dir, pki, port, prof), `--token-auth-file=${tokens}`], url, '/healthz', pki.client, cpu);
     apiChild = api;
     const sessions = await openSessions(url, pki.client, 2);
     for (const ns of ['bench', `watch-${WATCHERS}`]) {
@@ -236,7 +255,7 @@ async function main(): Promise<void> {
     }
     if (bare) {
       const bs = await openSessions(bareUrl, { ca: pki.client.ca }, 1);
-      await benchGet(sessions, bs, bare);
+      await benchGet(sessions, bs, bare, { bare: bareUrl, api: url, clientCpu: pinned ? 1 : undefined });
       closeSessions(bs);
       await bare.stop();
       bare = undefined;

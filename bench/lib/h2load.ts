@@ -1,0 +1,57 @@
+/**
+ * h2load (nghttp2's C load generator, Debian package nghttp2-client) as a second client for the
+ * GET rows: it drives a server several times harder than a Node client can, so the server, not
+ * the client, is what the row measures (as in shared/research/perf-anchors.md §2a). h2load has
+ * no client certificates, so the API server is asked with a bearer token.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export interface H2loadResult {
+  /** Requests per second h2load reports. */
+  rps: number;
+  /** Requests answered 2xx. */
+  ok: number;
+  /** Requests sent (all statuses). */
+  total: number;
+  /** Mean and max time per request, as h2load prints them (e.g. "4.21ms"). */
+  mean: string;
+  max: string;
+  /** Per-request latencies in ms (from h2load's --log-file), for percentiles. */
+  lat: Float64Array;
+}
+
+let available: boolean | undefined;
+export function h2loadAvailable(): boolean {
+  available ??= spawnSync('h2load', ['--version']).status === 0;
+  return available;
+}
+
+/** Runs h2load with one connection and `streams` concurrent streams for `seconds` (pinned to `cpu` when given). */
+export function runH2load(url: string, o: { streams: number; seconds: number; headers?: Record<string, string>; cpu?: number }): H2loadResult {
+  const logDir = mkdtempSync(join(tmpdir(), 'h2load-'));
+  const log = join(logDir, 'requests.tsv');
+  const args = ['-c', '1', '-m', String(o.streams), '-D', String(o.seconds), '--warm-up-time=1', `--log-file=${log}`];
+  for (const [k, v] of Object.entries(o.headers ?? {})) args.push('-H', `${k}: ${v}`);
+  args.push(url);
+  const cmd = o.cpu === undefined ? 'h2load' : 'taskset';
+  const argv = o.cpu === undefined ? args : ['-c', String(o.cpu), 'h2load', ...args];
+  const r = spawnSync(cmd, argv, { encoding: 'utf8', timeout: (o.seconds + 30) * 1000 });
+  let lat = new Float64Array(0);
+  try {
+    // Columns: start (µs since the epoch), status, µs until the response ended.
+    const rows = readFileSync(log, 'utf8').split('\n').filter((l) => l !== '');
+    lat = Float64Array.from(rows, (l) => Number(l.split('\t')[2]) / 1000);
+  } catch { /* no log: percentiles unknown */ } finally {
+    rmSync(logDir, { recursive: true, force: true });
+  }
+  const text = `${r.stdout ?? ''}${r.stderr ?? ''}`;
+  const rps = /finished in [^,]*, ([\d.]+) req\/s/.exec(text);
+  const codes = /status codes: (\d+) 2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx/.exec(text);
+  const t = /time for request:\s+(\S+)\s+(\S+)\s+(\S+)/.exec(text);
+  if (!rps || !codes) throw new Error(`h2load gave no figures: ${text.slice(-500)}`);
+  const ok = Number(codes[1]);
+  return { rps: Number(rps[1]), ok, total: ok + Number(codes[2]) + Number(codes[3]) + Number(codes[4]), mean: t?.[3] ?? '?', max: t?.[2] ?? '?', lat };
+}
