@@ -1,7 +1,8 @@
 /**
- * Response negotiation from the Accept header, the way Kubernetes reads it: the first clause
- * the server can satisfy wins (q=0 clauses are skipped); `as=Table`/`as=PartialObjectMetadata`
- * and aggregated discovery (`as=APIGroupDiscoveryList`) are media-type parameters.
+ * Response negotiation from the Accept header, the way Kubernetes reads it: clauses ordered by
+ * q (highest first, ties in header order; q=0 clauses are dropped), then the first clause the
+ * server can satisfy wins; `as=Table`/`as=PartialObjectMetadata` and aggregated discovery
+ * (`as=APIGroupDiscoveryList`) are media-type parameters, and `pretty=1` asks for indentation.
  */
 import { errors } from '../../../api/meta/status.js';
 
@@ -17,10 +18,11 @@ export interface OutputFormat {
   contentType?: string;
 }
 
-interface Clause { type: string; params: Record<string, string> }
+interface Clause { type: string; params: Record<string, string>; q: number }
 
 function parseAccept(accept: string): Clause[] {
   const out: Clause[] = [];
+  let ordered = true;
   for (const raw of accept.split(',')) {
     const [type, ...ps] = raw.split(';').map((s) => s.trim());
     if (!type) continue;
@@ -29,10 +31,21 @@ function parseAccept(accept: string): Clause[] {
       const eq = p.indexOf('=');
       if (eq > 0) params[p.slice(0, eq).trim().toLowerCase()] = p.slice(eq + 1).trim().replace(/^"|"$/g, '');
     }
-    if (params.q !== undefined && Number(params.q) === 0) continue;
-    out.push({ type: type.toLowerCase(), params });
+    let q = 1;
+    if (params.q !== undefined) {
+      q = Number(params.q);
+      if (!Number.isFinite(q) || q <= 0) continue;
+    }
+    if (out.length && q > out[out.length - 1]!.q) ordered = false;
+    out.push({ type: type.toLowerCase(), params, q });
   }
-  return out;
+  // Array.prototype.sort is stable: equal q keeps the header's order.
+  return ordered ? out : out.sort((a, b) => b.q - a.q);
+}
+
+function prettyParam(v: string | undefined): boolean | undefined {
+  if (v === undefined) return undefined;
+  return v !== '0' && v.toLowerCase() !== 'false';
 }
 
 const JSONISH = new Set(['application/json', 'application/*', '*/*', '*']);
@@ -47,19 +60,20 @@ export function negotiateOutput(accept: string | undefined, context: 'resource' 
   if (!clauses.length) return { mediaType: 'application/json', target: 'object', pretty: opts.pretty };
   for (const c of clauses) {
     const p = c.params;
+    const pretty = prettyParam(p.pretty) || opts.pretty;
     let mediaType: OutputFormat['mediaType'];
     if (JSONISH.has(c.type)) mediaType = 'application/json';
     else if (c.type === 'application/yaml') mediaType = 'application/yaml';
     else if (c.type === 'application/vnd.kubernetes.protobuf') { if (!opts.protobuf) continue; mediaType = 'application/vnd.kubernetes.protobuf'; }
     else continue;
-    if (p.as === undefined) return { mediaType, target: 'object', pretty: opts.pretty };
+    if (p.as === undefined) return { mediaType, target: 'object', pretty };
     if (context === 'resource' && p.g === 'meta.k8s.io' && (p.v === 'v1' || p.v === 'v1beta1')) {
       if (mediaType !== 'application/json') continue;
-      if (p.as === 'Table') return { mediaType, target: 'table', asVersion: p.v, pretty: opts.pretty };
-      if (p.as === 'PartialObjectMetadata' || p.as === 'PartialObjectMetadataList') return { mediaType, target: 'partial', asVersion: p.v, pretty: opts.pretty };
+      if (p.as === 'Table') return { mediaType, target: 'table', asVersion: p.v, pretty };
+      if (p.as === 'PartialObjectMetadata' || p.as === 'PartialObjectMetadataList') return { mediaType, target: 'partial', asVersion: p.v, pretty };
     }
     if (context === 'discovery' && p.as === 'APIGroupDiscoveryList' && p.g === 'apidiscovery.k8s.io' && (p.v === 'v2' || p.v === 'v2beta1') && mediaType === 'application/json') {
-      return { mediaType, target: 'discovery', asVersion: p.v, pretty: opts.pretty, contentType: `application/json;g=apidiscovery.k8s.io;v=${p.v};as=APIGroupDiscoveryList` };
+      return { mediaType, target: 'discovery', asVersion: p.v, pretty, contentType: `application/json;g=apidiscovery.k8s.io;v=${p.v};as=APIGroupDiscoveryList` };
     }
   }
   throw errors.notAcceptable(accept ?? '', SUPPORTED);
