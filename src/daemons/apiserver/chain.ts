@@ -140,12 +140,21 @@ export class RequestChain {
   }
 
   private run(x: Exchange): void {
-    const dispatch = async (i: number): Promise<void> => {
-      const f = this.filters[i];
+    // Filters that only look at the request return next()'s promise themselves, so a request
+    // builds one promise per wrapping filter, not one per filter and level.
+    const filters = this.filters;
+    const dispatch = (i: number): Promise<void> => {
+      const f = filters[i];
       if (!f) return this.route(x);
       return f.run(x, () => dispatch(i + 1));
     };
-    dispatch(0).catch((e: unknown) => {
+    let done: Promise<void>;
+    try {
+      done = dispatch(0);
+    } catch (e) {
+      done = Promise.reject(e);
+    }
+    done.catch((e: unknown) => {
       x.ctx.log.error({ err: e }, 'request failed outside the filters');
       x.fail(e instanceof ApiError ? e : errors.internal('the server could not complete the request', e));
     });

@@ -13,14 +13,17 @@ export interface AuditSink {
 export function audit(sink?: AuditSink): Filter {
   return {
     name: 'audit',
-    async run(x: Exchange, next: () => Promise<void>): Promise<void> {
-      if (!sink) return next();
-      sink.requestReceived(x.ctx);
-      try {
-        await next();
-      } finally {
-        sink.responseComplete(x.ctx, x.res?.statusCode ?? 101);
-      }
+    run(x: Exchange, next: () => Promise<void>): Promise<void> {
+      return sink ? withSink(sink, x, next) : next();
     },
   };
+}
+
+async function withSink(sink: AuditSink, x: Exchange, next: () => Promise<void>): Promise<void> {
+  sink.requestReceived(x.ctx);
+  try {
+    await next();
+  } finally {
+    sink.responseComplete(x.ctx, x.res?.statusCode ?? 101);
+  }
 }

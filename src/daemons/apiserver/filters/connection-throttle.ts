@@ -95,7 +95,7 @@ export function throttleResponse(res: ApiResponse, bucket: TokenBucket, signal: 
 export function connectionThrottle(opts: { maxConnectionBytesPerSec: number }): Filter {
   return {
     name: 'connection-throttle',
-    async run(x: Exchange, next: () => Promise<void>): Promise<void> {
+    run(x: Exchange, next: () => Promise<void>): Promise<void> {
       const rate = opts.maxConnectionBytesPerSec;
       if (rate > 0 && x.ctx.isLongRunning && x.res) {
         const key = connectionKey(x.req);
@@ -103,7 +103,7 @@ export function connectionThrottle(opts: { maxConnectionBytesPerSec: number }): 
         if (!bucket) { bucket = new TokenBucket(rate); buckets.set(key, bucket); }
         throttleResponse(x.res, bucket, x.ctx.signal);
       }
-      await next();
+      return next();
     },
   };
 }

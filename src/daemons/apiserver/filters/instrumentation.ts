@@ -11,10 +11,10 @@ export function instrumentation(metrics: ApiserverMetrics, log: Logger): Filter 
   const debug = log.isLevelEnabled('debug');
   return {
     name: 'instrumentation',
-    async run(x: Exchange, next: () => Promise<void>): Promise<void> {
-      const start = process.hrtime.bigint();
+    run(x: Exchange, next: () => Promise<void>): Promise<void> {
+      const start = performance.now();
       const record = (code: number): void => {
-        const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+        const seconds = (performance.now() - start) / 1000;
         observeRequest(metrics, x.req.method ?? 'GET', x.ctx.info, code, seconds);
         if (debug) x.ctx.log.debug({ verb: x.ctx.info.verb, user: x.ctx.user.name, code, ms: Math.round(seconds * 1000) }, 'request done');
       };
@@ -22,14 +22,9 @@ export function instrumentation(metrics: ApiserverMetrics, log: Logger): Filter 
         const res = x.res;
         // Recorded when the response closes (also for reset streams), with whatever status was set.
         x.onClose(() => record(res.statusCode));
-        await next();
-      } else {
-        try {
-          await next();
-        } finally {
-          record(x.upgrade?.socket.destroyed === false ? 101 : 0);
-        }
+        return next();
       }
+      return next().finally(() => record(x.upgrade?.socket.destroyed === false ? 101 : 0));
     },
   };
 }

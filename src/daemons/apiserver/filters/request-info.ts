@@ -5,11 +5,11 @@ import type { Exchange, Filter } from './filter.js';
 export function requestInfo(): Filter {
   return {
     name: 'request-info',
-    async run(x: Exchange, next: () => Promise<void>): Promise<void> {
+    run(x: Exchange, next: () => Promise<void>): Promise<void> {
       const ctx = x.ctx;
       ctx.info = parseRequestInfo(x.req.method ?? 'GET', x.url);
       ctx.isLongRunning = isLongRunningRequest(ctx.info, ctx.query);
-      await next();
+      return next();
     },
   };
 }
