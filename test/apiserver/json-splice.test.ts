@@ -1,5 +1,5 @@
 import t from 'tap';
-import { scanStored, spliceServed } from '../../src/daemons/apiserver/rest/json-splice.js';
+import { scanStored, spliceServed, splicePlan, splicedLength, writeSpliced } from '../../src/daemons/apiserver/rest/json-splice.js';
 
 // The splice must equal what decoding and re-serializing gives, for any object the JSON codec
 // can have written; anything outside that canonical form is refused (the caller decodes).
@@ -50,4 +50,20 @@ t.test('anything but the canonical stored form is refused', async (t) => {
   refuse('{"apiVersion":1,"metadata":{}}', 'a non-string apiVersion');
   refuse('[1]', 'not an object');
   refuse('{"metadata":{"a":"unterminated}}', 'unterminated string');
+});
+
+t.test('splice plans: the length computed up front is the length written, at any revision', async (t) => {
+  for (const o of tricky) {
+    const s = scanStored(Buffer.from(JSON.stringify(o), 'utf8'));
+    if (!s) continue;
+    const plan = splicePlan(s);
+    for (const rv of [1, 9, 10, 99, 100, 123_456_789, 2 ** 40]) {
+      const out = Buffer.alloc(splicedLength(plan, rv) + 8, 0x23);
+      const end = writeSpliced(plan, s.bytes, rv, out, 4);
+      t.equal(end - 4, splicedLength(plan, rv), `length at ${rv}`);
+      t.equal(out.subarray(4, end).toString('utf8'), general(o, rv), `bytes at ${rv}`);
+      t.equal(out[3], 0x23, 'nothing written before');
+      t.equal(out[end], 0x23, 'nothing written after');
+    }
+  }
 });

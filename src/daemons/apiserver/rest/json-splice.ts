@@ -177,9 +177,14 @@ function rvText(plan: SplicePlan, revision: number): string {
   return `${plan.metadataEmpty ? '' : ','}"resourceVersion":"${revision}"}`; // ASCII only
 }
 
-/** The length of the spliced form at `revision` (prefix excluded). */
+/** `"resourceVersion":""` and the closing `}` of metadata. */
+const RV_FIXED = '"resourceVersion":""}'.length;
+
+/** The length of the spliced form at `revision` (prefix excluded), without building it. */
 export function splicedLength(plan: SplicePlan, revision: number): number {
-  return plan.baseLength + rvText(plan, revision).length;
+  let digits = 1;
+  for (let r = revision; r >= 10; r = Math.floor(r / 10)) digits++;
+  return plan.baseLength + (plan.metadataEmpty ? 0 : 1) + RV_FIXED + digits;
 }
 
 /** Writes the spliced form of `bytes` at `revision` into `out` at `at`; returns the offset past it. */
