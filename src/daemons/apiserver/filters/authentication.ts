@@ -6,6 +6,7 @@ import type { TLSSocket } from 'node:tls';
 import type { Http2ServerRequest } from 'node:http2';
 import type { AuthRequest, Authenticator } from '../../../auth/authenticator.js';
 import { errors } from '../../../api/meta/status.js';
+import type { UserInfo } from '../../../auth/user.js';
 import type { ApiRequest } from '../context.js';
 import type { Exchange, Filter } from './filter.js';
 
@@ -34,19 +35,39 @@ export function authRequestOf(req: ApiRequest): AuthRequest {
   return out;
 }
 
+/**
+ * Users authenticated by their connection's client certificate, per connection. The chain tries
+ * the certificate first and a valid one decides (later credentials are not looked at), and the
+ * certificate cannot change on a connection, so every later request on it gets the same user.
+ * Frozen: shared by those requests.
+ */
+const certificateUsers = new WeakMap<TLSSocket, UserInfo>();
+
 export function authentication(authenticator: Authenticator): Filter {
   return {
     name: 'authentication',
     async run(x: Exchange, next: () => Promise<void>): Promise<void> {
-      const r = await authenticator.authenticate(authRequestOf(x.req));
-      if (!r.ok) {
-        x.ctx.log.debug({ reason: r.error ?? 'no credentials' }, 'unable to authenticate the request');
-        throw errors.unauthorized('Unauthorized');
+      const sock = tlsSocketOf(x.req);
+      let user = sock ? certificateUsers.get(sock) : undefined;
+      if (!user) {
+        const r = await authenticator.authenticate(authRequestOf(x.req));
+        if (!r.ok) {
+          x.ctx.log.debug({ reason: r.error ?? 'no credentials' }, 'unable to authenticate the request');
+          throw errors.unauthorized('Unauthorized');
+        }
+        user = r.user;
+        if (sock && r.method === 'x509') certificateUsers.set(sock, freezeUser(user));
       }
-      x.ctx.user = r.user;
+      x.ctx.user = user;
       // Credentials stop here: nothing downstream (proxies above all) may see or forward them.
-      delete x.req.headers['authorization'];
+      if (x.req.headers['authorization'] !== undefined) delete x.req.headers['authorization'];
       await next();
     },
   };
+}
+
+function freezeUser(u: UserInfo): UserInfo {
+  Object.freeze(u.groups);
+  if (u.extra) Object.freeze(u.extra);
+  return Object.freeze(u);
 }
