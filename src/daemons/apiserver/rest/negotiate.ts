@@ -55,7 +55,25 @@ const SUPPORTED = ['application/json', 'application/yaml', 'application/vnd.kube
  * context 'resource' accepts Table/PartialObjectMetadata; 'discovery' accepts aggregated
  * discovery; protobuf is offered only when `protobuf` is true (an encoder exists).
  */
+/**
+ * Answers by request shape: clients send a handful of distinct Accept headers, so most requests
+ * find their (frozen, shared) answer here. Bounded: emptied when full.
+ */
+const answers = new Map<string, OutputFormat>();
+const MAX_ANSWERS = 256;
+
 export function negotiateOutput(accept: string | undefined, context: 'resource' | 'discovery', opts: { protobuf?: boolean; pretty?: boolean } = {}): OutputFormat {
+  const key = `${context}${opts.protobuf ? 'P' : '-'}${opts.pretty ? 'p' : '-'}${accept ?? ''}`;
+  let answer = answers.get(key);
+  if (!answer) {
+    answer = Object.freeze(negotiate(accept, context, opts));
+    if (answers.size >= MAX_ANSWERS) answers.clear();
+    answers.set(key, answer);
+  }
+  return answer;
+}
+
+function negotiate(accept: string | undefined, context: 'resource' | 'discovery', opts: { protobuf?: boolean; pretty?: boolean }): OutputFormat {
   const clauses = parseAccept(accept ?? '');
   if (!clauses.length) return { mediaType: 'application/json', target: 'object', pretty: opts.pretty };
   for (const c of clauses) {
