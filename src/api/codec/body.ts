@@ -10,6 +10,7 @@ import { decodeYaml, YAML_MEDIA_TYPE } from './yaml.js';
 
 /** The bare media type of a Content-Type value, lower-cased, without parameters. */
 export function mediaTypeOf(contentType: string | undefined): string {
+  if (contentType === JSON_MEDIA_TYPE) return contentType; // nearly every request: already bare
   return (contentType ?? '').split(';')[0].trim().toLowerCase();
 }
 

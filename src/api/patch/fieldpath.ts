@@ -87,119 +87,306 @@ export function pathKey(p: FieldPath): string {
 }
 
 /**
- * An immutable-by-convention set of field paths. Operations return new sets. Paths handed
- * to it are kept as given: callers never mutate a path array after inserting it.
+ * A node of a FieldSet's trie: `member` when the path ending here is in the set. Every node
+ * but the root is a member or has children (empty branches are pruned), so a set is empty
+ * exactly when its root has no children.
+ */
+interface Node {
+  member: boolean;
+  children: Map<PathElement, Node> | undefined;
+}
+
+const newNode = (member: boolean): Node => ({ member, children: undefined });
+
+function cloneNode(n: Node): Node {
+  const c = newNode(n.member);
+  if (n.children) {
+    c.children = new Map();
+    for (const [e, k] of n.children) c.children.set(e, cloneNode(k));
+  }
+  return c;
+}
+
+function countMembers(n: Node): number {
+  let c = n.member ? 1 : 0;
+  if (n.children) for (const k of n.children.values()) c += countMembers(k);
+  return c;
+}
+
+function isEmptyNode(n: Node | undefined): boolean {
+  return !n || (!n.member && (!n.children || n.children.size === 0));
+}
+
+function unionNodes(a: Node | undefined, b: Node | undefined): Node | undefined {
+  if (!a) return b;
+  if (!b) return a;
+  const out = newNode(a.member || b.member);
+  if (a.children || b.children) {
+    out.children = new Map(a.children);
+    if (b.children) for (const [e, bk] of b.children) out.children.set(e, unionNodes(out.children.get(e), bk)!);
+  }
+  return out;
+}
+
+/** `a` minus `b`; `a` itself when nothing is removed. */
+function differenceNodes(a: Node, b: Node | undefined): Node | undefined {
+  if (!b) return a;
+  const member = a.member && !b.member;
+  let children = a.children;
+  if (a.children && b.children) {
+    let copy: Map<PathElement, Node> | undefined;
+    for (const [e, ak] of a.children) {
+      const bk = b.children.get(e);
+      if (!bk) continue;
+      const d = differenceNodes(ak, bk);
+      if (d === ak) continue;
+      copy ??= new Map(a.children);
+      if (d) copy.set(e, d); else copy.delete(e);
+    }
+    if (copy) children = copy.size ? copy : undefined;
+  }
+  if (member === a.member && children === a.children) return a;
+  if (!member && !children) return undefined;
+  return { member, children };
+}
+
+function intersectNodes(a: Node, b: Node): Node | undefined {
+  const member = a.member && b.member;
+  let children: Map<PathElement, Node> | undefined;
+  if (a.children && b.children) {
+    const [small, large] = a.children.size <= b.children.size ? [a.children, b.children] : [b.children, a.children];
+    for (const [e, sk] of small) {
+      const lk = large.get(e);
+      if (!lk) continue;
+      const i = small === a.children ? intersectNodes(sk, lk) : intersectNodes(lk, sk);
+      if (i) (children ??= new Map()).set(e, i);
+    }
+  }
+  if (!member && !children) return undefined;
+  return { member, children };
+}
+
+function equalNodes(a: Node, b: Node): boolean {
+  if (a === b) return true;
+  if (a.member !== b.member) return false;
+  const an = a.children?.size ?? 0, bn = b.children?.size ?? 0;
+  if (an !== bn) return false;
+  if (an === 0) return true;
+  for (const [e, ak] of a.children!) {
+    const bk = b.children!.get(e);
+    if (!bk || !equalNodes(ak, bk)) return false;
+  }
+  return true;
+}
+
+/**
+ * An immutable-by-convention set of field paths, kept as a trie of path elements (the shape of
+ * FieldsV1, so reading and writing that form is a single walk). Operations return new sets,
+ * which may share branches with their operands; `insert` on a set that shares branches copies
+ * them first, so no set ever changes another.
  */
 export class FieldSet {
-  private readonly m: Map<string, FieldPath>;
+  private root: Node = newNode(false);
+  /** Branches may be shared with another set: copy before changing them. */
+  private shared = false;
+  private count = -1;
 
   constructor(paths: Iterable<FieldPath> = []) {
-    this.m = new Map();
-    for (const p of paths) if (p.length) this.m.set(pathKey(p), p);
+    for (const p of paths) this.insert(p);
   }
 
-  get size(): number { return this.m.size; }
-  isEmpty(): boolean { return this.m.size === 0; }
-  has(p: FieldPath): boolean { return this.m.has(pathKey(p)); }
+  private static of(root: Node | undefined): FieldSet {
+    const s = new FieldSet();
+    if (root) { s.root = root; s.shared = true; }
+    return s;
+  }
+
+  get size(): number {
+    if (this.count < 0) this.count = countMembers(this.root);
+    return this.count;
+  }
+
+  isEmpty(): boolean { return isEmptyNode(this.root); }
+
+  has(p: FieldPath): boolean {
+    if (p.length === 0) return false;
+    const n = this.find(p);
+    return n !== undefined && n.member;
+  }
+
+  private find(p: FieldPath): Node | undefined {
+    let n: Node | undefined = this.root;
+    for (let i = 0; i < p.length && n; i++) n = n.children?.get(p[i]!);
+    return n;
+  }
 
   /** Adds a path in place; for builders only (before the set is shared). */
   insert(p: FieldPath): void {
-    if (p.length) this.m.set(pathKey(p), p);
+    if (p.length === 0) return;
+    if (this.shared) { this.root = cloneNode(this.root); this.shared = false; }
+    let n = this.root;
+    for (let i = 0; i < p.length; i++) {
+      const e = p[i]!;
+      const children = (n.children ??= new Map());
+      let c = children.get(e);
+      if (!c) { c = newNode(false); children.set(e, c); }
+      n = c;
+    }
+    if (!n.member) { n.member = true; if (this.count >= 0) this.count++; }
   }
 
   /** All paths in no particular order (cheaper than `paths()`). */
   unordered(): IterableIterator<FieldPath> {
-    return this.m.values();
+    return this.collect(false).values();
   }
 
   /** All paths, sorted. */
   paths(): FieldPath[] {
-    return [...this.m.values()].sort(comparePaths);
+    return this.collect(true);
+  }
+
+  /** Pre-order walk: with children in element order, that is the order of comparePaths. */
+  private collect(sorted: boolean): FieldPath[] {
+    const out: FieldPath[] = [];
+    const prefix: PathElement[] = [];
+    const walk = (n: Node): void => {
+      if (!n.children) return;
+      const keys = sorted && n.children.size > 1 ? sortedElements(n.children) : n.children.keys();
+      for (const e of keys) {
+        const c = n.children.get(e)!;
+        prefix.push(e);
+        if (c.member) out.push(prefix.slice());
+        walk(c);
+        prefix.pop();
+      }
+    };
+    walk(this.root);
+    return out;
+  }
+
+  private share(): Node {
+    this.shared = true;
+    return this.root;
   }
 
   union(o: FieldSet): FieldSet {
-    if (o.m.size === 0) return this;
-    const s = new FieldSet();
-    for (const [k, p] of this.m) s.m.set(k, p);
-    for (const [k, p] of o.m) s.m.set(k, p);
-    return s;
+    if (o.isEmpty()) return this;
+    if (this.isEmpty()) return FieldSet.of(o.share());
+    return FieldSet.of(unionNodes(this.share(), o.share()));
   }
 
   intersection(o: FieldSet): FieldSet {
-    const s = new FieldSet();
-    for (const [k, p] of this.m) if (o.m.has(k)) s.m.set(k, p);
-    return s;
+    return FieldSet.of(intersectNodes(this.root, o.root));
   }
 
   difference(o: FieldSet): FieldSet {
-    if (o.m.size === 0) return this;
-    const s = new FieldSet();
-    for (const [k, p] of this.m) if (!o.m.has(k)) s.m.set(k, p);
-    return s;
+    if (o.isEmpty()) return this;
+    return FieldSet.of(differenceNodes(this.share(), o.share()));
   }
 
   /** Drops every path equal to or below one of `prefixes` (e.g. ignored fields such as status). */
   withoutPrefixes(prefixes: readonly FieldPath[]): FieldSet {
-    return new FieldSet([...this.m.values()].filter((p) => !prefixes.some((pre) => startsWith(p, pre))));
+    let out: FieldSet = this;
+    for (const pre of prefixes) {
+      if (pre.length === 0) return new FieldSet();
+      if (!out.find(pre)) continue;
+      out = out.difference(new FieldSet([pre]).withDescendantsOf(out, pre));
+    }
+    return out;
+  }
+
+  /** A set holding `pre` and every path below it in `from` (for withoutPrefixes). */
+  private withDescendantsOf(from: FieldSet, pre: FieldPath): FieldSet {
+    const sub = from.find(pre);
+    if (!sub) return this;
+    let n = this.root;
+    for (const e of pre) n = n.children!.get(e)!;
+    n.member = true;
+    n.children = sub.children ? cloneNode(sub).children : undefined;
+    this.count = -1;
+    return this;
   }
 
   /** True when `p` or any path below it is in the set. */
   hasSelfOrDescendant(p: FieldPath): boolean {
-    for (const q of this.m.values()) if (startsWith(q, p)) return true;
-    return false;
+    const n = this.find(p);
+    return !isEmptyNode(n);
   }
 
   equals(o: FieldSet): boolean {
-    if (o.m.size !== this.m.size) return false;
-    for (const k of this.m.keys()) if (!o.m.has(k)) return false;
-    return true;
+    return equalNodes(this.root, o.root);
   }
 
   /** The FieldsV1 object (children sorted as Kubernetes writes them). */
   toFieldsV1(): JsonObject {
-    interface Node { member: boolean; children: Map<string, Node> }
-    const root: Node = { member: false, children: new Map() };
-    for (const p of this.m.values()) {
-      let n = root;
-      for (const e of p) {
-        let c = n.children.get(e);
-        if (!c) { c = { member: false, children: new Map() }; n.children.set(e, c); }
-        n = c;
-      }
-      n.member = true;
-    }
     const emit = (n: Node): JsonObject => {
       const out: JsonObject = {};
-      if (n.member && n.children.size) out['.'] = {};
-      for (const e of [...n.children.keys()].sort(comparePathElements)) put(out, e, emit(n.children.get(e)!));
+      if (!n.children) return out;
+      if (n.member) out['.'] = {};
+      const keys = n.children.size > 1 ? sortedElements(n.children) : n.children.keys();
+      for (const e of keys) put(out, e, emit(n.children.get(e)!));
       return out;
     };
-    return emit(root);
+    return emit(this.root);
   }
 
   /** Reads a FieldsV1 object. Throws an Error describing the first malformed element. */
   static fromFieldsV1(v: unknown): FieldSet {
     const s = new FieldSet();
-    const walk = (node: unknown, prefix: PathElement[]): void => {
+    const prefix: PathElement[] = [];
+    // Fills `n` from `node` (an empty object marks a member leaf).
+    const walk = (node: unknown, n: Node): void => {
       if (!isObject(node)) throw new Error(`expected an object at ${pathToString(prefix) || 'the root'}`);
-      const keys = Object.keys(node);
-      if (keys.length === 0 && prefix.length) { s.insert(prefix); return; }
-      for (const k of keys) {
+      let any = false;
+      for (const k in node) {
+        if (!Object.prototype.hasOwnProperty.call(node, k)) continue;
+        any = true;
         if (k === '.') {
           if (prefix.length === 0) throw new Error('"." is not allowed at the root');
-          s.insert(prefix);
+          n.member = true;
           continue;
         }
         checkElement(k);
-        walk(node[k], [...prefix, k]);
+        const children = (n.children ??= new Map());
+        let c = children.get(k);
+        if (!c) { c = newNode(false); children.set(k, c); }
+        prefix.push(k);
+        walk(node[k], c);
+        prefix.pop();
       }
+      if (!any && prefix.length) n.member = true;
     };
-    walk(v ?? {}, []);
+    walk(v ?? {}, s.root);
     return s;
   }
 }
 
+/**
+ * Elements in comparePathElements order. Among f:, k: and v: elements that order is plain
+ * string order (the type letters sort the same way), which the default sort gives fastest.
+ */
+function sortedElements(children: ReadonlyMap<PathElement, Node>): PathElement[] {
+  const keys = [...children.keys()];
+  for (const e of keys) {
+    const t = e.charCodeAt(0);
+    if (e.charCodeAt(1) !== 0x3a || (t !== 0x66 && t !== 0x6b && t !== 0x76)) return keys.sort(comparePathElements); // not f:, k:, v:
+  }
+  return keys.sort();
+}
+
+/** Elements already found well-formed (k: and v: elements need a JSON parse to check). */
+const checkedElements = new Set<string>();
+const MAX_CHECKED_ELEMENTS = 10_000;
+
 function checkElement(e: string): void {
+  if (e.length >= 2 && e[1] === ':' && e[0] === 'f') return;
+  if (checkedElements.has(e)) return;
+  checkElementSlow(e);
+  if (checkedElements.size >= MAX_CHECKED_ELEMENTS) checkedElements.clear();
+  checkedElements.add(e);
+}
+
+function checkElementSlow(e: string): void {
   const body = e.slice(2);
   if (e.length < 2 || e[1] !== ':') throw new Error(`invalid path element ${JSON.stringify(e)}`);
   switch (e[0]) {

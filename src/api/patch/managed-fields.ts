@@ -17,7 +17,7 @@ import { ApiError } from '../meta/status.js';
 import type { KubeObject } from '../resources/types.js';
 import type { MessageDecl, SchemaRegistry } from '../schema/types.js';
 import { FieldSet, pathElement, pathToString, type FieldPath } from './fieldpath.js';
-import { deepClone, isObject, type JsonObject } from './json-value.js';
+import { deepClone, isObject, put, type JsonObject } from './json-value.js';
 import { objectNode } from './schema-node.js';
 import { compareValues } from './typed-value.js';
 
@@ -104,11 +104,29 @@ export function decodeManagedFields(raw: unknown): ManagerState[] {
     if (sub) s.subresource = sub;
     const time = str('time');
     if (time) s.time = time;
-    const id = managerId(s);
+    const id = identityKey(s);
     const prev = byId.get(id);
     if (prev) prev.set = prev.set.union(set); else byId.set(id, s);
   });
   return [...byId.values()];
+}
+
+/**
+ * A map key with managerId's identity, cheaper to build: the members joined by NUL (exactly
+ * three NULs), or managerId's JSON when a member holds a NUL itself (JSON escapes NUL, so the
+ * two forms never collide).
+ */
+function identityKey(s: Pick<ManagerState, 'manager' | 'operation' | 'apiVersion' | 'subresource'>): string {
+  const m = s.manager || '', op = s.operation || '', av = s.operation !== 'Apply' ? s.apiVersion || '' : '', sub = s.subresource || '';
+  if (m.includes('\0') || av.includes('\0') || sub.includes('\0')) return managerId(s);
+  return `${m}\0${op}\0${av}\0${sub}`;
+}
+
+/** managerId(a) === managerId(b), without building either. */
+function sameIdentity(a: Pick<ManagerState, 'manager' | 'operation' | 'apiVersion' | 'subresource'>, b: Pick<ManagerState, 'manager' | 'operation' | 'apiVersion' | 'subresource'>): boolean {
+  return (a.manager || '') === (b.manager || '') && (a.operation || '') === (b.operation || '') &&
+    (a.subresource || '') === (b.subresource || '') &&
+    (a.operation !== 'Apply' ? a.apiVersion || '' : '') === (b.operation !== 'Apply' ? b.apiVersion || '' : '');
 }
 
 /** Decodes, or gives an empty list when the stored value is unusable (never blocks a write). */
@@ -118,20 +136,23 @@ export function decodeManagedFieldsOrEmpty(raw: unknown): ManagerState[] {
 
 /** Encodes entries in Kubernetes' order (operation, time, manager, apiVersion, subresource); empty sets are dropped. */
 export function encodeManagedFields(states: readonly ManagerState[]): ManagedFieldsEntry[] {
-  const seconds = (t?: string): number => (t ? Math.floor(Date.parse(t) / 1000) || 0 : 0);
-  return states
-    .filter((s) => !s.set.isEmpty())
-    .sort((a, b) =>
-      cmp(a.operation, b.operation) || seconds(a.time) - seconds(b.time) || cmp(a.manager, b.manager) ||
-      cmp(a.apiVersion, b.apiVersion) || cmp(a.subresource ?? '', b.subresource ?? ''))
-    .map((s) => {
-      const e: ManagedFieldsEntry = { manager: s.manager, operation: s.operation, apiVersion: s.apiVersion };
-      if (s.time) e.time = s.time;
-      e.fieldsType = 'FieldsV1';
-      e.fieldsV1 = s.set.toFieldsV1();
-      if (s.subresource) e.subresource = s.subresource;
-      return e;
-    });
+  const kept = states.filter((s) => !s.set.isEmpty());
+  if (kept.length > 1) {
+    // Each entry's time is parsed once, not once per comparison.
+    const secs = new Map<ManagerState, number>();
+    for (const s of kept) secs.set(s, s.time ? Math.floor(Date.parse(s.time) / 1000) || 0 : 0);
+    kept.sort((a, b) =>
+      cmp(a.operation, b.operation) || secs.get(a)! - secs.get(b)! || cmp(a.manager, b.manager) ||
+      cmp(a.apiVersion, b.apiVersion) || cmp(a.subresource ?? '', b.subresource ?? ''));
+  }
+  return kept.map((s) => {
+    const e: ManagedFieldsEntry = { manager: s.manager, operation: s.operation, apiVersion: s.apiVersion };
+    if (s.time) e.time = s.time;
+    e.fieldsType = 'FieldsV1';
+    e.fieldsV1 = s.set.toFieldsV1();
+    if (s.subresource) e.subresource = s.subresource;
+    return e;
+  });
 }
 
 function cmp(a: string, b: string): number {
@@ -140,9 +161,18 @@ function cmp(a: string, b: string): number {
 
 /** RFC 3339 with whole seconds, the form of metav1.Time. */
 export function formatTime(now: Date | string | number): string {
-  const d = now instanceof Date ? now : new Date(now);
-  return d.toISOString().replace(/\.\d+Z$/, 'Z');
+  if (typeof now === 'string') return new Date(now).toISOString().replace(/\.\d+Z$/, 'Z');
+  // Writes ask for the current time again and again: format each second once.
+  const ms = now instanceof Date ? now.getTime() : now;
+  const sec = Math.floor(ms / 1000);
+  if (sec !== lastSecond || Number.isNaN(sec)) {
+    lastStamp = new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z'); // throws RangeError on an invalid date, as before
+    lastSecond = sec;
+  }
+  return lastStamp;
 }
+let lastSecond = Number.NaN;
+let lastStamp = '';
 
 /** A copy of `obj` without the untracked fields and the given reset fields (for ownership computations). */
 export function stripUntracked(obj: unknown, resetFields: readonly FieldPath[] = []): JsonObject {
@@ -158,34 +188,73 @@ export function stripUntracked(obj: unknown, resetFields: readonly FieldPath[] =
   return out;
 }
 
+/** Field names to leave out at one level of an object, and the levels below to copy without theirs. */
+interface DropTrie {
+  readonly drop: Set<string>;
+  readonly below: Map<string, DropTrie>;
+}
+
+function dropTrie(paths: readonly FieldPath[]): DropTrie {
+  const root: DropTrie = { drop: new Set(), below: new Map() };
+  for (const p of paths) {
+    if (p.length === 0) continue;
+    let n = root;
+    for (let i = 0; i < p.length - 1; i++) {
+      const name = p[i]!.slice(2);
+      let c = n.below.get(name);
+      if (!c) n.below.set(name, c = { drop: new Set(), below: new Map() });
+      n = c;
+    }
+    n.drop.add(p[p.length - 1]!.slice(2));
+  }
+  return root;
+}
+
+const UNTRACKED_TRIE = dropTrie(UNTRACKED_FIELDS);
+/** The trie of the untracked fields plus a caller's reset fields, per frozen reset-field list. */
+const resetTries = new WeakMap<readonly (readonly string[])[], DropTrie>();
+
+function untrackedTrie(resetFields: readonly (readonly string[])[] | undefined): DropTrie {
+  if (!resetFields || resetFields.length === 0) return UNTRACKED_TRIE;
+  // Only a frozen list is sure to mean the same next time (the REST layer passes constants).
+  if (!Object.isFrozen(resetFields)) return dropTrie([...UNTRACKED_FIELDS, ...fieldNamePaths(resetFields)]);
+  let t = resetTries.get(resetFields);
+  if (!t) resetTries.set(resetFields, t = dropTrie([...UNTRACKED_FIELDS, ...fieldNamePaths(resetFields)]));
+  return t;
+}
+
+/** `o` without the trie's fields: objects on the way are copied (shallowly), the rest is shared. */
+function copyWithout(o: JsonObject, t: DropTrie, top: boolean): JsonObject {
+  const out: JsonObject = {};
+  for (const k in o) {
+    if (!Object.prototype.hasOwnProperty.call(o, k) || t.drop.has(k)) continue;
+    let v = o[k];
+    const sub = t.below.get(k);
+    if (sub && isObject(v)) {
+      v = copyWithout(v, sub, false);
+      // A metadata left with nothing but untracked fields is no field at all.
+      if (top && k === 'metadata' && allUndefined(v as JsonObject)) continue;
+    } else if (top && k === 'metadata' && isObject(v) && allUndefined(v)) continue;
+    put(out, k, v);
+  }
+  return out;
+}
+
+function allUndefined(o: JsonObject): boolean {
+  for (const k in o) if (Object.prototype.hasOwnProperty.call(o, k) && o[k] !== undefined) return false;
+  return true;
+}
+
 /**
  * The same value as stripUntracked for reading only: objects on the way to a removed field are
- * copied (shallowly), everything else is shared with `obj`. For comparisons that never write
+ * copied (shallowly, without the removed members: deleting members would slow every later
+ * read of the copy), everything else is shared with `obj`. For comparisons that never write
  * (compareValues), where a deep copy of the whole object was the main cost of a write's
  * managed-fields update. Undefined members may remain; comparisons treat them as absent.
  */
-function stripUntrackedView(obj: unknown, resetFields: readonly FieldPath[]): JsonObject {
+function stripUntrackedView(obj: unknown, trie: DropTrie): JsonObject {
   if (!isObject(obj)) return {};
-  const out: JsonObject = { ...obj };
-  const copies = new Set<JsonObject>([out]);
-  const strip = (p: FieldPath): void => {
-    let cur: JsonObject = out;
-    for (let i = 0; i < p.length - 1; i++) {
-      const name = p[i]!.slice(2);
-      const next = Object.prototype.hasOwnProperty.call(cur, name) ? cur[name] : undefined;
-      if (!isObject(next)) return;
-      let own = next;
-      if (!copies.has(next)) { own = { ...next }; copies.add(own); cur[name] = own; }
-      cur = own;
-    }
-    const last = p[p.length - 1]!.slice(2);
-    if (Object.prototype.hasOwnProperty.call(cur, last)) delete cur[last];
-  };
-  for (const p of UNTRACKED_FIELDS) strip(p);
-  for (const p of resetFields) strip(p);
-  const meta = out['metadata'];
-  if (isObject(meta) && Object.keys(meta).every((k) => meta[k] === undefined)) delete out['metadata'];
-  return out;
+  return copyWithout(obj, trie, true);
 }
 
 /** Turns `['status']`-style field name paths into FieldsV1 paths. */
@@ -240,9 +309,23 @@ const EMPTY_REGISTRY: SchemaRegistry = { message: () => undefined, forKind: () =
 export function updateManagedFields(oldObj: KubeObject | undefined, newObj: KubeObject, manager: string,
   operation: ManagedFieldsOperation, apiVersion: string, now: Date | string | number,
   opts: UpdateManagedFieldsOptions = {}): KubeObject {
+  const out = { ...newObj, metadata: { ...(newObj.metadata ?? {}) } };
+  const enc = managedFieldsAfterUpdate(oldObj, newObj, manager, operation, apiVersion, now, opts);
+  if (enc.length) out.metadata.managedFields = enc;
+  else delete out.metadata.managedFields;
+  return out;
+}
+
+/**
+ * What updateManagedFields puts in metadata.managedFields (an empty list: none), for callers
+ * that set it on an object they own instead of taking a copy.
+ */
+export function managedFieldsAfterUpdate(oldObj: KubeObject | undefined, newObj: KubeObject, manager: string,
+  operation: ManagedFieldsOperation, apiVersion: string, now: Date | string | number,
+  opts: UpdateManagedFieldsOptions = {}): ManagedFieldsEntry[] {
   const reg = opts.reg ?? EMPTY_REGISTRY;
   const node = objectNode(opts.msg);
-  const reset = fieldNamePaths(opts.resetFields);
+  const trie = untrackedTrie(opts.resetFields);
   let states: ManagerState[];
   const sent = newObj.metadata?.managedFields;
   let fromClient: ManagerState[] | undefined;
@@ -254,10 +337,10 @@ export function updateManagedFields(oldObj: KubeObject | undefined, newObj: Kube
 
   let c: ReturnType<typeof compareValues>;
   try {
-    c = compareValues(stripUntrackedView(oldObj ?? {}, reset), stripUntrackedView(newObj, reset), node, reg);
+    c = compareValues(stripUntrackedView(oldObj ?? {}, trie), stripUntrackedView(newObj, trie), node, reg);
   } catch (e) {
     // Only absurdly deep data gets here (a stack overflow): keep the ownership as it was.
-    if (e instanceof RangeError) return withManagedFields(newObj, states);
+    if (e instanceof RangeError) return encodeManagedFields(states);
     throw e;
   }
   const changed = c.added.union(c.modified);
@@ -266,15 +349,14 @@ export function updateManagedFields(oldObj: KubeObject | undefined, newObj: Kube
   if (!changed.isEmpty()) {
     const me: ManagerState = { manager, operation, apiVersion, set: new FieldSet() };
     if (opts.subresource) me.subresource = opts.subresource;
-    const id = managerId(me);
-    const prev = states.find((s) => managerId(s) === id);
+    const prev = states.find((s) => sameIdentity(s, me));
     const target = prev ?? me;
     target.set = target.set.union(changed);
     target.time = formatTime(now);
     if (!prev) states.push(target);
   }
   states = capUpdateManagers(states.filter((s) => !s.set.isEmpty()));
-  return withManagedFields(newObj, states);
+  return encodeManagedFields(states);
 }
 
 /** A copy of `obj` carrying `states` as its metadata.managedFields (removed when empty). */

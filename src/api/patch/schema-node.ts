@@ -130,16 +130,38 @@ function buildFieldNode(f: FieldDecl, reg: SchemaRegistry): SchemaNode {
   return elem;
 }
 
-/** What sits under `key` in an object at `node`: the child node and, for messages, its field. */
-export function childOf(node: SchemaNode, key: string, reg: SchemaRegistry): { node: SchemaNode; field?: FieldDecl } {
+/** What sits under a key of an object: the child node and, for declared fields, the field. */
+export interface Child {
+  readonly node: SchemaNode;
+  readonly field?: FieldDecl;
+}
+
+const UNTYPED_CHILD: Child = Object.freeze({ node: UNTYPED });
+const childCache = new WeakMap<SchemaRegistry, WeakMap<MessageDecl, Map<string, Child>>>();
+
+/**
+ * What sits under `key` in an object at `node`: the child node and, for messages, its field.
+ * The answers are shared (frozen) objects, cached per message: walks ask for every key of
+ * every object they visit.
+ */
+export function childOf(node: SchemaNode, key: string, reg: SchemaRegistry): Child {
   switch (node.kind) {
     case 'message': {
+      let perReg = childCache.get(reg);
+      if (!perReg) { perReg = new WeakMap(); childCache.set(reg, perReg); }
+      let perMsg = perReg.get(node.msg);
+      if (!perMsg) { perMsg = new Map(); perReg.set(node.msg, perMsg); }
+      const hit = perMsg.get(key);
+      if (hit) return hit;
       const f = fieldsOf(node.msg, reg).get(key);
-      return f ? { node: fieldNode(f, reg), field: f } : { node: UNTYPED };
+      if (!f) return UNTYPED_CHILD; // unknown keys are not cached: a client could send any number of them
+      const c: Child = Object.freeze({ node: fieldNode(f, reg), field: f });
+      perMsg.set(key, c);
+      return c;
     }
     case 'map':
       return { node: node.elem };
     default:
-      return { node: UNTYPED };
+      return UNTYPED_CHILD;
   }
 }

@@ -17,7 +17,7 @@
  */
 import { errors } from '../meta/status.js';
 import { SPECIAL_MESSAGES, type FieldDecl, type SchemaRegistry } from '../schema/types.js';
-import { FieldSet, pathElement, pathKey, pathToString, type FieldPath, type PathElement } from './fieldpath.js';
+import { canonicalJson, FieldSet, pathElement, pathKey, pathToString, type FieldPath, type PathElement } from './fieldpath.js';
 import { deepEqual, hasKey, isObject, put, type JsonObject } from './json-value.js';
 import { childOf, type ListNode, type SchemaNode } from './schema-node.js';
 
@@ -50,35 +50,58 @@ function isEmptyValue(v: unknown): boolean {
   return true;
 }
 
-/** The path element of a list item; undefined when it cannot be identified (lenient mode). */
-function itemElement(node: ListNode, item: unknown, index: number, path: FieldPath, strict: boolean): PathElement {
+/** A list-map's key field names, distinct and sorted (the order of a k: element's JSON). */
+const sortedKeyCache = new WeakMap<ListNode, readonly string[]>();
+
+function sortedKeys(node: ListNode): readonly string[] {
+  let k = sortedKeyCache.get(node);
+  if (!k) sortedKeyCache.set(node, k = [...new Set(node.keys)].sort());
+  return k;
+}
+
+/**
+ * The k: element of a list-map item (pathElement.key of its key fields, written directly:
+ * this runs for every item of every list a walk visits); undefined when no key field is set.
+ */
+function keyElement(node: ListNode, item: JsonObject): PathElement | undefined {
+  let text = '';
+  const defaults = node.keys.length > 1;
+  for (const k of sortedKeys(node)) {
+    let v: unknown;
+    if (hasKey(item, k) && item[k] !== null && item[k] !== undefined) v = item[k];
+    else if (defaults && KEY_FIELD_DEFAULTS[k] !== undefined) v = KEY_FIELD_DEFAULTS[k];
+    else continue;
+    text += (text ? ',' : '') + JSON.stringify(k) + ':' + (typeof v === 'string' ? JSON.stringify(v) : canonicalJson(v));
+  }
+  return text ? 'k:{' + text + '}' : undefined;
+}
+
+/** The path element of a list item; an index element when it cannot be identified (lenient mode). */
+function itemElement(node: ListNode, item: unknown, index: number, path: () => FieldPath, strict: boolean): PathElement {
   if (node.listType === 'map') {
     if (isObject(item)) {
-      const fields: Record<string, unknown> = {};
-      for (const k of node.keys) {
-        if (hasKey(item, k) && item[k] !== null && item[k] !== undefined) fields[k] = item[k];
-        else if (KEY_FIELD_DEFAULTS[k] !== undefined && node.keys.length > 1) fields[k] = KEY_FIELD_DEFAULTS[k];
-      }
-      if (Object.keys(fields).length) return pathElement.key(fields);
+      const pe = keyElement(node, item);
+      if (pe !== undefined) return pe;
     }
     if (strict) {
-      throw errors.badRequest(`${pathToString(path)}: element ${index}: associative list with keys has an element that omits key field ${node.keys.map((k) => JSON.stringify(k)).join(', ')}`);
+      throw errors.badRequest(`${pathToString(path())}: element ${index}: associative list with keys has an element that omits key field ${node.keys.map((k) => JSON.stringify(k)).join(', ')}`);
     }
     return pathElement.index(index);
   }
   // set
   if (item === null || typeof item !== 'object') return pathElement.value(item);
-  if (strict) throw errors.badRequest(`${pathToString(path)}: element ${index}: a set may only hold scalar values`);
+  if (strict) throw errors.badRequest(`${pathToString(path())}: element ${index}: a set may only hold scalar values`);
   return pathElement.index(index);
 }
 
 /** Identifies every item; duplicates after the first are marked undefined (strict: an error). */
-function indexItems(node: ListNode, list: readonly unknown[], path: FieldPath, strict: boolean): (PathElement | undefined)[] {
+function indexItems(node: ListNode, list: readonly unknown[], path: FieldPath | (() => FieldPath), strict: boolean): (PathElement | undefined)[] {
+  const pathOf = typeof path === 'function' ? path : (): FieldPath => path;
   const seen = new Set<string>();
   return list.map((item, i) => {
-    const pe = itemElement(node, item, i, path, strict);
+    const pe = itemElement(node, item, i, pathOf, strict);
     if (seen.has(pe)) {
-      if (strict) throw errors.badRequest(`${pathToString(path)}: duplicate entries for key ${pathToString([pe])}`);
+      if (strict) throw errors.badRequest(`${pathToString(pathOf())}: duplicate entries for key ${pathToString([pe])}`);
       return undefined;
     }
     seen.add(pe);
@@ -121,11 +144,30 @@ export function toFieldSet(value: unknown, node: SchemaNode, reg: SchemaRegistry
 
 // ---------------------------------------------------------------- merge / compare
 
+/**
+ * A position in a walk, as a chain to its parent: most positions are never reported, so their
+ * path arrays (and 'f:' element strings) are only made for those that are.
+ */
+class PathLink {
+  constructor(readonly up: PathLink | undefined, readonly el: string, readonly isField: boolean, readonly depth: number) {}
+
+  static child(up: PathLink | undefined, el: string, isField: boolean): PathLink {
+    return new PathLink(up, el, isField, up ? up.depth + 1 : 1);
+  }
+}
+
+function pathOf(link: PathLink | undefined): FieldPath {
+  if (!link) return [];
+  const out = new Array<PathElement>(link.depth);
+  for (let n: PathLink | undefined = link; n; n = n.up) out[n.depth - 1] = n.isField ? pathElement.field(n.el) : n.el;
+  return out;
+}
+
 interface Hooks {
   /** A leaf (or atomic value) at `path`; undefined means absent on that side. */
-  leaf?(path: FieldPath, l: unknown, r: unknown): void;
+  leaf?(path: PathLink, l: unknown, r: unknown): void;
   /** After the children of a non-leaf at `path`. */
-  post?(path: FieldPath, l: unknown, r: unknown): void;
+  post?(path: PathLink, l: unknown, r: unknown): void;
 }
 
 interface WalkOptions {
@@ -133,54 +175,68 @@ interface WalkOptions {
   strictRhs: boolean;
   /** Treat absent non-optional struct fields as `{}` (Go value structs are always present). */
   implicitStructs: boolean;
+  /** Build the merged value (false: only the hooks matter, the walk returns nothing useful). */
+  build: boolean;
 }
 
 class CoWalker {
   constructor(private readonly reg: SchemaRegistry, private readonly hooks: Hooks, private readonly opts: WalkOptions) {}
 
-  walk(l: unknown, r: unknown, node: SchemaNode, path: FieldPath): unknown {
+  walk(l: unknown, r: unknown, node: SchemaNode, path: PathLink | undefined): unknown {
     const ls = l === undefined ? undefined : shapeOf(node, l);
     const rs = r === undefined ? undefined : shapeOf(node, r);
     const shape = ls ?? rs!;
     if (shape === 'leaf' || (ls !== undefined && rs !== undefined && ls !== rs) ||
       ((l === undefined || isEmptyValue(l)) && (r === undefined || isEmptyValue(r)))) {
-      if (path.length) this.hooks.leaf?.(path, l, r);
+      if (path) this.hooks.leaf?.(path, l, r);
       return r !== undefined ? r : l;
     }
     const out = shape === 'object'
       ? this.object(l as JsonObject | undefined, r as JsonObject | undefined, node, path)
       : this.list(l as unknown[] | undefined, r as unknown[] | undefined, node as ListNode, path);
-    if (path.length) this.hooks.post?.(path, l, r);
+    if (path) this.hooks.post?.(path, l, r);
     return out;
   }
 
-  private object(l: JsonObject | undefined, r: JsonObject | undefined, node: SchemaNode, path: FieldPath): JsonObject {
+  /** Keys of l (with a value), then those only r has: the order the merged object gets. */
+  private object(l: JsonObject | undefined, r: JsonObject | undefined, node: SchemaNode, path: PathLink | undefined): JsonObject {
     const out: JsonObject = {};
-    const keys = new Set<string>();
-    for (const k of Object.keys(l ?? {})) if (l![k] !== undefined) keys.add(k);
-    for (const k of Object.keys(r ?? {})) if (r![k] !== undefined) keys.add(k);
-    for (const k of keys) {
-      const { node: cn, field } = childOf(node, k, this.reg);
-      let lv = l && hasKey(l, k) ? l[k] : undefined;
-      let rv = r && hasKey(r, k) ? r[k] : undefined;
-      if (this.opts.implicitStructs && field && isValueStruct(field)) {
-        if (lv === undefined && l !== undefined) lv = {};
-        if (rv === undefined && r !== undefined) rv = {};
+    if (l) {
+      for (const k in l) {
+        if (!hasKey(l, k) || l[k] === undefined) continue;
+        this.member(k, l, r, node, path, out);
       }
-      const v = this.walk(lv, rv, cn, [...path, pathElement.field(k)]);
-      if (v !== undefined) put(out, k, v);
+    }
+    if (r) {
+      for (const k in r) {
+        if (!hasKey(r, k) || r[k] === undefined || (l && hasKey(l, k) && l[k] !== undefined)) continue;
+        this.member(k, l, r, node, path, out);
+      }
     }
     return out;
+  }
+
+  private member(k: string, l: JsonObject | undefined, r: JsonObject | undefined, node: SchemaNode, path: PathLink | undefined, out: JsonObject): void {
+    const { node: cn, field } = childOf(node, k, this.reg);
+    let lv = l && hasKey(l, k) ? l[k] : undefined;
+    let rv = r && hasKey(r, k) ? r[k] : undefined;
+    if (this.opts.implicitStructs && field && isValueStruct(field)) {
+      if (lv === undefined && l !== undefined) lv = {};
+      if (rv === undefined && r !== undefined) rv = {};
+    }
+    const v = this.walk(lv, rv, cn, PathLink.child(path, k, true));
+    if (this.opts.build && v !== undefined) put(out, k, v);
   }
 
   /**
    * Merges list items: live-only items stay where they are, shared items follow the rhs order,
    * rhs-only items are inserted where they stand in rhs.
    */
-  private list(l: unknown[] | undefined, r: unknown[] | undefined, node: ListNode, path: FieldPath): unknown[] {
+  private list(l: unknown[] | undefined, r: unknown[] | undefined, node: ListNode, path: PathLink | undefined): unknown[] {
     const lList = l ?? [], rList = r ?? [];
-    const lPEs = indexItems(node, lList, path, false);
-    const rPEs = indexItems(node, rList, path, this.opts.strictRhs);
+    const where = (): FieldPath => pathOf(path);
+    const lPEs = indexItems(node, lList, where, false);
+    const rPEs = indexItems(node, rList, where, this.opts.strictRhs);
     const lByPE = new Map<string, number>();
     lPEs.forEach((pe, i) => { if (pe !== undefined) lByPE.set(pe, i); });
     const rByPE = new Map<string, number>();
@@ -189,16 +245,17 @@ class CoWalker {
     let nextShared = 0;
     const merged = new Set<string>();
     const out: unknown[] = [];
+    const build = this.opts.build;
     const emit = (pe: string, li: number | undefined, ri: number | undefined): void => {
-      const v = this.walk(li === undefined ? undefined : lList[li], ri === undefined ? undefined : rList[ri], node.elem, [...path, pe]);
-      if (v !== undefined) out.push(v);
+      const v = this.walk(li === undefined ? undefined : lList[li], ri === undefined ? undefined : rList[ri], node.elem, PathLink.child(path, pe, false));
+      if (build && v !== undefined) out.push(v);
       if (nextShared < shared.length && shared[nextShared] === pe) nextShared++;
     };
     let li = 0, ri = 0;
     while (li < lList.length || ri < rList.length) {
       if (li < lList.length) {
         const pe = lPEs[li];
-        if (pe === undefined) { out.push(lList[li]); li++; continue; } // an unidentifiable duplicate: kept as is
+        if (pe === undefined) { if (build) out.push(lList[li]); li++; continue; } // an unidentifiable duplicate: kept as is
         if (ri < rList.length && pe === rPEs[ri]) {
           merged.add(pe); emit(pe, li, ri); li++; ri++; continue;
         }
@@ -222,7 +279,7 @@ class CoWalker {
 
 /** `rhs` merged over `lhs` (server-side apply's merge of a configuration into the live object). */
 export function mergeValues(lhs: unknown, rhs: unknown, node: SchemaNode, reg: SchemaRegistry, strictRhs = false): unknown {
-  return new CoWalker(reg, {}, { strictRhs, implicitStructs: false }).walk(lhs, rhs, node, []);
+  return new CoWalker(reg, {}, { strictRhs, implicitStructs: false, build: true }).walk(lhs, rhs, node, undefined);
 }
 
 export interface Comparison {
@@ -239,16 +296,16 @@ export function compareValues(lhs: unknown, rhs: unknown, node: SchemaNode, reg:
   const c: Comparison = { added: new FieldSet(), modified: new FieldSet(), removed: new FieldSet() };
   const hooks: Hooks = {
     leaf(path, l, r) {
-      if (l === undefined) c.added.insert(path);
-      else if (r === undefined) c.removed.insert(path);
-      else if (!deepEqual(l, r)) c.modified.insert(path);
+      if (l === undefined) c.added.insert(pathOf(path));
+      else if (r === undefined) c.removed.insert(pathOf(path));
+      else if (!deepEqual(l, r)) c.modified.insert(pathOf(path));
     },
     post(path, l, r) {
-      if (l === undefined) c.added.insert(path);
-      else if (r === undefined) c.removed.insert(path);
+      if (l === undefined) c.added.insert(pathOf(path));
+      else if (r === undefined) c.removed.insert(pathOf(path));
     },
   };
-  new CoWalker(reg, hooks, { strictRhs: false, implicitStructs }).walk(lhs, rhs, node, []);
+  new CoWalker(reg, hooks, { strictRhs: false, implicitStructs, build: false }).walk(lhs, rhs, node, undefined);
   return c;
 }
 

@@ -58,19 +58,31 @@ export const GROUP_ORDER: readonly string[] = [
 ];
 
 const extra: ResourceDefinition[] = [];
+/** findResource's index ("group NUL version NUL plural" → definition), rebuilt after registerResource. */
+let byGvr: Map<string, ResourceDefinition> | undefined;
+
 /** Adds a definition (tests, custom resources later); replaces one with the same group/plural. */
 export function registerResource(def: ResourceDefinition): void {
   const i = extra.findIndex((d) => d.group === def.group && d.plural === def.plural);
   if (i >= 0) extra[i] = def; else extra.push(def);
+  byGvr = undefined;
 }
 
 export function allResources(): readonly ResourceDefinition[] {
   return extra.length ? [...ALL.filter((d) => !extra.some((e) => e.group === d.group && e.plural === d.plural)), ...extra] : ALL;
 }
 
-/** The definition serving group/version/plural, or undefined. */
+/** The definition serving group/version/plural, or undefined (every request asks: an index, not a scan). */
 export function findResource(group: string, version: string, plural: string): ResourceDefinition | undefined {
-  return allResources().find((d) => d.group === group && d.plural === plural && d.versions.includes(version));
+  if (!byGvr) {
+    byGvr = new Map();
+    // The first definition in allResources() order wins, as a scan would find it.
+    for (const d of allResources()) for (const v of d.versions) {
+      const k = `${d.group}\0${v}\0${d.plural}`;
+      if (!byGvr.has(k)) byGvr.set(k, d);
+    }
+  }
+  return byGvr.get(`${group}\0${version}\0${plural}`);
 }
 
 /** The definition of a kind in a group (any served version when version is omitted). */

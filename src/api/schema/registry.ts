@@ -112,10 +112,21 @@ export function parseApiVersion(apiVersion: string): { group: string; version: s
   return slash < 0 ? { group: '', version: apiVersion } : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
 }
 
+/** Found messages by apiVersion, then kind (only hits: the keys come from request bodies). */
+const byApiVersion = new Map<string, Map<string, MessageDecl>>();
+
 /** The message for an object's apiVersion and kind. */
 export function messageForObject(apiVersion: string, kind: string): MessageDecl | undefined {
+  const hit = byApiVersion.get(apiVersion)?.get(kind);
+  if (hit) return hit;
   const { group, version } = parseApiVersion(apiVersion);
-  return schema.forKind(group, version, kind);
+  const m = schema.forKind(group, version, kind);
+  if (m) {
+    let perVersion = byApiVersion.get(apiVersion);
+    if (!perVersion) byApiVersion.set(apiVersion, perVersion = new Map());
+    perVersion.set(kind, m);
+  }
+  return m;
 }
 
 function resolve(m: MessageDecl | string): MessageDecl | undefined {

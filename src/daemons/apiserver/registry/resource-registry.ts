@@ -44,6 +44,16 @@ export interface UpdateOptions extends WriteOptions {
    * normal pod update may not change). Metadata rules still apply.
    */
   skipSpecValidation?: boolean;
+  /**
+   * `mutate` only reads the `current` object it is given (never changes it), so it gets the
+   * registry's own copy instead of a private one.
+   */
+  mutateReadsCurrent?: boolean;
+  /**
+   * Every call of `mutate` returns a new object that shares nothing with `current` or with
+   * anything the caller keeps, so the registry takes it as is instead of copying it.
+   */
+  mutateReturnsFresh?: boolean;
 }
 
 export interface DeleteOptions {
@@ -175,8 +185,10 @@ export class ResourceRegistry {
   }
 
   /**
-   * Read-modify-write. `mutate` gets a private copy of the current object (def form) and returns
-   * the desired object; its metadata.resourceVersion, when set, must match (409 otherwise).
+   * Read-modify-write. `mutate` gets a private copy of the current object (def form; the
+   * registry's own with `mutateReadsCurrent`) and returns the desired object; its
+   * metadata.resourceVersion, when set, must match (409 otherwise). `mutate` runs again when
+   * the write is retried (a conflict, or a stale cached read).
    */
   async update(def: ResourceDefinition, namespace: string, name: string,
     mutate: (current: KubeObject | undefined) => KubeObject | Promise<KubeObject>, opts: UpdateOptions = {}): Promise<{ object: KubeObject; created: boolean }> {
@@ -189,7 +201,8 @@ export class ResourceRegistry {
         await txn.rollback(); // a retried attempt starts clean
         if (!storedCur) throw new NotFoundForCreate();
         const cur = this.fromStore(def, storedCur);
-        const desired = cloneJson(await mutate(cloneJson(cur)));
+        const result = await mutate(opts.mutateReadsCurrent ? cur : cloneJson(cur));
+        const desired = opts.mutateReturnsFresh ? result : cloneJson(result);
         const obj = this.prepareUpdate(def, desired, cur, opts);
         if (def.group === '' && def.plural === 'services' && this.opts.services && opts.subresource !== 'status') await this.opts.services.onUpdate(obj, cur, txn, !!opts.dryRun);
         opts.beforeStore?.(obj, cur);
@@ -207,7 +220,7 @@ export class ResourceRegistry {
         const desired = await mutate(undefined);
         desired.metadata = { ...(desired.metadata ?? {}), name, ...(def.namespaced ? { namespace } : {}) };
         if (desired.metadata.resourceVersion) throw errors.notFound(qualified(def, name));
-        return { object: await this.create(def, desired, opts), created: true };
+        return { object: await this.create(def, desired, { ...opts, inputOwned: opts.inputOwned || opts.mutateReturnsFresh }), created: true };
       }
       throw this.fail(def, name, e);
     }

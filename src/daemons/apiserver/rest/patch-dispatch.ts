@@ -4,7 +4,7 @@
  * and the schema declarations.
  */
 import { serverSideApply } from '../../../api/patch/apply.js';
-import { updateManagedFields as trackUpdate } from '../../../api/patch/managed-fields.js';
+import { managedFieldsAfterUpdate } from '../../../api/patch/managed-fields.js';
 import { applyPatch, patchTypeOf as typeOf, type PatchType } from '../../../api/patch/patch-types.js';
 import type { KubeObject } from '../../../api/resources/types.js';
 import { messageForObject, schema } from '../../../api/schema/registry.js';
@@ -26,11 +26,18 @@ export function applyNonApplyPatch(type: Exclude<PatchType, 'apply'>, current: K
   return applyPatch(type, current, patch, messageForObject(String(current.apiVersion ?? ''), String(current.kind ?? '')), schema);
 }
 
-/** Fields an endpoint does not own: the main resource never sets status, status never spec. */
-export function resetFieldsFor(subresource: string | undefined): string[][] {
-  if (subresource === 'status') return [['spec']];
-  if (subresource === 'scale') return [];
-  return [['status']];
+const RESET_FOR_STATUS: readonly (readonly string[])[] = Object.freeze([Object.freeze(['spec'])]);
+const RESET_FOR_SCALE: readonly (readonly string[])[] = Object.freeze([]);
+const RESET_FOR_MAIN: readonly (readonly string[])[] = Object.freeze([Object.freeze(['status'])]);
+
+/**
+ * Fields an endpoint does not own: the main resource never sets status, status never spec.
+ * The lists are shared constants (managed-fields code caches per list).
+ */
+export function resetFieldsFor(subresource: string | undefined): readonly (readonly string[])[] {
+  if (subresource === 'status') return RESET_FOR_STATUS;
+  if (subresource === 'scale') return RESET_FOR_SCALE;
+  return RESET_FOR_MAIN;
 }
 
 export interface ApplyRequest {
@@ -58,7 +65,7 @@ export function updateManagedFields(obj: KubeObject, old: KubeObject | undefined
     return;
   }
   const msg = messageForObject(String(obj.apiVersion ?? apiVersion), String(obj.kind ?? ''));
-  const out = trackUpdate(old, obj, manager, operation, apiVersion, new Date(), { msg, reg: schema, subresource, resetFields: resetFieldsFor(subresource) });
-  if (out.metadata?.managedFields) obj.metadata.managedFields = out.metadata.managedFields;
+  const entries = managedFieldsAfterUpdate(old, obj, manager, operation, apiVersion, Date.now(), { msg, reg: schema, subresource, resetFields: resetFieldsFor(subresource) });
+  if (entries.length) obj.metadata.managedFields = entries;
   else delete obj.metadata.managedFields;
 }

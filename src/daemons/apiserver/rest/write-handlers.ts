@@ -3,6 +3,7 @@
  * Every path: decode → (patch) → convert to the storage form → registry (defaults,
  * validation, admission, store). Nothing is written unless every step succeeds.
  */
+import { mediaTypeOf } from '../../../api/codec/body.js';
 import { ApiError, errors } from '../../../api/meta/status.js';
 import type { KubeObject } from '../../../api/resources/types.js';
 import { decodeObject, decodeValue } from './codec-adapter.js';
@@ -34,7 +35,7 @@ function managedFieldsHook(s: Scope, manager: string | undefined, operation: 'Up
 
 /** The body as JSON text when it is JSON (for duplicate-key detection). */
 function jsonText(s: Scope, body: Buffer): Buffer | undefined {
-  const ct = (headerOf(s.req, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  const ct = mediaTypeOf(headerOf(s.req, 'content-type'));
   return ct === '' || ct === 'application/json' ? body : undefined;
 }
 
@@ -62,13 +63,14 @@ function writeSubresource(s: Scope): '' | 'status' {
   throw errors.methodNotAllowed(String(s.req.method), `${s.def.plural}/${s.subresource}`);
 }
 
-/** What create and update read alike: output format, the decoded body (field-checked), dryRun, field manager. */
-async function readWrite(s: Scope): Promise<{ fmt: ReturnType<typeof outputFormat>; raw: KubeObject; dryRun: boolean; manager: ReturnType<typeof fieldManagerOf> }> {
+/** What create and update read alike: output format, the body and its decoded object (field-checked), dryRun, field manager. */
+async function readWrite(s: Scope): Promise<{ fmt: ReturnType<typeof outputFormat>; body: Buffer; raw: KubeObject; dryRun: boolean; manager: ReturnType<typeof fieldManagerOf> }> {
   const fmt = outputFormat(s);
   const body = await readBody(s.req);
   const raw = decodeObject(headerOf(s.req, 'content-type'), body);
-  s.warnings.push(...checkFields(parseFieldValidation(s.query.get('fieldValidation')), raw, servedApiVersion(s), s.def.kind, jsonText(s, body)));
-  return { fmt, raw, dryRun: parseDryRun(s.query), manager: fieldManagerOf(s, false) };
+  const warnings = checkFields(parseFieldValidation(s.query.get('fieldValidation')), raw, servedApiVersion(s), s.def.kind, jsonText(s, body));
+  if (warnings.length) s.warnings.push(...warnings);
+  return { fmt, body, raw, dryRun: parseDryRun(s.query), manager: fieldManagerOf(s, false) };
 }
 
 export async function handleCreate(s: Scope): Promise<void> {
@@ -82,18 +84,31 @@ export async function handleCreate(s: Scope): Promise<void> {
   respondObject(s, 201, created, fmt);
 }
 
-export async function handleUpdate(s: Scope): Promise<void> {
-  const subresource = writeSubresource(s);
-  const { fmt, raw, dryRun, manager } = await readWrite(s);
-  const bodyName = raw.metadata?.name;
-  if (bodyName && bodyName !== s.name) throw errors.badRequest(`the name of the object (${bodyName}) does not match the name on the URL (${s.name})`);
+/** The desired object of a PUT, in def form, from the decoded body (`raw`, which it takes over). */
+function updateTarget(s: Scope, raw: KubeObject): KubeObject {
   checkNamespace(s, raw);
   raw.metadata!.name = s.name;
-  const obj = fromRequest(s, raw);
-  // The registry copies what `mutate` returns before changing it, so `obj` is handed out as is.
-  const { object, created } = await s.registry.update(s.def, s.namespace, s.name, () => obj, {
+  return fromRequest(s, raw);
+}
+
+export async function handleUpdate(s: Scope): Promise<void> {
+  const subresource = writeSubresource(s);
+  const { fmt, body, raw, dryRun, manager } = await readWrite(s);
+  const bodyName = raw.metadata?.name;
+  if (bodyName && bodyName !== s.name) throw errors.badRequest(`the name of the object (${bodyName}) does not match the name on the URL (${s.name})`);
+  const obj = updateTarget(s, raw);
+  // The registry takes what `mutate` returns without a copy, so every call hands out a new
+  // object: the one decoded above first, then (on a retried write) the body decoded again.
+  let fresh: KubeObject | undefined = obj;
+  const mutate = (): KubeObject => {
+    const o = fresh ?? updateTarget(s, decodeObject(headerOf(s.req, 'content-type'), body));
+    fresh = undefined;
+    return o;
+  };
+  const { object, created } = await s.registry.update(s.def, s.namespace, s.name, mutate, {
     subresource, dryRun, allowCreate: subresource === '' ? undefined : false,
     beforeStore: managedFieldsHook(s, manager, 'Update', subresource),
+    mutateReadsCurrent: true, mutateReturnsFresh: true,
   });
   respondObject(s, created ? 201 : 200, object, fmt);
 }
@@ -145,6 +160,9 @@ export async function handlePatch(s: Scope): Promise<void> {
     if (meta.name && meta.name !== s.name) throw errors.badRequest(`the name of the object (${meta.name}) does not match the name on the URL (${s.name})`);
     return fromRequest(s, patched);
   }, {
+    // json, merge and strategic patches and server-side apply never modify the object they
+    // patch (toServed copies its top level), so `cur` needs no private copy.
+    mutateReadsCurrent: true,
     subresource, dryRun, allowCreate: type === 'apply' && subresource === '',
     // Server-side apply records its own ownership; other patches are Update operations.
     beforeStore: type === 'apply' ? undefined : managedFieldsHook(s, manager, 'Update', subresource),
