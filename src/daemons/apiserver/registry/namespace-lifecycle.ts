@@ -3,8 +3,8 @@
  * system namespaces cannot be deleted.
  */
 import { ApiError, errors } from '../../../api/meta/status.js';
-import type { ResourceDefinition } from '../../../api/resources/types.js';
-import { isStorageError } from '../../../storage/errors.js';
+import type { KubeObject, ResourceDefinition } from '../../../api/resources/types.js';
+import type { KeyValue } from '../../../storage/interface.js';
 import type { ObjectStore } from '../../../storage/object-store-types.js';
 
 export const IMMORTAL_NAMESPACES = new Set(['default', 'kube-system', 'kube-public']);
@@ -12,17 +12,36 @@ export const IMMORTAL_NAMESPACES = new Set(['default', 'kube-system', 'kube-publ
 /** Resources that may still be created in a terminating namespace (Kubernetes' exemptions). */
 const EXEMPT_IN_TERMINATING = new Set(['events', 'subjectaccessreviews', 'localsubjectaccessreviews', 'tokenreviews']);
 
+/**
+ * What admission needs of a namespace, per stored entry: a stored entry is immutable and the
+ * watch cache hands out the same entry while the namespace is unchanged, so each version of a
+ * namespace is decoded once, not on every create in it.
+ */
+const terminatingByEntry = new WeakMap<KeyValue, boolean>();
+
+async function namespaceTerminating(store: ObjectStore, namespace: string): Promise<boolean | undefined> {
+  const res = await store.list({ group: '', resource: 'namespaces', namespace: '', name: namespace, entries: true });
+  const isTerminating = (ns: KubeObject): boolean =>
+    (ns.status as { phase?: string } | undefined)?.phase === 'Terminating' || !!ns.metadata?.deletionTimestamp;
+  if (!res.entries || !res.decode) {
+    const ns = res.items[0];
+    return ns ? isTerminating(ns) : undefined;
+  }
+  const kv = res.entries[0];
+  if (!kv) return undefined;
+  let terminating = terminatingByEntry.get(kv);
+  if (terminating === undefined) {
+    terminating = isTerminating(await res.decode(kv));
+    terminatingByEntry.set(kv, terminating);
+  }
+  return terminating;
+}
+
 export async function admitNamespacedCreate(store: ObjectStore, def: ResourceDefinition, namespace: string): Promise<void> {
   if (!def.namespaced) return;
-  let ns;
-  try {
-    ns = await store.get({ resource: 'namespaces', group: '', namespace: '', name: namespace });
-  } catch (e) {
-    if (isStorageError(e, 'KeyNotFound')) throw errors.notFound({ resource: 'namespaces', name: namespace });
-    throw e;
-  }
-  const phase = (ns.status as { phase?: string } | undefined)?.phase;
-  if ((phase === 'Terminating' || ns.metadata?.deletionTimestamp) && !EXEMPT_IN_TERMINATING.has(def.plural)) {
+  const terminating = await namespaceTerminating(store, namespace);
+  if (terminating === undefined) throw errors.notFound({ resource: 'namespaces', name: namespace });
+  if (terminating && !EXEMPT_IN_TERMINATING.has(def.plural)) {
     throw new ApiError(403, 'Forbidden',
       `${def.plural}${def.group ? '.' + def.group : ''} is forbidden: unable to create new content in namespace ${namespace} because it is being terminated`,
       { kind: def.plural, group: def.group, causes: [{ reason: 'NamespaceTerminating', message: `namespace ${namespace} is being terminated`, field: 'metadata.namespace' }] });
