@@ -1,7 +1,6 @@
 import t from 'tap';
 import { decodeBody } from '../../src/api/codec/body.js';
 import { decodeJson, encodeJson } from '../../src/api/codec/json.js';
-import { contentTypeFor, negotiateOutput } from '../../src/api/codec/negotiate.js';
 import { decodeProtobuf, encodeProtobuf } from '../../src/api/codec/protobuf.js';
 import { decodeWatchStream, encodeWatchEventJson, encodeWatchEventProtobuf, WatchFrameDecoder } from '../../src/api/codec/watch-frame.js';
 import { decodeYaml, encodeYaml } from '../../src/api/codec/yaml.js';
@@ -10,29 +9,6 @@ import { ApiError, isApiError } from '../../src/api/meta/status.js';
 function codeOf(fn: () => unknown): number | string {
   try { fn(); return 'no error'; } catch (e) { return isApiError(e) ? e.code : String(e); }
 }
-
-t.test('negotiation', async (t) => {
-  t.same(negotiateOutput(undefined), { mediaType: 'application/json' });
-  t.same(negotiateOutput('*/*'), { mediaType: 'application/json' });
-  t.same(negotiateOutput('application/*'), { mediaType: 'application/json' });
-  t.same(negotiateOutput('application/vnd.kubernetes.protobuf,application/json'), { mediaType: 'application/vnd.kubernetes.protobuf' });
-  t.same(negotiateOutput('application/yaml'), { mediaType: 'application/yaml' });
-  t.same(negotiateOutput('application/json;q=0.5, application/yaml'), { mediaType: 'application/yaml' });
-  t.equal(negotiateOutput('text/html'), undefined, 'nothing acceptable: 406');
-  t.same(negotiateOutput('application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json'),
-    { mediaType: 'application/json', as: 'Table', asGroup: 'meta.k8s.io', asVersion: 'v1' });
-  t.same(negotiateOutput('application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io,application/json'), { mediaType: 'application/json' },
-    'Table is JSON only');
-  t.same(negotiateOutput('application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json'),
-    { mediaType: 'application/vnd.kubernetes.protobuf', as: 'PartialObjectMetadataList', asGroup: 'meta.k8s.io', asVersion: 'v1' });
-  t.same(negotiateOutput('application/json;as=Foo;g=meta.k8s.io;v=v1'), undefined, 'unknown conversion');
-  t.same(negotiateOutput('application/json;pretty=1'), { mediaType: 'application/json', pretty: true });
-  t.same(negotiateOutput('application/json;stream=watch', { stream: true }), { mediaType: 'application/json' });
-  t.equal(contentTypeFor({ mediaType: 'application/json' }, true), 'application/json');
-  t.equal(contentTypeFor({ mediaType: 'application/vnd.kubernetes.protobuf' }, true), 'application/vnd.kubernetes.protobuf;stream=watch');
-  t.equal(contentTypeFor({ mediaType: 'application/json', as: 'Table', asGroup: 'meta.k8s.io', asVersion: 'v1' }),
-    'application/json;as=Table;g=meta.k8s.io;v=v1');
-});
 
 t.test('JSON and YAML bodies', async (t) => {
   t.same(decodeJson(encodeJson({ a: [1, 'x'] })), { a: [1, 'x'] });
