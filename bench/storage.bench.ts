@@ -30,10 +30,25 @@ const value = Buffer.alloc(1024, 'x');
 
 interface Row { name: string; ops: number; seconds: number; lat: number[]; unit?: string; cpuUs?: number; }
 
+/** JSON length of obj('', '') without its padding; names and namespaces are plain ASCII (no escapes). */
+const OBJ_BASE_LENGTH = JSON.stringify(shell('', '')).length;
+/** Padding strings by length: flat, as a decoded request body's strings are ('x'.repeat gives a rope). */
+const pads = new Map<number, string>();
+
+function shell(name: string, ns: string): KubeObject {
+  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns, labels: { app: 'bench' } }, data: { v: '' } };
+}
+
+/**
+ * A fresh 1 KiB ConfigMap per call (the store gets a new object each time, as from a decoded
+ * request), built without serializing it: the harness should not cost as much as the store.
+ */
 function obj(name: string, ns = 'bench'): KubeObject {
-  const o: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns, labels: { app: 'bench' } }, data: { v: '' } };
-  const pad = 1024 - JSON.stringify(o).length;
-  (o['data'] as { v: string }).v = 'x'.repeat(Math.max(0, pad));
+  const o = shell(name, ns);
+  const n = Math.max(0, 1024 - OBJ_BASE_LENGTH - name.length - ns.length);
+  let pad = pads.get(n);
+  if (pad === undefined) { pad = Buffer.alloc(n, 'x').toString('latin1'); pads.set(n, pad); }
+  (o['data'] as { v: string }).v = pad;
   return o;
 }
 const ref = (name: string, ns = 'bench'): ObjectRef => ({ group: '', resource: 'configmaps', namespace: ns, name });

@@ -62,9 +62,13 @@ export function listPrefix(prefix: string, group: string, resource: string, name
 }
 
 export function objectKey(prefix: string, ref: ObjectRef): string {
-  const base = resourcePrefix(prefix, ref.group, ref.resource);
-  const name = checkPart(ref.name, 'name');
-  return ref.namespace ? `${base}${checkPart(ref.namespace, 'namespace')}/${name}` : `${base}${name}`;
+  return objectKeyUnder(resourcePrefix(prefix, ref.group, ref.resource), ref.namespace, ref.name);
+}
+
+/** objectKey() given the resource's prefix (resourcePrefix()), which callers may keep per resource. */
+export function objectKeyUnder(base: string, namespace: string | undefined, name: string): string {
+  const n = checkPart(name, 'name');
+  return namespace ? base + checkPart(namespace, 'namespace') + '/' + n : base + n;
 }
 
 function checkPart(part: string, what: string): string {

@@ -21,7 +21,7 @@ import { jsonCodec, type ObjectCodec } from './codec.js';
 import type { ValueTransformer } from './encryption/transformer.js';
 import { StorageError, isStorageError } from './errors.js';
 import type { Backend, KeyValue } from './interface.js';
-import { normalizePrefix, objectKey, resourcePrefix } from './keys.js';
+import { normalizePrefix, objectKeyUnder, resourcePrefix } from './keys.js';
 import { listObjects } from './object-list.js';
 import type {
   GuaranteedUpdateOptions, ListQuery, ListResult, ObjectRef, ObjectStore, ObjectWatch, WatchQuery,
@@ -78,6 +78,8 @@ class KubeObjectStore implements ObjectStore, ObjectStoreInternals {
   private readonly resources = new Map<string, ResourceStore>();
   private readonly feeds = new Map<Backend, WatchFeed>();
   private readonly shared = new SharedEventCache();
+  /** The ResourceStore rs() returned last. */
+  private lastRs: ResourceStore | undefined;
   private closed = false;
 
   constructor(private readonly opts: ObjectStoreOptions) {
@@ -96,7 +98,7 @@ class KubeObjectStore implements ObjectStore, ObjectStoreInternals {
 
   async get(ref: ObjectRef, opts: { resourceVersion?: string } = {}): Promise<KubeObject> {
     const rs = this.rs(ref.group, ref.resource);
-    const key = objectKey(this.prefix, ref);
+    const key = objectKeyUnder(rs.keyPrefix, ref.namespace, ref.name);
     const rv = parseResourceVersion(opts.resourceVersion);
     let kv: KeyValue | undefined;
     if (rv !== undefined && rs.cache) {
@@ -121,7 +123,7 @@ class KubeObjectStore implements ObjectStore, ObjectStoreInternals {
       throw new StorageError('InvalidArgument', 'resourceVersion should not be set on objects to be created');
     }
     const rs = this.rs(ref.group, ref.resource);
-    const key = objectKey(this.prefix, ref);
+    const key = objectKeyUnder(rs.keyPrefix, ref.namespace, ref.name);
     const pending = rs.encode(obj, key);
     const enc = pending instanceof Promise ? await pending : pending;
     if (opts.dryRun) {
@@ -137,7 +139,7 @@ class KubeObjectStore implements ObjectStore, ObjectStoreInternals {
   async guaranteedUpdate(ref: ObjectRef, tryUpdate: (current: KubeObject | undefined) => Promise<KubeObject> | KubeObject,
     opts: GuaranteedUpdateOptions = {}): Promise<KubeObject> {
     const rs = this.rs(ref.group, ref.resource);
-    const key = objectKey(this.prefix, ref);
+    const key = objectKeyUnder(rs.keyPrefix, ref.namespace, ref.name);
     let fresh = !rs.cache; // without a cache every read is already fresh
     for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
       if (attempt > 1) await backoff(attempt);
@@ -180,7 +182,7 @@ class KubeObjectStore implements ObjectStore, ObjectStoreInternals {
 
   async delete(ref: ObjectRef, opts: { preconditions?: { uid?: string; resourceVersion?: string }; dryRun?: boolean } = {}): Promise<KubeObject> {
     const rs = this.rs(ref.group, ref.resource);
-    const key = objectKey(this.prefix, ref);
+    const key = objectKeyUnder(rs.keyPrefix, ref.namespace, ref.name);
     let fresh = !rs.cache;
     for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
       if (attempt > 1) await backoff(attempt);
@@ -237,9 +239,12 @@ class KubeObjectStore implements ObjectStore, ObjectStoreInternals {
 
   private rs(group: string, resource: string): ResourceStore {
     if (this.closed) throw new StorageError('Unavailable', 'object store is closed');
+    // Writes come in runs on one resource: the last one answers without building the map key.
+    const last = this.lastRs;
+    if (last !== undefined && last.resource === resource && last.group === group) return last;
     const id = `${group}/${resource}`;
     let rs = this.resources.get(id);
-    if (rs) return rs;
+    if (rs) { this.lastRs = rs; return rs; }
     const raw = this.opts.backendFor(group, resource);
     const keyPrefix = resourcePrefix(this.prefix, group, resource);
     const cache = this.makeCache(group, resource, raw, keyPrefix);
@@ -247,6 +252,7 @@ class KubeObjectStore implements ObjectStore, ObjectStoreInternals {
     const transformer = typeof t === 'function' ? t(group, resource) : t;
     rs = new ResourceStore(group, resource, cache ?? raw, raw, cache, keyPrefix, this.codec, transformer);
     this.resources.set(id, rs);
+    this.lastRs = rs;
     return rs;
   }
 
@@ -272,8 +278,10 @@ class KubeObjectStore implements ObjectStore, ObjectStoreInternals {
   }
 }
 
+const NO_TTL: { ttlSeconds?: number } = Object.freeze({});
+
 function ttl(ttlSeconds: number | undefined): { ttlSeconds?: number } {
-  return ttlSeconds !== undefined && ttlSeconds > 0 ? { ttlSeconds } : {};
+  return ttlSeconds !== undefined && ttlSeconds > 0 ? { ttlSeconds } : NO_TTL;
 }
 
 function notFound(key: string): StorageError {

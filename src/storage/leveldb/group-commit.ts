@@ -46,9 +46,11 @@ type Db = ClassicLevel<string, Buffer>;
 type NativeBatch = ReturnType<Db['batch']>;
 
 interface Waiter<T> {
-  entry: CommitEntry<T>;
-  resolve: () => void;
-  reject: (e: unknown) => void;
+  readonly entry: CommitEntry<T>;
+  /** What the writer's promise resolves with once the batch is durable. */
+  readonly result: unknown;
+  readonly resolve: (v: unknown) => void;
+  readonly reject: (e: unknown) => void;
 }
 
 interface Group<T> {
@@ -81,41 +83,50 @@ export class GroupCommitter<T> {
     return this.failure;
   }
 
-  submit(entry: CommitEntry<T>): Promise<void> {
+  /**
+   * Queues a decided write; the promise resolves with `result` once its batch is durable. One
+   * promise per write and no async wrapper: the backend returns it to its caller as is.
+   */
+  submit<R>(entry: CommitEntry<T>, result: R): Promise<R> {
     if (this.failure) return Promise.reject(this.failure);
-    return new Promise<void>((resolve, reject) => {
-      try {
-        let g = this.open[this.open.length - 1];
-        if (!g || g.waiters.length >= MAX_BATCH_WRITES || g.bytes >= MAX_BATCH_BYTES) {
-          g = { batch: this.db.batch(), waiters: [], bytes: 0 };
-          this.open.push(g);
-        }
-        for (const op of entry.ops) {
-          if (op.type === 'put') {
-            g.batch.put(op.key, op.value);
-            g.bytes += op.key.length + op.value.length;
-          } else {
-            g.batch.del(op.key);
-            g.bytes += op.key.length;
-          }
-        }
-        g.waiters.push({ entry, resolve, reject });
-      } catch (err) {
-        // The batch cannot take the operations (the database is closing): nothing is durable.
-        this.fail(new StorageError('Unavailable', `leveldb write failed; the backend is stopped: ${String(err)}`, {}, { cause: err }));
-        reject(this.failure);
-        return;
+    let g = this.open[this.open.length - 1];
+    try {
+      if (!g || g.waiters.length >= MAX_BATCH_WRITES || g.bytes >= MAX_BATCH_BYTES) {
+        g = { batch: this.db.batch(), waiters: [], bytes: 0 };
+        this.open.push(g);
       }
-      if (!this.inFlight && !this.scheduled) {
-        // Defer to a microtask so writers decided in the same synchronous run share the batch.
-        this.scheduled = true;
-        queueMicrotask(() => {
-          this.scheduled = false;
-          this.flush();
-        });
+      const ops = entry.ops;
+      for (let i = 0; i < ops.length; i++) {
+        const op = ops[i]!;
+        if (op.type === 'put') {
+          g.batch.put(op.key, op.value);
+          g.bytes += op.key.length + op.value.length;
+        } else {
+          g.batch.del(op.key);
+          g.bytes += op.key.length;
+        }
       }
+    } catch (err) {
+      // The batch cannot take the operations (the database is closing): nothing is durable.
+      this.fail(new StorageError('Unavailable', `leveldb write failed; the backend is stopped: ${String(err)}`, {}, { cause: err }));
+      return Promise.reject(this.failure);
+    }
+    const group = g;
+    const p = new Promise<R>((resolve, reject) => {
+      group.waiters.push({ entry, result, resolve: resolve as (v: unknown) => void, reject });
     });
+    if (!this.inFlight && !this.scheduled) {
+      // Defer to a microtask so writers decided in the same synchronous run share the batch.
+      this.scheduled = true;
+      queueMicrotask(this.flushScheduled);
+    }
+    return p;
   }
+
+  private readonly flushScheduled = (): void => {
+    this.scheduled = false;
+    this.flush();
+  };
 
   /** Resolves when nothing is queued or in flight. */
   idle(): Promise<void> {
@@ -152,7 +163,7 @@ export class GroupCommitter<T> {
         try {
           this.onCommitted(entries);
         } finally {
-          for (const w of g.waiters) w.resolve();
+          for (const w of g.waiters) w.resolve(w.result);
           this.flush();
         }
       },

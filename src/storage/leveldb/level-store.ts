@@ -61,6 +61,7 @@ export interface LevelBackendStats extends GroupCommitStats {
 }
 
 const MAX_PREV_READ_ATTEMPTS = 100;
+const NO_OPTIONS: WriteOptions = Object.freeze({});
 
 export function errorCode(err: unknown): string | undefined {
   return typeof err === 'object' && err !== null && 'code' in err ? String((err as { code: unknown }).code) : undefined;
@@ -191,15 +192,20 @@ export class LevelBackend implements Backend {
 
   // ---- writes ----
 
-  async create(key: string, value: Buffer, opts: WriteOptions = {}): Promise<WriteResult> {
-    this.checkWritable(key, value, opts.signal);
-    const expireAt = ttlDeadline(key, opts.ttlSeconds);
-    if (this.index.has(key)) throw new StorageError('KeyExists', `key ${key} already exists`, { key, currentRevision: this.committed });
-    const rev = ++this.revision;
-    const meta: KeyMeta = { createRevision: rev, modRevision: rev, version: 1, expireAt };
-    this.index.set(key, meta);
-    this.counter.record(rev, key, 1);
-    return this.commitPut(key, value, meta);
+  /** Not an async function: the committer's promise is handed back as is (one promise per create). */
+  create(key: string, value: Buffer, opts: WriteOptions = NO_OPTIONS): Promise<WriteResult> {
+    try {
+      this.checkWritable(key, value, opts.signal);
+      const expireAt = ttlDeadline(key, opts.ttlSeconds);
+      if (this.index.has(key)) throw new StorageError('KeyExists', `key ${key} already exists`, { key, currentRevision: this.committed });
+      const rev = ++this.revision;
+      const meta: KeyMeta = { createRevision: rev, modRevision: rev, version: 1, expireAt };
+      this.index.set(key, meta);
+      this.counter.record(rev, key, 1);
+      return this.commitPut(key, value, meta);
+    } catch (e) {
+      return Promise.reject(e);
+    }
   }
 
   async update(key: string, value: Buffer, expectedModRevision: number, opts: WriteOptions = {}): Promise<WriteResult> {
@@ -215,22 +221,21 @@ export class LevelBackend implements Backend {
 
   async delete(key: string, expectedModRevision?: number, opts: { signal?: AbortSignal } = {}): Promise<DeleteResult> {
     this.checkWritable(key, EMPTY, opts.signal);
-    return this.withCurrent(key, expectedModRevision, async (prev) => {
+    return this.withCurrent(key, expectedModRevision, (prev) => {
       const rev = ++this.revision;
       this.index.delete(key);
       this.counter.record(rev, key, -1);
       this.values.deleted(key);
       const w = deleteWrite(key, rev, prev);
-      await this.committer.submit({ revision: rev, ops: w.ops, payload: w.event });
-      return { revision: rev, prevKv: w.prevKv };
+      return this.committer.submit({ revision: rev, ops: w.ops, payload: w.event }, { revision: rev, prevKv: w.prevKv });
     });
   }
 
-  private async commitPut(key: string, value: Buffer, meta: KeyMeta, prev?: { meta: KeyMeta; value: Buffer }): Promise<WriteResult> {
+  /** Hands a decided PUT (already in the index) to the committer; resolves once it is durable. */
+  private commitPut(key: string, value: Buffer, meta: KeyMeta, prev?: { meta: KeyMeta; value: Buffer }): Promise<WriteResult> {
     const w = putWrite(key, value, meta, prev);
     this.values.decided(key, meta.modRevision, w.event.kv.value);
-    await this.committer.submit({ revision: meta.modRevision, ops: w.ops, payload: w.event });
-    return { revision: meta.modRevision };
+    return this.committer.submit({ revision: meta.modRevision, ops: w.ops, payload: w.event }, { revision: meta.modRevision });
   }
 
   /**

@@ -153,11 +153,16 @@ export class LevelWatch implements Watch {
 
   offer(events: readonly WatchEvent[]): void {
     if (this.ended) return;
-    let mine: WatchEvent[] | undefined;
-    for (const e of events) {
-      if (e.kv.modRevision >= this.from && this.matches(e.kv.key)) (mine ??= []).push(e);
+    // Batches are read-only: when every event is this watch's (a prefix watch over the whole
+    // store, as the watch cache's feed is), the batch's array is passed on without a copy.
+    let mine: readonly WatchEvent[] = events;
+    for (let i = 0; i < events.length; i++) {
+      const e = events[i]!;
+      if (e.kv.modRevision >= this.from && this.matches(e.kv.key)) continue;
+      mine = events.slice(0, i).concat(events.slice(i + 1).filter((x) => x.kv.modRevision >= this.from && this.matches(x.kv.key)));
+      break;
     }
-    if (!mine) return;
+    if (mine.length === 0) return;
     if (!this.live) {
       for (const e of mine) this.pendingLive.push(e);
       if (this.pendingLive.length > this.hub.queueLimit) this.overflow();
@@ -174,7 +179,7 @@ export class LevelWatch implements Watch {
     this.wakeUp();
   }
 
-  private push(events: WatchEvent[], fromHistory: boolean): void {
+  private push(events: readonly WatchEvent[], fromHistory: boolean): void {
     this.queue.push({ events, revision: events[events.length - 1]!.kv.modRevision });
     this.lastRev = events[events.length - 1]!.kv.modRevision;
     this.queued += events.length;

@@ -7,7 +7,8 @@ import type { KeyValue, WatchEvent } from '../interface.js';
 import { StorageError } from '../errors.js';
 import type { BatchOp } from './group-commit.js';
 import {
-  HISTORY_DELETE, HISTORY_PUT, encodeIndexRecord, encodeLogRecord, historyKey, indexKey, logKey, ttlKey,
+  HISTORY_DELETE, HISTORY_PREFIX, HISTORY_PUT, HISTORY_SEP, LOG_PREFIX, encodeIndexRecord, encodeLogRecord, historyKey, indexKey,
+  logKey, revHex, ttlKey,
 } from './layout.js';
 import { EMPTY } from './reads.js';
 
@@ -34,10 +35,11 @@ export function putWrite(key: string, value: Buffer, meta: KeyMeta, prev?: { met
   const rev = meta.modRevision;
   const logRec = encodeLogRecord({ type: 'PUT', key, createRevision: meta.createRevision, version: meta.version, prevRev: prev?.meta.modRevision ?? 0, value });
   const stored = logRec.subarray(logRec.length - value.length);
+  const hex = revHex(rev);
   const ops: BatchOp[] = [
-    { type: 'put', key: logKey(rev), value: logRec },
+    { type: 'put', key: LOG_PREFIX + hex, value: logRec },
     { type: 'put', key: indexKey(key), value: encodeIndexRecord(meta) },
-    { type: 'put', key: historyKey(key, rev), value: HISTORY_PUT },
+    { type: 'put', key: HISTORY_PREFIX + key + HISTORY_SEP + hex, value: HISTORY_PUT },
   ];
   // An update without ttlSeconds drops an earlier expiry (as an etcd put without a lease does).
   if (prev?.meta.expireAt) ops.push({ type: 'del', key: ttlKey(prev.meta.expireAt, key) });

@@ -19,8 +19,10 @@ export class SortedStore {
   get(key: string): KeyValue | undefined { return this.map.get(key); }
 
   put(kv: KeyValue): void {
-    if (!this.map.has(kv.key)) this.insertKey(kv.key);
+    // One hash lookup: the size grows only when the key is new.
+    const size = this.map.size;
     this.map.set(kv.key, kv);
+    if (this.map.size !== size) this.insertKey(kv.key);
   }
 
   delete(key: string): void {
