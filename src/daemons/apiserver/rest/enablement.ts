@@ -32,7 +32,25 @@ export class ApiEnablement {
     return this.lookup(keys) ?? this.lookup(['api/all']) ?? !OFF_BY_DEFAULT.has(`${group}/${version}`);
   }
 
+  /** resourceEnabled's answers per definition and version (--runtime-config does not change). */
+  private readonly answers = new WeakMap<ResourceDefinition, Map<string, boolean>>();
+
+  /** Whether `def` is served at `version`; asked on every resource request, so answered once. */
   resourceEnabled(def: ResourceDefinition, version: string): boolean {
+    let byVersion = this.answers.get(def);
+    if (!byVersion) {
+      byVersion = new Map();
+      this.answers.set(def, byVersion);
+    }
+    let on = byVersion.get(version);
+    if (on === undefined) {
+      on = this.decideResource(def, version);
+      byVersion.set(version, on);
+    }
+    return on;
+  }
+
+  private decideResource(def: ResourceDefinition, version: string): boolean {
     const keys = def.group ? [`${def.group}/${version}/${def.plural}`] : [`${version}/${def.plural}`, `api/${version}/${def.plural}`, `/${version}/${def.plural}`];
     const r = this.lookup(keys);
     if (r !== undefined) return r;

@@ -103,25 +103,10 @@ export function createRestApi(deps: RestDeps): RestApi {
     return true;
   }
 
-  /**
-   * The served definition by prefix/group/version/resource (undefined: not served), so a request
-   * does not scan every definition and re-read --runtime-config. Emptied when a definition is added.
-   */
-  const served = new Map<string, ResourceDefinition | undefined>();
-  function servedResource(info: RequestContext['info']): ResourceDefinition | undefined {
-    const key = `${info.apiPrefix}/${info.apiGroup}/${info.apiVersion}/${info.resource}`;
-    if (served.has(key)) return served.get(key);
-    const def = findResource(info.apiGroup, info.apiVersion, info.resource);
-    const ok = def && enablement.resourceEnabled(def, info.apiVersion) && (info.apiPrefix === 'api') === (info.apiGroup === '') ? def : undefined;
-    // Unknown resources are not remembered: a stream of made-up names must not grow the map.
-    if (ok) served.set(key, ok);
-    return ok;
-  }
-
   function scopeFor(ctx: RequestContext, req: ApiRequest, res: ApiResponse): Scope {
     const info = ctx.info;
-    const def = servedResource(info);
-    if (!def) throw notFoundPath();
+    const def = findResource(info.apiGroup, info.apiVersion, info.resource);
+    if (!def || !enablement.resourceEnabled(def, info.apiVersion) || (info.apiPrefix === 'api') !== (info.apiGroup === '')) throw notFoundPath();
     return {
       ctx, req, res, def, version: info.apiVersion, namespace: def.namespaced ? info.namespace : '', name: info.name,
       subresource: info.subresource, registry, query: ctx.query, warnings: [],
@@ -234,7 +219,6 @@ export function createRestApi(deps: RestDeps): RestApi {
 
     addResourceHandler(def, handler) {
       registerResource(def);
-      served.clear();
       resourceHandlers.set(`${def.group}/${def.plural}`, handler);
       openapi.invalidate();
     },
