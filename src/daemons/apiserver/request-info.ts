@@ -79,18 +79,15 @@ function splitPath(path: string): string[] {
 
 function verbForMethod(method: string): string {
   switch (method) {
-    case 'GET': return 'get';
-    case 'POST': return 'create';
-    case 'PUT': return 'update';
-  }
-  switch (method.toUpperCase()) {
     case 'POST': return 'create';
     case 'GET': case 'HEAD': return 'get';
     case 'PUT': return 'update';
     case 'PATCH': return 'patch';
     case 'DELETE': return 'delete';
-    default: return '';
   }
+  // Methods arrive upper-case from both listeners; lower-case ones are read the same way.
+  const upper = method.toUpperCase();
+  return upper === method ? '' : verbForMethod(upper);
 }
 
 /** Reads a request the way Kubernetes' RequestInfoFactory does (see the file comment). */
