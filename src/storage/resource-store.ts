@@ -9,7 +9,7 @@ import type { ValueTransformer } from './encryption/transformer.js';
 import { StorageError, isStorageError } from './errors.js';
 import type { Backend, KeyValue } from './interface.js';
 import type { WatchCache } from './watch-cache/watch-cache.js';
-import { jsonRoundTripCopy } from './json-copy.js';
+import { jsonRoundTripCopy } from '../util/json-clone.js';
 
 export class ResourceStore {
   constructor(

@@ -27,3 +27,58 @@ function clone(v: unknown): unknown {
   }
   return out;
 }
+
+/**
+ * `JSON.parse(JSON.stringify(v))` without the text, for values that are already exactly what
+ * a JSON round trip gives back: plain objects and arrays of strings, finite numbers, booleans
+ * and null. Strings are shared (immutable); objects and arrays are copied. For anything a round
+ * trip would change or that needs JSON.stringify's rules (undefined, functions, symbols, -0,
+ * NaN, Infinity, toJSON, class instances, sparse arrays), it answers undefined and the caller
+ * parses the text instead. A 2 KiB pod copies in a fraction of the time JSON.parse takes.
+ */
+export function jsonRoundTripCopy<T>(v: T): T | undefined {
+  const out = copy(v);
+  return out === IMPURE ? undefined : (out as T);
+}
+
+const IMPURE: unique symbol = Symbol('impure');
+
+function copy(v: unknown): unknown {
+  switch (typeof v) {
+    case 'string':
+    case 'boolean':
+      return v;
+    case 'number':
+      // -0 becomes 0 and NaN/Infinity become null in a round trip.
+      return Number.isFinite(v) && !Object.is(v, -0) ? v : IMPURE;
+    case 'object':
+      break;
+    default:
+      return IMPURE;
+  }
+  if (v === null) return null;
+  if (Array.isArray(v)) {
+    if (Object.getPrototypeOf(v) !== Array.prototype) return IMPURE;
+    const a: unknown[] = new Array(v.length);
+    for (let i = 0; i < v.length; i++) {
+      if (!(i in v)) return IMPURE;
+      const c = copy(v[i]);
+      if (c === IMPURE) return IMPURE;
+      a[i] = c;
+    }
+    return a;
+  }
+  const proto: unknown = Object.getPrototypeOf(v);
+  if (proto !== Object.prototype && proto !== null) return IMPURE;
+  const src = v as Record<string, unknown>;
+  if (typeof src['toJSON'] === 'function') return IMPURE;
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(src)) {
+    const c = copy(src[k]);
+    if (c === IMPURE) return IMPURE;
+    // A "__proto__" key (valid in JSON) must become an own property, not the prototype.
+    if (k === '__proto__') Object.defineProperty(out, k, { value: c, writable: true, enumerable: true, configurable: true });
+    else out[k] = c;
+  }
+  return out;
+}

@@ -1,7 +1,7 @@
 // jsonRoundTripCopy: equal to JSON.parse(JSON.stringify(v)) whenever it answers, a copy that
 // shares no object or array with its input, and no answer for values a round trip changes.
 import t from 'tap';
-import { jsonRoundTripCopy } from '../../src/storage/json-copy.js';
+import { jsonRoundTripCopy } from '../../src/util/json-clone.js';
 
 const roundTrip = (v: unknown): unknown => JSON.parse(JSON.stringify(v));
 
