@@ -15,13 +15,12 @@
  * READBENCH_CLI=<path to a compiled src/cli.js> (compare another build, e.g. a baseline tree),
  * READBENCH_ONLY=get,list,watch (a subset of the rows).
  */
-import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type * as http2 from 'node:http2';
-import { canPin, freePort, makePki, pinSelf, spawnNode, waitReady, type BenchPki, type Child } from './lib/children.js';
+import { canPin, freePort, makePki, pinSelf, procStat, spawnReady, type BenchPki, type Child } from './lib/children.js';
 import { closeSessions, openSessions, percentile, runLoad, send } from './lib/h2-load.js';
 import { openWatchers } from './lib/watch-load.js';
 import { apiserverArgs, configMapBody, podBody } from './lib/apiserver-child.js';
@@ -35,15 +34,10 @@ const ONLY = new Set((process.env['READBENCH_ONLY'] ?? 'get,list,watch').split('
 const CLI = process.env['READBENCH_CLI'] ? resolve(process.env['READBENCH_CLI']) : fileURLToPath(new URL('../src/cli.js', import.meta.url));
 const JSON_CT = { 'content-type': 'application/json', accept: 'application/json' };
 
-/** CPU seconds (user + system) a child has used so far, from /proc (NaN where unavailable). */
+/** CPU seconds (user + system) a child has used so far (NaN where unavailable). */
 function cpuOf(child: Child): number {
-  try {
-    const stat = readFileSync(`/proc/${child.proc.pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (CLK_TCK 100)
-  } catch {
-    return Number.NaN;
-  }
+  const t = child.proc.pid === undefined ? undefined : procStat(child.proc.pid);
+  return t ? t.user + t.sys : Number.NaN;
 }
 
 let apiChild: Child | undefined;
@@ -60,17 +54,6 @@ function out(s: string): void {
   process.stderr.write(`${s}\n`);
 }
 const f = (n: number): string => n.toFixed(2);
-
-async function startChild(args: string[], url: string, path: string, tls: BenchPki['client'], cpu: number | undefined): Promise<Child> {
-  const child = spawnNode(args, cpu);
-  try {
-    await waitReady(url, tls, path, child);
-  } catch (e) {
-    await child.stop();
-    throw e;
-  }
-  return child;
-}
 
 /** The bearer token the h2load rows use (h2load has no client certificates). */
 const BENCH_TOKEN = 'read-bench-token';
@@ -218,7 +201,7 @@ async function bareWatch(pki: BenchPki, cpu: number | undefined): Promise<void> 
   const port = await freePort();
   const url = `https://127.0.0.1:${port}`;
   const script = fileURLToPath(new URL('./fixtures/bare-watch-server.js', import.meta.url));
-  const child = await startChild([script, String(port), pki.certFile, pki.keyFile], url, '/healthz', { ca: pki.client.ca } as BenchPki['client'], cpu);
+  const child = await spawnReady([script, String(port), pki.certFile, pki.keyFile], cpu, url, { ca: pki.client.ca } as BenchPki['client'], '/healthz');
   try {
     await benchWatch('bare', child, url, { ca: pki.client.ca } as BenchPki['client'], 'bare', WATCHERS, 100, 5);
   } finally {
@@ -239,14 +222,14 @@ async function main(): Promise<void> {
     const bareUrl = `https://127.0.0.1:${barePort}`;
     if (ONLY.has('get')) {
       const script = fileURLToPath(new URL('./fixtures/bare-h2-server.js', import.meta.url));
-      bare = await startChild([script, String(barePort), pki.certFile, pki.keyFile], bareUrl, '/', { ca: pki.client.ca } as BenchPki['client'], cpu);
+      bare = await spawnReady([script, String(barePort), pki.certFile, pki.keyFile], cpu, bareUrl, { ca: pki.client.ca } as BenchPki['client'], '/');
     }
     const port = await freePort();
     const url = `https://127.0.0.1:${port}`;
     const prof = PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${resolve(PROF_DIR)}`] : [];
     const tokens = join(dir, 'tokens.csv');
     await writeFile(tokens, `${BENCH_TOKEN},bench-admin,bench-admin,"system:masters"\n`);
-    api = await startChild([...apiserverArgs(CLI, dir, pki, port, prof), `--token-auth-file=${tokens}`], url, '/healthz', pki.client, cpu);
+    api = await spawnReady([...apiserverArgs(CLI, dir, pki, port, prof), `--token-auth-file=${tokens}`], cpu, url, pki.client, '/healthz');
     apiChild = api;
     const sessions = await openSessions(url, pki.client, 2);
     for (const ns of ['bench', `watch-${WATCHERS}`]) {

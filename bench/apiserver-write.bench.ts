@@ -11,13 +11,13 @@
  * '--max-semi-space-size=64'), WRITEBENCH_TIDS=1 (CPU per thread id, not per thread name),
  * WRITEBENCH_UA=<user agent> (e.g. 'kubectl/v1.33.0': managedFields are then recorded per write).
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type * as http2 from 'node:http2';
-import { canPin, freePort, makePki, pinSelf, spawnNode, waitReady, type BenchPki, type Child } from './lib/children.js';
+import { canPin, freePort, makePki, pinSelf, procStat, spawnReady, type BenchPki, type Child } from './lib/children.js';
 import { closeSessions, openSessions, percentile, runLoad, send, type LoadResult } from './lib/h2-load.js';
 import { apiserverArgs, configMapBody } from './lib/apiserver-child.js';
 
@@ -36,31 +36,25 @@ const rvOf = (b: Buffer): string => /"resourceVersion":"(\d+)"/.exec(b.toString(
 interface Row { name: string; conc: number; perSec: number; p50: number; p99: number; cpuUs: number; errors: string }
 const rows: Row[] = [];
 
-/** CPU seconds (user + system) the child has used so far, from /proc (NaN where there is none). */
+/** CPU seconds (user + system, or one of them) the child has used so far (NaN where there is none). */
 let childPid = 0;
 function childCpu(which: 'both' | 'user' | 'sys' = 'both'): number {
-  try {
-    const f = readFileSync(`/proc/${childPid}/stat`, 'utf8');
-    const rest = f.slice(f.lastIndexOf(')') + 2).split(' ');
-    const user = Number(rest[11]) / 100;
-    const sys = Number(rest[12]) / 100;
-    return which === 'user' ? user : which === 'sys' ? sys : user + sys;
-  } catch {
-    return Number.NaN;
-  }
+  const t = procStat(childPid);
+  if (!t) return Number.NaN;
+  return which === 'user' ? t.user : which === 'sys' ? t.sys : t.user + t.sys;
 }
 
 /** CPU seconds per thread name (main thread, libuv pool, V8 workers, LevelDB's compaction thread). */
 function threadCpu(): Map<string, number> {
   const m = new Map<string, number>();
-  try {
-    for (const t of readdirSync(`/proc/${childPid}/task`)) {
-      const f = readFileSync(`/proc/${childPid}/task/${t}/stat`, 'utf8');
-      const name = f.slice(f.indexOf('(') + 1, f.lastIndexOf(')')) + (t === String(childPid) ? ' (main)' : process.env['WRITEBENCH_TIDS'] ? ` ${t}` : '');
-      const rest = f.slice(f.lastIndexOf(')') + 2).split(' ');
-      m.set(name, (m.get(name) ?? 0) + (Number(rest[11]) + Number(rest[12])) / 100);
-    }
-  } catch { /* the child is gone */ }
+  let tids: string[] = [];
+  try { tids = readdirSync(`/proc/${childPid}/task`); } catch { /* the child is gone */ }
+  for (const tid of tids) {
+    const t = procStat(childPid, tid);
+    if (!t) continue;
+    const name = t.name + (tid === String(childPid) ? ' (main)' : process.env['WRITEBENCH_TIDS'] ? ` ${tid}` : '');
+    m.set(name, (m.get(name) ?? 0) + t.user + t.sys);
+  }
   return m;
 }
 
@@ -85,15 +79,9 @@ async function row(name: string, conc: number, load: () => Promise<LoadResult>):
 async function startApiserver(dir: string, pki: BenchPki, cpu: number | undefined): Promise<{ child: Child; url: string }> {
   const port = await freePort();
   const prof = PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${resolve(PROF_DIR)}`] : [];
-  const child = spawnNode(apiserverArgs(CLI, dir, pki, port, [...prof, ...(process.env['WRITEBENCH_NODE_ARGS']?.split(' ').filter(Boolean) ?? [])]), cpu);
   const url = `https://127.0.0.1:${port}`;
-  try {
-    await waitReady(url, pki.client, '/healthz', child);
-  } catch (e) {
-    await child.stop();
-    throw e;
-  }
-  return { child, url };
+  const args = apiserverArgs(CLI, dir, pki, port, [...prof, ...(process.env['WRITEBENCH_NODE_ARGS']?.split(' ').filter(Boolean) ?? [])]);
+  return { child: await spawnReady(args, cpu, url, pki.client, '/healthz'), url };
 }
 
 async function bench(sessions: http2.ClientHttp2Session[]): Promise<void> {

@@ -13,7 +13,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type * as http2 from 'node:http2';
-import { canPin, freePort, makePki, pinSelf, spawnNode, waitReady, type Child } from './lib/children.js';
+import { canPin, freePort, makePki, pinSelf, spawnNode, spawnReady, waitReady, type Child } from './lib/children.js';
 import { closeSessions, openSessions, percentile, runLoad, send, type LoadResult } from './lib/h2-load.js';
 import { openWatchers } from './lib/watch-load.js';
 import { memoryAfterGc, type GcMemory } from './lib/inspect-memory.js';
@@ -79,14 +79,8 @@ async function startApiserver(dir: string, pki: Awaited<ReturnType<typeof makePk
   // The inspector stays off until SIGUSR1 (memory row); it is only used to force a GC.
   const inspectPort = await freePort();
   const cli = fileURLToPath(new URL('../src/cli.js', import.meta.url));
-  const child = spawnNode(apiserverArgs(cli, dir, pki, port, [`--inspect-port=127.0.0.1:${inspectPort}`]), cpu);
   const url = `https://127.0.0.1:${port}`;
-  try {
-    await waitReady(url, pki.client, '/healthz', child);
-  } catch (e) {
-    await child.stop();
-    throw e;
-  }
+  const child = await spawnReady(apiserverArgs(cli, dir, pki, port, [`--inspect-port=127.0.0.1:${inspectPort}`]), cpu, url, pki.client, '/healthz');
   return { child, url, inspectPort };
 }
 

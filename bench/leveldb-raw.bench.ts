@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ClassicLevel } from 'classic-level';
 import { openLevelBackend } from '../src/storage/leveldb/level-backend.js';
+import { closedLoop, quantile } from './lib/closed-loop.js';
 
 const VALUE = Buffer.alloc(1024, 'v');
 const SECONDS = Number(process.env['BENCH_SECONDS'] ?? '3');
@@ -15,22 +16,9 @@ const SECONDS = Number(process.env['BENCH_SECONDS'] ?? '3');
 interface Result { ops: number; perSec: number; p50: number; p99: number }
 
 async function drive(inFlight: number, op: (i: number) => Promise<unknown>): Promise<Result> {
-  const lat: number[] = [];
-  let next = 0;
-  const end = performance.now() + SECONDS * 1000;
-  const t0 = performance.now();
-  await Promise.all(Array.from({ length: inFlight }, async () => {
-    while (performance.now() < end) {
-      const i = next++;
-      const s = performance.now();
-      await op(i);
-      lat.push(performance.now() - s);
-    }
-  }));
-  const secs = (performance.now() - t0) / 1000;
-  lat.sort((a, b) => a - b);
-  const pct = (p: number): number => lat[Math.min(lat.length - 1, Math.floor(lat.length * p))] ?? 0;
-  return { ops: lat.length, perSec: lat.length / secs, p50: pct(0.5), p99: pct(0.99) };
+  const r = await closedLoop(inFlight, op, { ms: SECONDS * 1000 });
+  const lat = r.lat.sort((a, b) => a - b);
+  return { ops: r.ops, perSec: r.ops / r.seconds, p50: quantile(lat, 0.5), p99: quantile(lat, 0.99) };
 }
 
 const fmt = (name: string, r: Result, extra = ''): string =>

@@ -7,7 +7,9 @@
  * costs and the steadiest number on a shared machine. Quick (~15 s).
  * Run: node dist/bench/registry-write.bench.js   (REGBENCH_MS: length of each row; REGBENCH_IN_FLIGHT: 50).
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
+import { procStat } from './lib/children.js';
+import { closedLoop, quantile } from './lib/closed-loop.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,35 +33,21 @@ function body(name: string, i: number, resourceVersion?: string): Buffer {
 /** CPU seconds so far of this process's main thread and of all its other threads. */
 function cpu(): { main: number; other: number } {
   let main = 0, other = 0;
-  for (const t of readdirSync('/proc/self/task')) {
-    const f = readFileSync(`/proc/self/task/${t}/stat`, 'utf8');
-    const rest = f.slice(f.lastIndexOf(')') + 2).split(' ');
-    const s = (Number(rest[11]) + Number(rest[12])) / 100;
-    if (t === String(process.pid)) main += s; else other += s;
+  for (const tid of readdirSync('/proc/self/task')) {
+    const t = procStat('self', tid);
+    if (!t) continue;
+    if (tid === String(process.pid)) main += t.user + t.sys; else other += t.user + t.sys;
   }
   return { main, other };
 }
 
 async function row(name: string, op: (i: number) => Promise<unknown>): Promise<void> {
-  const lat: number[] = [];
-  let next = 0;
   const c0 = cpu();
-  const t0 = performance.now();
-  const end = t0 + ROW_MS;
-  await Promise.all(Array.from({ length: IN_FLIGHT }, async () => {
-    while (performance.now() < end) {
-      const i = next++;
-      const s = performance.now();
-      await op(i);
-      lat.push(performance.now() - s);
-    }
-  }));
-  const secs = (performance.now() - t0) / 1000;
+  const r = await closedLoop(IN_FLIGHT, op, { ms: ROW_MS });
   const c1 = cpu();
-  lat.sort((a, b) => a - b);
-  const p = (q: number): number => lat[Math.min(lat.length - 1, Math.floor(q * lat.length))] ?? NaN;
-  const us = (s: number): string => ((s * 1e6) / lat.length).toFixed(0).padStart(5);
-  console.log(`  ${name.padEnd(30)} ${(lat.length / secs).toFixed(0).padStart(6)}/s  p50 ${p(0.5).toFixed(2).padStart(6)} ms  p99 ${p(0.99).toFixed(2).padStart(7)} ms  CPU µs/op: main ${us(c1.main - c0.main)}  other threads ${us(c1.other - c0.other)}`);
+  const lat = r.lat.sort((a, b) => a - b);
+  const us = (s: number): string => ((s * 1e6) / r.ops).toFixed(0).padStart(5);
+  console.log(`  ${name.padEnd(30)} ${(r.ops / r.seconds).toFixed(0).padStart(6)}/s  p50 ${quantile(lat, 0.5).toFixed(2).padStart(6)} ms  p99 ${quantile(lat, 0.99).toFixed(2).padStart(7)} ms  CPU µs/op: main ${us(c1.main - c0.main)}  other threads ${us(c1.other - c0.other)}`);
 }
 
 async function main(): Promise<void> {

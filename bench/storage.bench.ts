@@ -23,6 +23,7 @@ import { openEtcdBackend } from '../src/storage/etcd/etcd-backend.js';
 import { createObjectStore } from '../src/storage/object-store.js';
 import type { ObjectRef, ObjectStore } from '../src/storage/object-store-types.js';
 import { etcdAvailable, startEtcd } from '../test/helpers/etcd.js';
+import { closedLoop, quantile } from './lib/closed-loop.js';
 
 const IN_FLIGHT = 64;
 const LIST_SIZE = 10_000;
@@ -61,26 +62,14 @@ const CREATE_MS = 3000;
  * the process CPU time (all threads: LevelDB's work included; not etcd's, a separate process).
  */
 async function run(name: string, total: number, inflight: number, op: (i: number) => Promise<unknown>, maxMs = 8000): Promise<Row> {
-  const lat: number[] = [];
-  let next = 0;
   const cpu0 = process.cpuUsage();
-  const start = performance.now();
-  const deadline = start + maxMs;
-  await Promise.all(Array.from({ length: inflight }, async () => {
-    for (let i = next++; i < total && performance.now() < deadline; i = next++) {
-      const t0 = performance.now();
-      await op(i);
-      lat.push(performance.now() - t0);
-    }
-  }));
+  const r = await closedLoop(inflight, op, { ms: maxMs, maxOps: total });
   const cpu = process.cpuUsage(cpu0);
-  return { name, ops: lat.length, seconds: (performance.now() - start) / 1000, lat, cpuUs: lat.length ? (cpu.user + cpu.system) / lat.length : undefined };
+  return { name, ops: r.ops, seconds: r.seconds, lat: r.lat, cpuUs: r.ops ? (cpu.user + cpu.system) / r.ops : undefined };
 }
 
 function pct(xs: number[], p: number): number {
-  if (xs.length === 0) return NaN;
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
+  return quantile([...xs].sort((a, b) => a - b), p / 100);
 }
 
 /** A latency column: '—' when the row measures none (replays count deliveries, not latencies). */

@@ -10,6 +10,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createCA, issueCert, writePemFile } from '../../src/util/pki.js';
 import { freePort } from '../../src/util/free-port.js';
+import { procStat } from '../lib/children.js';
 export { freePort };
 
 
@@ -108,15 +109,6 @@ export async function until<T>(what: string, check: () => Promise<T | undefined>
 
 /** CPU seconds (user + system) a process has used so far, from /proc (Linux); undefined elsewhere. */
 export async function cpuSeconds(pid: number | undefined): Promise<number | undefined> {
-  if (pid === undefined) return undefined;
-  try {
-    const { readFile } = await import('node:fs/promises');
-    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
-    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const ticks = Number(rest[11]) + Number(rest[12]);
-    return Number.isFinite(ticks) ? ticks / 100 : undefined;
-  } catch {
-    return undefined;
-  }
+  const t = pid === undefined ? undefined : procStat(pid);
+  return t && Number.isFinite(t.user + t.sys) ? t.user + t.sys : undefined;
 }

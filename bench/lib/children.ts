@@ -1,9 +1,11 @@
 /**
  * Child-process servers for benchmarks: a throwaway PKI (one CA for the serving certificate and an
  * admin client certificate), free loopback ports, spawning (pinned with taskset when available,
- * NODE_OPTIONS removed) and waiting until a server answers over TLS+HTTP/2.
+ * NODE_OPTIONS removed), waiting until a server answers over TLS+HTTP/2, and the CPU time a process
+ * or thread has used (from /proc).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createCA, issueCert, writePemFile } from '../../src/util/pki.js';
 import { openSessions, send, closeSessions, type TlsClient } from './h2-load.js';
@@ -89,4 +91,32 @@ export async function waitReady(url: string, tls: TlsClient, path: string, child
     await new Promise((r) => setTimeout(r, wait));
     wait = Math.min(wait * 2, 500);
   }
+}
+
+/** Spawns `node args…` (pinned to `cpu` when given) and waits until `url` answers 200 on `readyPath`; stops it when it never does. */
+export async function spawnReady(args: string[], cpu: number | undefined, url: string, tls: TlsClient, readyPath: string): Promise<Child> {
+  const child = spawnNode(args, cpu);
+  try {
+    await waitReady(url, tls, readyPath, child);
+  } catch (e) {
+    await child.stop();
+    throw e;
+  }
+  return child;
+}
+
+/**
+ * A process's (or, with `tid`, one thread's) name and CPU seconds so far, from
+ * /proc/<pid>[/task/<tid>]/stat; undefined where there is no such file (not Linux, gone).
+ */
+export function procStat(pid: number | 'self', tid?: string): { name: string; user: number; sys: number } | undefined {
+  let f: string;
+  try {
+    f = readFileSync(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  // The fields after the parenthesised name; utime and stime are fields 14 and 15, in ticks (CLK_TCK 100).
+  const rest = f.slice(f.lastIndexOf(')') + 2).split(' ');
+  return { name: f.slice(f.indexOf('(') + 1, f.lastIndexOf(')')), user: Number(rest[11]) / 100, sys: Number(rest[12]) / 100 };
 }
