@@ -38,6 +38,14 @@ export function encodeProtobuf(obj: KubeObject): Buffer {
   if (!kind || NO_PROTOBUF_KINDS.has(kind)) notAcceptable(apiVersion, kind);
   const msg = messageForObject(apiVersion, kind);
   if (!msg) notAcceptable(apiVersion, kind);
+  return encodeEnvelope(apiVersion, kind, (w) => writeMessage(w, msg.name, obj));
+}
+
+/**
+ * The Kubernetes protobuf envelope: `k8s\0` + runtime.Unknown{typeMeta{apiVersion, kind},
+ * raw, contentEncoding '', contentType ''}, with `writeRaw` writing the raw message's bytes.
+ */
+export function encodeEnvelope(apiVersion: string, kind: string, writeRaw: (w: protobuf.Writer) => void): Buffer {
   const w = protobuf.Writer.create();
   w.raw(PROTOBUF_MAGIC);
   w.uint32(0x0a).fork(); // Unknown.typeMeta
@@ -45,7 +53,7 @@ export function encodeProtobuf(obj: KubeObject): Buffer {
   w.uint32(0x12).string(kind);
   w.ldelim();
   w.uint32(0x12).fork(); // Unknown.raw
-  writeMessage(w, msg.name, obj);
+  writeRaw(w);
   w.ldelim();
   w.uint32(0x1a).string(''); // contentEncoding
   w.uint32(0x22).string(''); // contentType

@@ -5,8 +5,7 @@
  * encodeProtobuf writes for the whole list object (fields in ascending number order; a
  * repeated message field is tag + length + message), without encoding any item twice.
  */
-import protobuf from 'protobufjs/minimal.js';
-import { PROTOBUF_MAGIC } from '../../../api/codec/protobuf.js';
+import { encodeEnvelope } from '../../../api/codec/protobuf.js';
 import { encodeMessage } from '../../../api/codec/protobuf-message.js';
 import { messageForObject } from '../../../api/schema/registry.js';
 import type { FieldDecl } from '../../../api/schema/types.js';
@@ -52,18 +51,8 @@ export function encodeListItem(plan: ProtobufListPlan, item: unknown): Buffer {
 export function encodeListFromItems(plan: ProtobufListPlan, apiVersion: string, listKind: string, metadata: unknown, items: readonly Buffer[]): Buffer {
   // Everything but the items: the list message with no items (empty repeated fields are omitted).
   const head = encodeMessage(plan.listMessage, { metadata });
-  const w = protobuf.Writer.create();
-  w.raw(PROTOBUF_MAGIC);
-  w.uint32(0x0a).fork(); // Unknown.typeMeta
-  w.uint32(0x0a).string(apiVersion);
-  w.uint32(0x12).string(listKind);
-  w.ldelim();
-  w.uint32(0x12).fork(); // Unknown.raw
-  w.raw(head);
-  for (const item of items) w.uint32(plan.itemsTag).bytes(item);
-  w.ldelim();
-  w.uint32(0x1a).string(''); // contentEncoding
-  w.uint32(0x22).string(''); // contentType
-  const out = w.finish();
-  return Buffer.from(out.buffer, out.byteOffset, out.byteLength);
+  return encodeEnvelope(apiVersion, listKind, (w) => {
+    w.raw(head);
+    for (const item of items) w.uint32(plan.itemsTag).bytes(item);
+  });
 }
