@@ -67,3 +67,14 @@ t.test('splice plans: the length computed up front is the length written, at any
     }
   }
 });
+
+t.test('members after kind, apiVersion and metadata are kept as stored, unscanned', async (t) => {
+  // Once the three are seen the rest cannot hold them again (JSON.stringify writes a key once),
+  // so the splice copies it whole: what it holds is not checked.
+  const stored = '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"a":[1,{"b":"}"}]}, "status": {}}';
+  const s = scanStored(Buffer.from(stored));
+  t.ok(s, 'scanned');
+  t.equal(spliceServed(s!, 5).toString(), '{"metadata":{"name":"p","resourceVersion":"5"},"spec":{"a":[1,{"b":"}"}]}, "status": {}}');
+  t.equal(scanStored(Buffer.from('{"kind":"Pod","metadata":{"name":"p"}, "spec":{}}')), undefined, 'before all three are seen, whitespace still refuses');
+  t.equal(scanStored(Buffer.from('{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":"x"')), undefined, 'not ending in a brace');
+});

@@ -9,8 +9,11 @@
  * is a fixed point of parse + stringify (no whitespace, canonical numbers and escapes), which
  * is what makes the splice byte for byte equal to decode + JSON.stringify.
  *
- * The scanner accepts exactly that canonical form; anything else (whitespace, no metadata
- * object, a stored resourceVersion) returns undefined and the caller decodes instead.
+ * The scanner reads the top-level members up to kind, apiVersion and metadata, and metadata's
+ * members, and accepts exactly that canonical form there; anything else (whitespace, no
+ * metadata object, a stored resourceVersion) returns undefined and the caller decodes instead.
+ * What follows the three (spec and status: most of the bytes) is copied as stored, unscanned:
+ * stored values are whole JSON.stringify outputs, which cannot repeat a key.
  */
 
 const QUOTE = 0x22;
@@ -115,13 +118,49 @@ export interface StoredJson {
   readonly apiVersion: string | undefined;
 }
 
-/** Scans stored JSON; undefined when it is not the canonical form the splice relies on. */
+/**
+ * The top-level members of stored JSON, scanned only until kind, apiVersion and metadata have
+ * all been seen: the members after them are kept as they are, so they are one member (key
+ * undefined) running to the closing brace, and their bytes (spec and status, most of an
+ * object) are never scanned. JSON.stringify writes each key once, so none of the three can
+ * come again. Undefined when the scanned part is not canonical.
+ */
+function topMembers(b: Buffer): Member[] | undefined {
+  const last = b.length - 1;
+  if (b[0] !== LBRACE || b[last] !== RBRACE) return undefined;
+  const list: Member[] = [];
+  if (last === 1) return list;
+  let seen = 0;
+  let j = 1;
+  for (;;) {
+    if (b[j] !== QUOTE) return undefined;
+    if (seen === 3) {
+      list.push({ start: j, end: last, value: j, key: undefined });
+      return list;
+    }
+    const keyEnd = skipString(b, j);
+    if (keyEnd < 0 || b[keyEnd] !== COLON) return undefined;
+    const valueEnd = skipValue(b, keyEnd + 1);
+    if (valueEnd < 0) return undefined;
+    const key = keyOf(b, j, keyEnd);
+    if (key === 'kind' || key === 'apiVersion' || key === 'metadata') seen++;
+    list.push({ start: j, end: valueEnd, value: keyEnd + 1, key });
+    if (valueEnd === last) return list;
+    if (b[valueEnd] !== COMMA) return undefined;
+    j = valueEnd + 1;
+  }
+}
+
+/**
+ * Scans stored JSON; undefined when it is not the canonical form the splice relies on. The
+ * members after kind, apiVersion and metadata are taken as stored (see topMembers).
+ */
 export function scanStored(bytes: Buffer): StoredJson | undefined {
-  const top = members(bytes, 0);
-  if (!top || top.end !== bytes.length) return undefined;
+  const top = topMembers(bytes);
+  if (!top) return undefined;
   let metadata: Member | undefined;
   let apiVersion: string | undefined;
-  for (const m of top.list) {
+  for (const m of top) {
     if (m.key === 'metadata') metadata = m;
     else if (m.key === 'apiVersion') {
       if (bytes[m.value] !== QUOTE) return undefined; // only a string can be compared for conversion
@@ -132,7 +171,7 @@ export function scanStored(bytes: Buffer): StoredJson | undefined {
   const meta = members(bytes, metadata.value);
   if (!meta || meta.end !== metadata.end) return undefined;
   for (const m of meta.list) if (m.key === 'resourceVersion') return undefined;
-  return { bytes, members: top.list, metadata, metadataEmpty: meta.list.length === 0, apiVersion };
+  return { bytes, members: top, metadata, metadataEmpty: meta.list.length === 0, apiVersion };
 }
 
 /**
