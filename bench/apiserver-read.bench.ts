@@ -3,8 +3,9 @@
  * apiserver` child (LevelDB, TLS+HTTP/2, client-certificate auth as in bench/apiserver.bench.ts)
  * and bare node:http2 servers in the same run. Rows: bare GET and configmap GET at 50 streams
  * (alternated), the same two from h2load when it is installed (bench/lib/h2load.ts), GET at
- * 1 stream, whole LISTs of N pods (JSON and protobuf; the first list is the
- * cold one) and limit=500 pages, and watch delivery lag for W watchers × 100 creates/s against
+ * 1 stream, whole LISTs of N pods (JSON and protobuf; 1 % of the pods patched before each list,
+ * timed to the response headers and to the last byte, the first list on its own:
+ * bench/lib/list-load.ts) and limit=500 pages, and watch delivery lag for W watchers × 100 creates/s against
  * a bare fan-out server (bench/fixtures/bare-watch-server.ts) and the API server. Each row also
  * gives the servers' CPU time per operation (from /proc), which is steadier than throughput when
  * other work loads the machine.
@@ -23,11 +24,14 @@ import type * as http2 from 'node:http2';
 import { canPin, freePort, makePki, pinSelf, procStat, spawnReady, type BenchPki, type Child } from './lib/children.js';
 import { closeSessions, openSessions, percentile, runLoad, send } from './lib/h2-load.js';
 import { openWatchers } from './lib/watch-load.js';
+import { measureLists } from './lib/list-load.js';
 import { apiserverArgs, configMapBody, podBody } from './lib/apiserver-child.js';
 import { h2loadAvailable, runH2load } from './lib/h2load.js';
 
 const ROW_MS = Number(process.env['READBENCH_ROW_MS'] ?? 3000);
 const PODS = Number(process.env['READBENCH_PODS'] ?? 10_000);
+/** Whole LISTs after the first, per encoding (1 % of the pods patched before each). */
+const LISTS = 20;
 const WATCHERS = Number(process.env['READBENCH_WATCHERS'] ?? 1000);
 const PROF_DIR = process.env['READBENCH_CPU_PROF'];
 const ONLY = new Set((process.env['READBENCH_ONLY'] ?? 'get,list,watch').split(','));
@@ -127,22 +131,16 @@ async function benchList(api: http2.ClientHttp2Session[]): Promise<void> {
   });
   if (r.errors) out(`  pod create errors: ${r.errors} ${r.firstError ?? ''}`);
   const s = api[0]!;
+  const names = Array.from({ length: r.ops }, (_, i) => `pod-${String(i).padStart(6, '0')}`);
   for (const [label, accept] of [['JSON', 'application/json'], ['protobuf', 'application/vnd.kubernetes.protobuf']] as const) {
-    const lat = new Float64Array(10);
-    let bytes = 0;
     const m0 = await serverListTime(s);
-    const c0 = apiChild ? cpuOf(apiChild) : Number.NaN;
-    for (let i = 0; i < lat.length; i++) {
-      const t = performance.now();
-      const res = await send(s, { path: '/api/v1/namespaces/bench/pods', headers: { accept } }, 60_000);
-      lat[i] = performance.now() - t;
-      if (res.status !== 200) throw new Error(`list answered ${res.status}`);
-      bytes = res.body.length;
-    }
-    const cpuMs = apiChild ? (1000 * (cpuOf(apiChild) - c0)) / lat.length : Number.NaN;
+    const child = apiChild;
+    const l = await measureLists({ sessions: api, path: '/api/v1/namespaces/bench/pods', accept, lists: LISTS, names, ...(child ? { cpu: () => cpuOf(child) } : {}) });
     const m1 = await serverListTime(s);
     const serverMs = (1000 * (m1.sum - m0.sum)) / Math.max(1, m1.count - m0.count);
-    out(`LIST ${r.ops} pods (${label}, whole): p50 ${f(percentile(lat, 50))} p99 ${f(percentile(lat, 99))} ms, ${(bytes / 1048576).toFixed(1)} MiB; server mean ${f(serverMs)} ms, server CPU ${f(cpuMs)} ms per list (first list ${f(lat[0]!)} ms)`);
+    out(`LIST ${r.ops} pods (${label}, whole; ${l.churn} pods patched before each of ${LISTS} lists): server time (to headers) p50 ${f(percentile(l.headers, 50))} p99 ${f(percentile(l.headers, 99))} ms; ` +
+      `to the last byte p50 ${f(percentile(l.total, 50))} p99 ${f(percentile(l.total, 99))} ms, ${(l.bytes / 1048576).toFixed(1)} MiB; ` +
+      `server's own mean ${f(serverMs)} ms, server CPU ${f(l.listCpuMs)} ms per later list; first list ${f(l.first.headersMs)} / ${f(l.first.totalMs)} ms`);
   }
   const pages: number[] = [];
   const pc0 = apiChild ? cpuOf(apiChild) : Number.NaN;

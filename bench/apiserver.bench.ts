@@ -2,7 +2,9 @@
  * The full API server over TLS+HTTP/2 (a `corectl apiserver` child process, LevelDB storage, client
  * certificate auth) next to a bare node:http2 TLS server (bench/fixtures/bare-h2-server.ts) in the
  * same run. Rows: bare GET/POST; configmap create/get/update at 1 and 50 streams; create and list
- * 10 000 pods (whole and limit=500 pages); watch delivery lag for 100 (and 1 000) watchers; heap
+ * 10 000 pods (whole lists with 1 % of the pods patched before each, timed to the response
+ * headers (server time) and to the last byte, the first list on its own: bench/lib/list-load.ts;
+ * and limit=500 pages); watch delivery lag for 100 (and 1 000) watchers; heap
  * per 1 000 pods from /metrics. Servers are pinned to CPU 0 and this client to CPU 1 when taskset
  * exists. Aims are from /work/shared/research/perf-anchors.md ("Proposed targets").
  * Run: node dist/bench/apiserver.bench.js   (about 1.5–2 minutes). APIBENCH_PIN=0 disables pinning
@@ -16,11 +18,14 @@ import type * as http2 from 'node:http2';
 import { canPin, freePort, makePki, pinSelf, spawnNode, spawnReady, waitReady, type Child } from './lib/children.js';
 import { closeSessions, openSessions, percentile, runLoad, send, type LoadResult } from './lib/h2-load.js';
 import { openWatchers } from './lib/watch-load.js';
+import { measureLists } from './lib/list-load.js';
 import { memoryAfterGc, type GcMemory } from './lib/inspect-memory.js';
 import { apiserverArgs, configMapBody, podBody } from './lib/apiserver-child.js';
 
 const ROW_MS = Number(process.env['APIBENCH_ROW_MS'] ?? 3000);
 const PODS = 10_000;
+/** Whole LISTs after the first (1 % of the pods patched before each). */
+const LISTS = 20;
 const JSON_CT = { 'content-type': 'application/json', accept: 'application/json' };
 const T0 = performance.now();
 
@@ -163,18 +168,20 @@ async function benchPods(api: Api, sessions: http2.ClientHttp2Session[]): Promis
   rows.push({ name: `memory: heap used +${((heap1 - heap0) / 1048576).toFixed(1)} MiB for ${r.ops} pods`, conc: '-', ratio: per(heap0, heap1), aim: '≤ 8 MiB/1000 pods', note: `rss +${((rss1 - rss0) / 1048576).toFixed(1)} MiB (${per(rss0, rss1)}); heap now ${(heap1 / 1048576).toFixed(0)} MiB; ${how}` });
   log(`heap ${heap0} -> ${heap1}, rss ${rss0} -> ${rss1}`);
 
-  const lat = new Float64Array(10);
   let items = 0;
+  const names = Array.from({ length: r.ops }, (_, i) => `pod-${String(i).padStart(5, '0')}`);
   const t0 = performance.now();
-  for (let i = 0; i < lat.length; i++) {
-    const t = performance.now();
-    const res = await send(sessions[0]!, { path: '/api/v1/namespaces/bench/pods', headers: { accept: 'application/json' } }, 60_000);
-    lat[i] = performance.now() - t;
-    if (i === 0) items = (res.body.toString().match(/"kind":"Pod"|"name":"pod-/g) ?? []).length;
-    if (res.status !== 200) throw new Error(`list answered ${res.status}`);
-  }
-  rows.push({ name: `apiserver list ${PODS} pods (JSON, whole)`, conc: '1', opsPerSec: lat.length / ((performance.now() - t0) / 1000), p50: percentile(lat, 50), p99: percentile(lat, 99), aim: 'p99 ≤ 100 ms', note: `${lat.length} lists; first body matched ${items} pod markers` });
-  log(`list whole p50 ${percentile(lat, 50).toFixed(1)} p99 ${percentile(lat, 99).toFixed(1)}`);
+  const l = await measureLists({
+    sessions, path: '/api/v1/namespaces/bench/pods', accept: 'application/json', lists: LISTS, names,
+    onFirstBody: (b) => { items = (b.toString().match(/"kind":"Pod"|"name":"pod-/g) ?? []).length; },
+  });
+  const rate = (LISTS + 1) / ((performance.now() - t0) / 1000);
+  rows.push({
+    name: `apiserver list ${r.ops} pods (JSON, whole): server time`, conc: '1', opsPerSec: rate, p50: percentile(l.headers, 50), p99: percentile(l.headers, 99),
+    aim: 'p99 ≤ 100 ms server time',
+    note: `${LISTS} lists, ${l.churn} pods patched before each; to the last byte p50 ${percentile(l.total, 50).toFixed(1)} p99 ${percentile(l.total, 99).toFixed(1)} ms; first list ${l.first.headersMs.toFixed(1)} / ${l.first.totalMs.toFixed(1)} ms; its body matched ${items} pod markers`,
+  });
+  log(`list whole: server time p50 ${percentile(l.headers, 50).toFixed(1)} p99 ${percentile(l.headers, 99).toFixed(1)}; last byte p99 ${percentile(l.total, 99).toFixed(1)}; first ${l.first.headersMs.toFixed(1)}/${l.first.totalMs.toFixed(1)}`);
 
   const pages: number[] = [];
   const tp = performance.now();

@@ -21,6 +21,11 @@ export interface BenchRequest {
 export interface BenchResponse {
   status: number;
   body: Buffer;
+  /**
+   * Milliseconds from sending the request to its response headers: for a response the server
+   * builds whole before answering (a LIST), the server's time without the body's transfer.
+   */
+  headersMs: number;
 }
 
 /** Opens `count` HTTP/2 sessions to `url` and waits until each is connected. */
@@ -45,13 +50,15 @@ export function closeSessions(sessions: http2.ClientHttp2Session[]): void {
 export function send(session: http2.ClientHttp2Session, r: BenchRequest, timeoutMs = 30_000): Promise<BenchResponse> {
   return new Promise((resolve, reject) => {
     const headers: http2.OutgoingHttpHeaders = { ':path': r.path, ':method': r.method ?? 'GET', ...(r.headers ?? {}) };
+    const t0 = performance.now();
     const req = session.request(headers, { endStream: r.body === undefined });
     let status = 0;
+    let headersMs = Number.NaN;
     const chunks: Buffer[] = [];
     const timer = setTimeout(() => { req.close(http2.constants.NGHTTP2_CANCEL); reject(new Error(`${r.method ?? 'GET'} ${r.path} timed out`)); }, timeoutMs);
-    req.on('response', (h) => { status = Number(h[':status']); });
+    req.on('response', (h) => { status = Number(h[':status']); headersMs = performance.now() - t0; });
     req.on('data', (d: Buffer) => chunks.push(d));
-    req.on('end', () => { clearTimeout(timer); resolve({ status, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) }); });
+    req.on('end', () => { clearTimeout(timer); resolve({ status, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks), headersMs }); });
     req.on('error', (e) => { clearTimeout(timer); reject(e); });
     if (r.body !== undefined) req.end(r.body);
   });
