@@ -19,8 +19,17 @@ const EXEMPT_IN_TERMINATING = new Set(['events', 'subjectaccessreviews', 'locals
  */
 const terminatingByEntry = new WeakMap<KeyValue, boolean>();
 
+/**
+ * Whether the namespace is terminating; undefined when it does not exist. Asked of the cache
+ * as it stands (resourceVersion "0", as Kubernetes' admission asks its informer), then, when
+ * the cache does not have the namespace yet (created a moment ago), with a consistent read.
+ */
 async function namespaceTerminating(store: ObjectStore, namespace: string): Promise<boolean | undefined> {
-  const res = await store.list({ group: '', resource: 'namespaces', namespace: '', name: namespace, entries: true });
+  return (await namespaceState(store, namespace, '0')) ?? namespaceState(store, namespace, undefined);
+}
+
+async function namespaceState(store: ObjectStore, namespace: string, resourceVersion: string | undefined): Promise<boolean | undefined> {
+  const res = await store.list({ group: '', resource: 'namespaces', namespace: '', name: namespace, entries: true, ...(resourceVersion ? { resourceVersion } : {}) });
   const isTerminating = (ns: KubeObject): boolean =>
     (ns.status as { phase?: string } | undefined)?.phase === 'Terminating' || !!ns.metadata?.deletionTimestamp;
   if (!res.entries || !res.decode) {
