@@ -29,12 +29,17 @@ export function h2loadAvailable(): boolean {
   return available;
 }
 
-/** Runs h2load with one connection and `streams` concurrent streams for `seconds` (pinned to `cpu` when given). */
-export function runH2load(url: string, o: { streams: number; seconds: number; headers?: Record<string, string>; cpu?: number }): H2loadResult {
+/**
+ * Runs h2load with one connection and up to `streams` concurrent streams for `seconds` (pinned to
+ * `cpu` when given): as fast as the server answers, or `rps` requests per second (an offered
+ * rate, as load generators that quote "p99 at N QPS" use).
+ */
+export function runH2load(url: string, o: { streams: number; seconds: number; headers?: Record<string, string>; cpu?: number; rps?: number }): H2loadResult {
   const logDir = mkdtempSync(join(tmpdir(), 'h2load-'));
   const log = join(logDir, 'requests.tsv');
   const args = ['-c', '1', '-m', String(o.streams), '-D', String(o.seconds), '--warm-up-time=1', `--log-file=${log}`];
   for (const [k, v] of Object.entries(o.headers ?? {})) args.push('-H', `${k}: ${v}`);
+  if (o.rps !== undefined) args.push(`--rps=${o.rps}`);
   args.push(url);
   const cmd = o.cpu === undefined ? 'h2load' : 'taskset';
   const argv = o.cpu === undefined ? args : ['-c', String(o.cpu), 'h2load', ...args];
