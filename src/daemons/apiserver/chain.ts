@@ -128,8 +128,8 @@ export class RequestChain {
     if (this.stopping.signal.aborted) abort.abort(this.stopping.signal.reason);
     else this.open.add(abort);
     if (res) {
-      // (HTTP/2 compat responses emit 'finish' even when the stream was reset, so ask whether
-      // the response was ended by us instead.)
+      // ('finish' is no proof the client got the response: HTTP/2 responses report it with the
+      // stream's 'close', also after a reset; so ask whether we ended the response.)
       res.once('close', () => {
         if (!res.writableEnded) abort.abort(new Error('client disconnected'));
         this.open.delete(abort);

@@ -4,14 +4,18 @@
  * which the authentication filter fills in.
  */
 import type * as http from 'node:http';
-import type * as http2 from 'node:http2';
 import type { Logger } from 'pino';
 import type { UserInfo } from '../../auth/user.js';
+import type { H2Request } from './h2-request.js';
+import type { H2Response } from './h2-response.js';
 import type { RequestInfo } from './request-info.js';
 
-/** A request as the listener delivers it: HTTP/1.1 (including upgrades) or HTTP/2 compat. */
-export type ApiRequest = http.IncomingMessage | http2.Http2ServerRequest;
-export type ApiResponse = http.ServerResponse | http2.Http2ServerResponse;
+/**
+ * A request as the listener delivers it: Node's HTTP/1.1 classes (including upgrades), or for an
+ * HTTP/2 stream the lean pair in h2-request.ts / h2-response.ts (not Node's compat layer).
+ */
+export type ApiRequest = http.IncomingMessage | H2Request;
+export type ApiResponse = http.ServerResponse | H2Response;
 
 /** Who is asking (declared in src/auth so authenticators share it; re-exported here). */
 export type { UserInfo } from '../../auth/user.js';

@@ -5,13 +5,13 @@
  * abort signal, the request id, the child logger) is made on first use.
  */
 import { randomUUID } from 'node:crypto';
-import type * as http from 'node:http';
-import { constants as h2constants, type Http2ServerResponse } from 'node:http2';
+import { constants as h2constants } from 'node:http2';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { ApiError } from '../../api/meta/status.js';
 import { anonymousUser, type ApiRequest, type ApiResponse, type RequestContext, type UserInfo } from './context.js';
 import type { Exchange } from './filters/filter.js';
+import { H2Response } from './h2-response.js';
 import { writeStatus, writeStatusToSocket } from './filters/write-status.js';
 import { RequestAbort } from './request-abort.js';
 import type { RequestInfo } from './request-info.js';
@@ -95,10 +95,10 @@ export class ChainExchange implements Exchange {
 
 /** Ends a response that already started, so the client sees an error rather than a short body. */
 function cutOff(res: ApiResponse): void {
-  if ('stream' in res && (res as Http2ServerResponse).stream) {
-    const s = (res as Http2ServerResponse).stream;
+  if (res instanceof H2Response) {
+    const s = res.stream;
     if (!s.destroyed) s.close(h2constants.NGHTTP2_INTERNAL_ERROR);
   } else {
-    (res as http.ServerResponse).destroy();
+    res.destroy();
   }
 }

@@ -7,11 +7,14 @@
  * HTTP/2 sessions, then destroy whatever is still open after a grace period.
  */
 import { readFile } from 'node:fs/promises';
+import type * as http from 'node:http';
 import * as http2 from 'node:http2';
 import type { AddressInfo, Socket } from 'node:net';
 import { createSecureContext, type SecureContext, type SecureContextOptions } from 'node:tls';
 import type { Logger } from 'pino';
 import type { RequestChain } from './chain.js';
+import { H2Request } from './h2-request.js';
+import { H2Response } from './h2-response.js';
 import { StartupError, type ServingOptions } from './serving-options.js';
 import { buildSniMap, sniCallback, type SniEntry } from './tls/sni.js';
 import type { ServingPair } from './tls/serving-certs.js';
@@ -91,7 +94,12 @@ export async function startSecureServer(o: SecureServerOptions): Promise<SecureS
     s.on('error', (e: Error) => o.log.debug({ err: e.message }, 'http2 session error'));
   });
   server.on('tlsClientError', (e: Error) => o.log.debug({ err: e.message }, 'TLS handshake failed'));
-  server.on('request', (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => o.chain.handle(req, res));
+  // HTTP/1.1 requests (the allowHTTP1 fallback) arrive as 'request' events. Listening to it makes
+  // Node add its compat 'stream' listener (Http2ServerRequest/Response around every stream),
+  // which is dropped again at once: HTTP/2 streams are served by onStream alone, exactly once.
+  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => o.chain.handle(req, res));
+  server.removeAllListeners('stream');
+  server.on('stream', (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => onStream(o.chain, stream, headers));
   // With allowHTTP1 the server emits HTTP/1.1 'upgrade' requests here.
   server.on('upgrade', (req, socket, head) => o.chain.handleUpgrade(req, socket, head));
 
@@ -125,6 +133,33 @@ export async function startSecureServer(o: SecureServerOptions): Promise<SecureS
     return closing;
   };
   return { host, port, url: `https://${urlHost}:${port}`, close };
+}
+
+/** Swallows stream errors (a reset by the client, a write after a reset): the 'close' that follows ends the request. */
+function ignoreStreamError(): void { /* see above */ }
+
+/** Serves one HTTP/2 stream through the chain with the lean request/response pair. */
+function onStream(chain: RequestChain, stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders): void {
+  stream.on('error', ignoreStreamError);
+  const req = new H2Request(stream, headers);
+  const res = new H2Response(stream);
+  // What the compat layer did before emitting 'request': CONNECT is not served, and a body
+  // announced with Expect: 100-continue is invited at once.
+  if (req.method === 'CONNECT') {
+    res.statusCode = http2.constants.HTTP_STATUS_METHOD_NOT_ALLOWED;
+    res.end();
+    return;
+  }
+  const expect = headers['expect'];
+  if (expect !== undefined) {
+    if (expect !== '100-continue') {
+      res.statusCode = http2.constants.HTTP_STATUS_EXPECTATION_FAILED;
+      res.end();
+      return;
+    }
+    stream.additionalHeaders({ [http2.constants.HTTP2_HEADER_STATUS]: http2.constants.HTTP_STATUS_CONTINUE });
+  }
+  chain.handle(req, res);
 }
 
 function sessionOwns(sessions: Set<http2.ServerHttp2Session>, s: Socket): boolean {

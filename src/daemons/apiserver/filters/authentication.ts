@@ -3,17 +3,15 @@
  * order, anonymous last when enabled. Bad credentials, or none with anonymous off, get 401.
  */
 import type { TLSSocket } from 'node:tls';
-import type { Http2ServerRequest } from 'node:http2';
 import type { AuthRequest, Authenticator } from '../../../auth/authenticator.js';
 import { errors } from '../../../api/meta/status.js';
 import type { UserInfo } from '../../../auth/user.js';
 import type { ApiRequest } from '../context.js';
 import type { Exchange, Filter } from './filter.js';
 
-/** The TLS socket under a request (HTTP/2 streams share their session's socket). */
+/** The TLS socket under a request (for HTTP/2 streams, their session's socket). */
 export function tlsSocketOf(req: ApiRequest): TLSSocket | undefined {
-  const h2 = req as Http2ServerRequest;
-  const sock = (h2.stream?.session?.socket ?? req.socket) as TLSSocket | undefined;
+  const sock = req.socket as TLSSocket | undefined;
   return sock && typeof sock.getPeerCertificate === 'function' ? sock : undefined;
 }
 
