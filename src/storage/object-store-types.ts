@@ -134,8 +134,17 @@ export interface GuaranteedUpdateOptions {
   readonly dryRun?: boolean;
 }
 
+/** One object's stored entry and how to decode it (ObjectStore.getEntry). */
+export interface StoredEntry {
+  /** Immutable: callers may remember what they derive from it, keyed by the entry. */
+  readonly kv: KeyValue;
+  decode(kv: KeyValue): Promise<KubeObject>;
+}
+
 export interface ObjectStore {
   get(ref: ObjectRef, opts?: { resourceVersion?: string }): Promise<KubeObject>;
+  /** What get reads, as the stored entry (undefined when there is no such object). */
+  getEntry(ref: ObjectRef, opts?: { resourceVersion?: string }): Promise<StoredEntry | undefined>;
   list(q: ListQuery): Promise<ListResult>;
   /** Creates; obj.metadata.resourceVersion must be empty. Returns the stored object. */
   create(ref: ObjectRef, obj: KubeObject, opts?: { ttlSeconds?: number; dryRun?: boolean }): Promise<KubeObject>;

@@ -24,7 +24,7 @@ import type { Backend, KeyValue } from './interface.js';
 import { normalizePrefix, objectKeyUnder, resourcePrefix } from './keys.js';
 import { listObjects } from './object-list.js';
 import type {
-  GuaranteedUpdateOptions, ListQuery, ListResult, ObjectRef, ObjectStore, ObjectWatch, WatchQuery,
+  GuaranteedUpdateOptions, ListQuery, ListResult, ObjectRef, ObjectStore, ObjectWatch, StoredEntry, WatchQuery,
 } from './object-store-types.js';
 import { SharedEventCache, watchObjects } from './object-watch.js';
 import { ResourceStore, jsonEqual } from './resource-store.js';
@@ -99,19 +99,15 @@ class KubeObjectStore implements ObjectStore, ObjectStoreInternals {
   async get(ref: ObjectRef, opts: { resourceVersion?: string } = {}): Promise<KubeObject> {
     const rs = this.rs(ref.group, ref.resource);
     const key = objectKeyUnder(rs.keyPrefix, ref.namespace, ref.name);
-    const rv = parseResourceVersion(opts.resourceVersion);
-    let kv: KeyValue | undefined;
-    if (rv !== undefined && rs.cache) {
-      kv = (await rs.cache.readNotOlderThan(key, {}, rv)).kvs[0];
-    } else {
-      const r = await rs.backend.get(key);
-      if (rv !== undefined && r.revision < rv) {
-        throw new StorageError('FutureRevision', `Too large resource version: ${rv}, current: ${r.revision}`, { currentRevision: r.revision });
-      }
-      kv = r.kv;
-    }
+    const kv = await readEntry(rs, key, opts.resourceVersion);
     if (!kv) throw notFound(key);
     return rs.decode(kv);
+  }
+
+  async getEntry(ref: ObjectRef, opts: { resourceVersion?: string } = {}): Promise<StoredEntry | undefined> {
+    const rs = this.rs(ref.group, ref.resource);
+    const kv = await readEntry(rs, objectKeyUnder(rs.keyPrefix, ref.namespace, ref.name), opts.resourceVersion);
+    return kv ? { kv, decode: (k) => rs.decode(k) } : undefined;
   }
 
   list(q: ListQuery): Promise<ListResult> {
@@ -316,3 +312,13 @@ function backoff(attempt: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
 
+/** The entry of `key` as a get reads it: from the cache for a resourceVersion (not older than it), else consistently. */
+async function readEntry(rs: ResourceStore, key: string, resourceVersion: string | undefined): Promise<KeyValue | undefined> {
+  const rv = parseResourceVersion(resourceVersion);
+  if (rv !== undefined && rs.cache) return (await rs.cache.readNotOlderThan(key, {}, rv)).kvs[0];
+  const r = await rs.backend.get(key);
+  if (rv !== undefined && r.revision < rv) {
+    throw new StorageError('FutureRevision', `Too large resource version: ${rv}, current: ${r.revision}`, { currentRevision: r.revision });
+  }
+  return r.kv;
+}

@@ -66,6 +66,12 @@ function suite(t: Tap, name: string, open: Opener, cache: boolean): Promise<unkn
       await t.rejects(store.create(ref('b'), { metadata: { name: 'b', resourceVersion: '5' } }), { code: 'InvalidArgument' });
       await t.rejects(store.create(ref('a'), pod('a')), { code: 'KeyExists' });
       await t.rejects(store.get(ref('zz')), { code: 'KeyNotFound' });
+      const entry = await store.getEntry(ref('a'));
+      t.equal(String(entry?.kv.modRevision), created.metadata?.resourceVersion, 'getEntry: the stored entry');
+      t.same(await entry!.decode(entry!.kv), created, 'getEntry: and its decoder');
+      const cached = await until(async () => store.getEntry(ref('a'), { resourceVersion: '0' }), 'entry at resourceVersion 0');
+      t.equal(cached.kv.modRevision, entry!.kv.modRevision, 'getEntry at resourceVersion 0');
+      t.equal(await store.getEntry(ref('zz')), undefined, 'getEntry: undefined when absent');
       t.throws(() => objectKey(prefix, ref('../x')), { code: 'InvalidArgument' });
       const dry = await store.create(ref('dry'), pod('dry'), { dryRun: true });
       t.equal(dry.metadata?.name, 'dry');

@@ -3,7 +3,7 @@
  * system namespaces cannot be deleted.
  */
 import { ApiError, errors } from '../../../api/meta/status.js';
-import type { KubeObject, ResourceDefinition } from '../../../api/resources/types.js';
+import type { ResourceDefinition } from '../../../api/resources/types.js';
 import type { KeyValue } from '../../../storage/interface.js';
 import type { ObjectStore } from '../../../storage/object-store-types.js';
 
@@ -25,23 +25,14 @@ const terminatingByEntry = new WeakMap<KeyValue, boolean>();
  * the cache does not have the namespace yet (created a moment ago), with a consistent read.
  */
 async function namespaceTerminating(store: ObjectStore, namespace: string): Promise<boolean | undefined> {
-  return (await namespaceState(store, namespace, '0')) ?? namespaceState(store, namespace, undefined);
-}
-
-async function namespaceState(store: ObjectStore, namespace: string, resourceVersion: string | undefined): Promise<boolean | undefined> {
-  const res = await store.list({ group: '', resource: 'namespaces', namespace: '', name: namespace, entries: true, ...(resourceVersion ? { resourceVersion } : {}) });
-  const isTerminating = (ns: KubeObject): boolean =>
-    (ns.status as { phase?: string } | undefined)?.phase === 'Terminating' || !!ns.metadata?.deletionTimestamp;
-  if (!res.entries || !res.decode) {
-    const ns = res.items[0];
-    return ns ? isTerminating(ns) : undefined;
-  }
-  const kv = res.entries[0];
-  if (!kv) return undefined;
-  let terminating = terminatingByEntry.get(kv);
+  const ref = { group: '', resource: 'namespaces', namespace: '', name: namespace };
+  const entry = (await store.getEntry(ref, { resourceVersion: '0' })) ?? await store.getEntry(ref);
+  if (!entry) return undefined;
+  let terminating = terminatingByEntry.get(entry.kv);
   if (terminating === undefined) {
-    terminating = isTerminating(await res.decode(kv));
-    terminatingByEntry.set(kv, terminating);
+    const ns = await entry.decode(entry.kv);
+    terminating = (ns.status as { phase?: string } | undefined)?.phase === 'Terminating' || !!ns.metadata?.deletionTimestamp;
+    terminatingByEntry.set(entry.kv, terminating);
   }
   return terminating;
 }
