@@ -5,6 +5,7 @@
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { RequestInfo } from './request-info.js';
+import { RequestHistogram } from './request-histogram.js';
 
 export interface ApiserverMetrics {
   readonly registry: Registry;
@@ -13,7 +14,8 @@ export interface ApiserverMetrics {
   /** Where storageObjects reads its counts at scrape time. */
   setObjectCountSource(fn: () => ReadonlyMap<string, number>): void;
   readonly requestTotal: Counter<'verb' | 'group' | 'version' | 'resource' | 'subresource' | 'code'>;
-  readonly requestDuration: Histogram<'verb' | 'group' | 'version' | 'resource' | 'subresource'>;
+  /** apiserver_request_duration_seconds (a lean histogram: see request-histogram.ts). */
+  readonly requestDuration: RequestHistogram<'verb' | 'group' | 'version' | 'resource' | 'subresource'>;
   readonly currentInflight: Gauge<'request_kind'>;
   /** Where currentInflight reads the seats in use at scrape time (the in-flight filter). */
   setInflightSource(fn: () => Readonly<Record<'readOnly' | 'mutating', number>>): void;
@@ -37,11 +39,18 @@ export function createApiserverMetrics(opts: { defaultMetrics?: boolean } = {}):
     requestTotal: new Counter({
       name: 'apiserver_request_total', help: 'Counter of apiserver requests by verb, group, version, resource, subresource and HTTP code.',
       labelNames: ['verb', 'group', 'version', 'resource', 'subresource', 'code'], registers: [registry],
+      // Requests are tallied per label set without prom-client (see observeRequest) and added
+      // here at scrape time, so a request costs an increment instead of a label hash.
+      collect(this: Counter<RequestLabelName>) {
+        const pending = pendingCounts.get(this);
+        if (!pending) return;
+        for (const [labels, tally] of pending) if (tally.n > 0) this.inc(labels, tally.n);
+        // Emptied, so label sets built per request (past the caches' bounds) do not pile up.
+        pending.clear();
+      },
     }),
-    requestDuration: new Histogram({
-      name: 'apiserver_request_duration_seconds', help: 'Response latency distribution in seconds by verb, group, version, resource and subresource.',
-      labelNames: ['verb', 'group', 'version', 'resource', 'subresource'], buckets: REQUEST_BUCKETS, registers: [registry],
-    }),
+    requestDuration: new RequestHistogram('apiserver_request_duration_seconds',
+      'Response latency distribution in seconds by verb, group, version, resource and subresource.', REQUEST_BUCKETS, registry),
     currentInflight: new Gauge({
       name: 'apiserver_current_inflight_requests', help: 'Requests currently being served, by kind (readOnly or mutating).',
       labelNames: ['request_kind'], registers: [registry],
@@ -103,14 +112,17 @@ function safeLabel(v: string): string {
   return /^[a-z0-9][a-z0-9.-]{0,62}$/i.test(v) || v === '' ? v : 'other';
 }
 
-type RequestLabels = Record<'verb' | 'group' | 'version' | 'resource' | 'subresource', string>;
+type RequestLabelName = 'verb' | 'group' | 'version' | 'resource' | 'subresource' | 'code';
+type RequestLabels = Record<Exclude<RequestLabelName, 'code'>, string>;
 
 /**
  * Label sets by request shape, so a request costs one Map lookup instead of four label checks
  * and two fresh objects. Bounded: past the cap (garbage paths) labels are built per request.
  */
-const labelCache = new Map<string, { labels: RequestLabels; withCode: Map<number, RequestLabels & { code: string }> }>();
+const labelCache = new Map<string, { labels: RequestLabels; series: string; withCode: Map<number, RequestLabels & { code: string }> }>();
 const LABEL_CACHE_MAX = 4096;
+/** HTTP codes remembered per request shape (a handful in practice). */
+const CODES_PER_SHAPE_MAX = 64;
 
 export function observeRequest(m: ApiserverMetrics, method: string, info: RequestInfo, code: number, seconds: number): void {
   const verb = reportedVerb(method, info);
@@ -121,14 +133,35 @@ export function observeRequest(m: ApiserverMetrics, method: string, info: Reques
       verb, group: safeLabel(info.apiGroup), version: safeLabel(info.apiVersion),
       resource: safeLabel(info.resource), subresource: safeLabel(info.subresource),
     };
-    entry = { labels, withCode: new Map() };
+    // The histogram series is named by the label values (garbage paths share 'other').
+    const series = `${labels.verb}\u0000${labels.group}\u0000${labels.version}\u0000${labels.resource}\u0000${labels.subresource}`;
+    entry = { labels, series, withCode: new Map() };
     if (labelCache.size < LABEL_CACHE_MAX) labelCache.set(key, entry);
   }
   let withCode = entry.withCode.get(code);
   if (!withCode) {
     withCode = { ...entry.labels, code: String(code) };
-    entry.withCode.set(code, withCode);
+    if (entry.withCode.size < CODES_PER_SHAPE_MAX) entry.withCode.set(code, withCode);
   }
-  m.requestTotal.inc(withCode);
-  m.requestDuration.observe(entry.labels, seconds);
+  tally(m.requestTotal, withCode);
+  m.requestDuration.observe(entry.series, entry.labels, seconds);
+}
+
+/**
+ * Tallies of apiserver_request_total not yet handed to prom-client (at the next scrape), per
+ * counter (one per server instance) and per label-set object. At most LABEL_CACHE_MAX label sets
+ * wait between scrapes; past that, a request goes to the counter directly.
+ */
+const pendingCounts = new WeakMap<object, Map<RequestLabels & { code: string }, { n: number }>>();
+
+function tally(counter: ApiserverMetrics['requestTotal'], labels: RequestLabels & { code: string }): void {
+  let pending = pendingCounts.get(counter);
+  if (!pending) { pending = new Map(); pendingCounts.set(counter, pending); }
+  let t = pending.get(labels);
+  if (!t) {
+    if (pending.size >= LABEL_CACHE_MAX) { counter.inc(labels); return; }
+    t = { n: 0 };
+    pending.set(labels, t);
+  }
+  t.n++;
 }
