@@ -6,6 +6,7 @@
  */
 import { ApiError, errors } from '../../../api/meta/status.js';
 import { parseDuration } from '../../../util/duration.js';
+import { DeadlineList, type DeadlineEntry } from './deadline-list.js';
 import type { Exchange, Filter } from './filter.js';
 
 export const TIMEOUT_MESSAGE = 'Timeout: request did not complete within requested timeout - context deadline exceeded';
@@ -24,24 +25,31 @@ export function effectiveTimeoutMs(defaultMs: number, query: URLSearchParams): n
 }
 
 export function requestTimeout(opts: { requestTimeout: number }): Filter {
+  // Requests with the server's own limit (nearly all) share one timer; a shorter ?timeout gets
+  // a timer of its own.
+  const shared = opts.requestTimeout > 0 ? new DeadlineList(opts.requestTimeout) : undefined;
   return {
     name: 'request-timeout',
-    async run(x: Exchange, next: () => Promise<void>): Promise<void> {
-      if (x.ctx.isLongRunning || x.upgrade || !(opts.requestTimeout > 0)) return next();
-      const ms = effectiveTimeoutMs(opts.requestTimeout, x.ctx.query);
+    run(x: Exchange, next: () => Promise<void>): Promise<void> {
+      if (x.ctx.isLongRunning || x.upgrade || !shared) return next();
+      let ms: number;
+      try { ms = effectiveTimeoutMs(opts.requestTimeout, x.ctx.query); } catch (e) { return Promise.reject(e); }
       x.ctx.deadline = Date.now() + ms;
       // One promise per request (no race of two): settled by the handler or by the timer,
       // whichever comes first; on expiry the filter returns at once, freeing the seat.
-      await new Promise<void>((resolve, reject) => {
+      return new Promise<void>((resolve, reject) => {
         let expired = false;
-        const timer = setTimeout(() => {
+        const onExpiry = (): void => {
           expired = true;
           x.fail(new ApiError(504, 'Timeout', TIMEOUT_MESSAGE, { retryAfterSeconds: 1 }));
           x.abort.abort(new Error('request timed out'));
           resolve();
-        }, ms);
-        next().then(() => { clearTimeout(timer); resolve(); }, (e: unknown) => {
-          clearTimeout(timer);
+        };
+        const deadline = ms === shared.ms ? shared.add(onExpiry) : ownTimer(onExpiry, ms);
+        let handled: Promise<void>;
+        try { handled = next(); } catch (e) { deadline.cancel(); reject(e); return; }
+        handled.then(() => { deadline.cancel(); resolve(); }, (e: unknown) => {
+          deadline.cancel();
           // The handler keeps running until it notices the aborted signal; its outcome is moot.
           if (expired) x.ctx.log.debug({ err: e }, 'handler failed after its request timed out');
           else reject(e);
@@ -49,4 +57,9 @@ export function requestTimeout(opts: { requestTimeout: number }): Filter {
       });
     },
   };
+}
+
+function ownTimer(fn: () => void, ms: number): DeadlineEntry {
+  const t = setTimeout(fn, ms);
+  return { cancel: () => clearTimeout(t) };
 }
