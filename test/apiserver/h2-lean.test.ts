@@ -10,6 +10,7 @@ import { H2Request } from '../../src/daemons/apiserver/h2-request.js';
 import { H2Response } from '../../src/daemons/apiserver/h2-response.js';
 import { readBody } from '../../src/daemons/apiserver/rest/http-io.js';
 import { h1request, h2request, startApiserver } from '../helpers/apiserver.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 type StreamHandler = (req: H2Request, res: H2Response) => void;
 
@@ -50,15 +51,6 @@ function exchange(session: http2.ClientHttp2Session, headers: http2.OutgoingHttp
   });
 }
 
-/** Resolves when `pred` holds, polling every 5 ms; rejects after `ms`. */
-async function until(pred: () => boolean, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!pred()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
-
 t.test('response: headers, status, body, end callback', async (t) => {
   let ended = false;
   let sentBeforeEnd: boolean | undefined;
@@ -95,7 +87,7 @@ t.test('response: headers, status, body, end callback', async (t) => {
   t.ok(r.headers['date'], 'a Date header, as the compat layer sends');
   t.equal(r.body.toString(), '{"ok":true}');
   t.equal(r.frames, 1, 'the body arrives in one DATA frame');
-  await until(() => ended);
+  await waitFor('ended', () => ended);
 });
 
 t.test('response: writeHead, write, flushHeaders, empty end, HEAD', async (t) => {
@@ -218,7 +210,7 @@ t.test('a reset stream: close on both sides, writes dropped, writableEnded stays
   req.on('error', () => undefined);
   await new Promise<void>((r) => req.once('data', () => r()));
   req.close(http2.constants.NGHTTP2_CANCEL);
-  await until(() => writeErr !== undefined);
+  await waitFor('writeErr !== undefined', () => writeErr !== undefined);
   t.match(events, ['req close', 'res finish', 'res close ended=false']);
   t.ok(res?.destroyed);
   t.notOk(res?.writableEnded);
@@ -282,9 +274,9 @@ t.test('the API server: a reset stream aborts the request, a failure after the h
 
   const waiting = session.request({ ':path': '/api/v1/namespaces/default/configmaps/wait' });
   waiting.on('error', () => undefined);
-  await until(() => started);
+  await waitFor('started', () => started);
   waiting.close(http2.constants.NGHTTP2_CANCEL);
-  await until(() => aborted);
+  await waitFor('aborted', () => aborted);
   t.ok(aborted, 'the handler saw its signal aborted when the client reset the stream');
 
   const cut = session.request({ ':path': '/api/v1/namespaces/default/configmaps/fail' });
