@@ -31,12 +31,20 @@ function nestingDepth(buf: Buffer, limit: number): number {
 }
 
 export function decodeJson(buf: Buffer): unknown {
+  return decodeJsonText(buf, buf.toString('utf8'));
+}
+
+/**
+ * decodeJson for a caller that also needs the body as text (duplicate-key checks): `text` must
+ * be `buf` decoded as UTF-8, so the body is decoded once.
+ */
+export function decodeJsonText(buf: Buffer, text: string): unknown {
   // Nesting past the limit needs at least 2 * limit bytes, so small bodies skip the scan.
   if (buf.length > 2 * MAX_JSON_DEPTH && nestingDepth(buf, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
     throw errors.badRequest(`the request body is nested too deeply: the limit is ${MAX_JSON_DEPTH} levels`);
   }
   try {
-    return JSON.parse(buf.toString('utf8'));
+    return JSON.parse(text);
   } catch (e) {
     throw errors.badRequest(`the request body is not valid JSON: ${(e as Error).message}`);
   }

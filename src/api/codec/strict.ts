@@ -98,6 +98,11 @@ function fieldsOf(reg: SchemaRegistry, m: MessageDecl): Map<string, FieldDecl> {
 class Checker {
   readonly unknown: string[] = [];
   readonly typeErrors: FieldError[] = [];
+  /**
+   * Keys of every object in the checked value, counted during the walk (subtrees the walk does
+   * not enter are counted apart), so the duplicate-key test needs no second walk.
+   */
+  keys = 0;
   constructor(private readonly reg: SchemaRegistry) {}
 
   private typeError(path: string, value: unknown, goStruct: string, want: string): void {
@@ -118,7 +123,7 @@ class Checker {
         : s === 'bool' ? typeof v === 'boolean'
         : s === 'double' || s === 'float' ? typeof v === 'number'
         : typeof v === 'number' && Number.isInteger(v);
-      if (!ok) this.typeError(path, v, goStruct, goType(t));
+      if (!ok) { this.typeError(path, v, goStruct, goType(t)); this.keys += countObjectKeys(v); }
       return;
     }
     const name = t.message;
@@ -129,16 +134,22 @@ class Checker {
         : special === 'RawExtension' || special === 'FieldsV1' ? typeof v === 'object'
         : true;
       if (!ok) this.typeError(path, v, goStruct, goType(t));
+      this.keys += countObjectKeys(v);
       return;
     }
     if (isListWrapper(name)) {
+      this.keys += countObjectKeys(v);
       if (!Array.isArray(v)) { this.typeError(path, v, goStruct, '[]string'); return; }
       v.forEach((x, i) => { if (x !== null && typeof x !== 'string') this.typeError(`${path}[${i}]`, x, goStruct, 'string'); });
       return;
     }
     const msg = this.reg.message(name);
-    if (!msg) return; // a type the schema does not describe: nothing to check
-    if (typeof v !== 'object' || Array.isArray(v)) { this.typeError(path, v, goStruct, goType(t, f && !f.repeated && !f.map ? f : undefined)); return; }
+    if (!msg) { this.keys += countObjectKeys(v); return; } // a type the schema does not describe: nothing to check
+    if (typeof v !== 'object' || Array.isArray(v)) {
+      this.typeError(path, v, goStruct, goType(t, f && !f.repeated && !f.map ? f : undefined));
+      this.keys += countObjectKeys(v);
+      return;
+    }
     this.object(v as Record<string, unknown>, msg, path);
   }
 
@@ -154,11 +165,16 @@ class Checker {
 
   object(o: Record<string, unknown>, m: MessageDecl, path: string): void {
     const { fields, goStruct, typeMeta } = messageInfo(this.reg, m);
-    for (const k in o) {
-      if (!Object.prototype.hasOwnProperty.call(o, k)) continue;
+    // Object.keys (own keys, in for-in order) walks a parsed object faster than for-in with an
+    // own-property test.
+    const ks = Object.keys(o);
+    this.keys += ks.length;
+    for (let ki = 0; ki < ks.length; ki++) {
+      const k = ks[ki]!;
       const v = o[k];
       const f = fields.get(k);
       if (!f) {
+        this.keys += countObjectKeys(v);
         if (typeMeta && (k === 'apiVersion' || k === 'kind')) {
           if (v !== null && typeof v !== 'string') this.typeError(join(path, k), v, goStruct, 'string');
           continue;
@@ -168,10 +184,12 @@ class Checker {
       }
       if (v === null) continue;
       if (f.map) {
-        if (typeof v !== 'object' || Array.isArray(v)) { this.typeError(join(path, k), v, goStruct, goType(f.type, f)); continue; }
+        if (typeof v !== 'object' || Array.isArray(v)) { this.typeError(join(path, k), v, goStruct, goType(f.type, f)); this.keys += countObjectKeys(v); continue; }
         const mo = v as Record<string, unknown>;
-        for (const mk in mo) {
-          if (!Object.prototype.hasOwnProperty.call(mo, mk)) continue;
+        const mks = Object.keys(mo);
+        this.keys += mks.length;
+        for (let mi = 0; mi < mks.length; mi++) {
+          const mk = mks[mi]!;
           const mv = mo[mk];
           if (mv === null || Checker.scalarOk(mv, f.type)) continue;
           this.value(mv, f.type, join(join(path, k), mk), goStruct, f);
@@ -180,6 +198,7 @@ class Checker {
         if (!Array.isArray(v)) {
           // Go decodes a base64 string into []byte; a repeated bytes field is a list of strings.
           this.typeError(join(path, k), v, goStruct, goType(f.type, f));
+          this.keys += countObjectKeys(v);
           continue;
         }
         for (let i = 0; i < v.length; i++) {
@@ -278,28 +297,45 @@ export function scanJsonKeys(raw: string): { duplicates: { path: string; at: num
 
 /**
  * The number of object keys in JSON text: strings followed by ':' (no value string can be, in
- * valid JSON). Strings are skipped with indexOf, so long values cost little.
+ * valid JSON). One pass with charCodeAt (a short string costs a few steps, not the calls of an
+ * indexOf); a long string's end is found with indexOf, so long values still cost little.
  */
 export function countJsonKeys(raw: string): number {
   let count = 0;
-  let i = raw.indexOf('"');
-  while (i >= 0) {
-    // Find the closing quote: one preceded by an even number of backslashes.
-    let j = raw.indexOf('"', i + 1);
-    while (j > 0) {
-      let b = 0;
-      for (let k = j - 1; raw.charCodeAt(k) === 0x5c; k--) b++;
-      if ((b & 1) === 0) break;
-      j = raw.indexOf('"', j + 1);
-    }
-    if (j < 0) return count; // unterminated: not valid JSON, nothing more to count
+  const n = raw.length;
+  let i = 0;
+  while (i < n) {
+    if (raw.charCodeAt(i) !== 0x22) { i++; continue; }
+    // A string from i: find its closing quote (one not escaped by a backslash).
+    let j = i + 1;
+    const scanUpTo = Math.min(n, j + LONG_STRING);
+    let c = 0;
+    while (j < scanUpTo && (c = raw.charCodeAt(j)) !== 0x22) j += c === 0x5c ? 2 : 1;
+    if (j >= scanUpTo && j < n) j = closingQuote(raw, j);
+    if (j >= n || j < 0) return count; // unterminated: not valid JSON, nothing more to count
     let k = j + 1;
-    let c = raw.charCodeAt(k);
+    c = raw.charCodeAt(k);
     while (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) c = raw.charCodeAt(++k);
     if (c === 0x3a) count++;
-    i = raw.indexOf('"', k);
+    i = k;
   }
   return count;
+}
+
+/** Past this many characters a string's end is looked for with indexOf. */
+const LONG_STRING = 64;
+
+/** The index of the quote closing a string that is still open at `from` (-1 when none). */
+function closingQuote(raw: string, from: number): number {
+  // `from` may sit right after a backslash that escapes raw[from]: step back to see.
+  let j = raw.indexOf('"', from);
+  while (j > 0) {
+    let b = 0;
+    for (let k = j - 1; raw.charCodeAt(k) === 0x5c; k--) b++;
+    if ((b & 1) === 0) return j;
+    j = raw.indexOf('"', j + 1);
+  }
+  return -1;
 }
 
 /** The number of keys of every object inside a decoded JSON value. */
@@ -318,6 +354,13 @@ function countObjectKeys(v: unknown): number {
   return n;
 }
 
+/** The object keys the checker's walk counts for `obj` read as `msg` (tests: it must equal countObjectKeys). */
+export function checkedKeyCount(obj: Record<string, unknown>, msg: MessageDecl, reg: SchemaRegistry): { walked: number; counted: number } {
+  const checker = new Checker(reg);
+  checker.object(obj, msg, '');
+  return { walked: checker.keys, counted: countObjectKeys(obj) };
+}
+
 /**
  * Unknown fields, duplicate keys and wrong JSON types of `obj` read as message `msg`.
  * `rawJson`, when given, is the text `obj` was decoded from (duplicate keys are looked for in it).
@@ -331,7 +374,7 @@ export function checkFields(obj: unknown, msg: MessageDecl, reg: SchemaRegistry,
   // The full scan (paths of every key) is only needed when something is to be reported: when
   // the text holds more keys than the decoded object (JSON.parse keeps one value per repeated
   // key), or to order unknown-field messages by their place in the text.
-  if (/^\s*\{/.test(raw) && (checker.unknown.length > 0 || countJsonKeys(raw) !== countObjectKeys(obj))) {
+  if (/^\s*\{/.test(raw) && (checker.unknown.length > 0 || countJsonKeys(raw) !== checker.keys)) {
     ({ duplicates, firstAt } = scanJsonKeys(raw));
   }
   if (checker.unknown.length === 0 && duplicates.length === 0) {

@@ -23,13 +23,19 @@ export const PATCH_CONTENT_TYPES: Readonly<Record<string, PatchType>> = {
   'application/apply-patch+yaml': 'apply',
 };
 
+/** PATCH_CONTENT_TYPES as a Map: a lookup never reaches Object.prototype ("constructor"). */
+const PATCH_TYPES: ReadonlyMap<string, PatchType> = new Map(Object.entries(PATCH_CONTENT_TYPES));
+
 /**
  * The patch type of a request's Content-Type (parameters such as charset ignored). Throws a
  * 415 when the type is unknown, or strategic and `strategicAllowed` is false.
  */
 export function patchTypeOf(contentType: string | undefined, strategicAllowed: boolean): PatchType {
+  // Clients send the bare type: look it up as is before taking the header apart.
+  const exact = contentType === undefined ? undefined : PATCH_TYPES.get(contentType);
+  if (exact && (exact !== 'strategic' || strategicAllowed)) return exact;
   const base = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
-  const t = PATCH_CONTENT_TYPES[base];
+  const t = PATCH_TYPES.get(base);
   if (t && (t !== 'strategic' || strategicAllowed)) return t;
   const accepted = Object.entries(PATCH_CONTENT_TYPES).filter(([, v]) => v !== 'strategic' || strategicAllowed).map(([k]) => k);
   return unsupported(base, accepted);

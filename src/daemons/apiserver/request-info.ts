@@ -112,37 +112,35 @@ export function parseRequestInfo(method: string, url: { readonly pathname: strin
   info.apiPrefix = prefix;
   info.isResourceRequest = true;
   info.apiVersion = all[at]!;
-  let parts = all.slice(at + 1);
-
-  if (SPECIAL_VERBS.has(parts[0] ?? '')) {
-    if (parts.length < 2) {
+  // The parts are all[p...]: moving `p` instead of slicing leaves one copy, made at the end.
+  let p = at + 1;
+  const first = all[p];
+  if (first !== undefined && SPECIAL_VERBS.has(first)) {
+    info.verb = first;
+    if (all.length - p < 2) {
       // "/apis/G/V/watch" alone names nothing; leave it for the REST layer's 404.
-      info.verb = parts[0] ?? '';
       info.parts = [];
       return info;
     }
-    info.verb = parts[0] ?? '';
-    parts = parts.slice(1);
+    p++;
   } else {
     info.verb = verbForMethod(method);
   }
 
-  if (parts[0] === 'namespaces') {
-    if (parts.length > 1) {
-      info.namespace = parts[1] ?? '';
-      // /namespaces/NS/R... is a namespaced resource; /namespaces/NS[/status|/finalize] is
-      // the Namespace object itself, so the parts keep "namespaces" as the resource.
-      if (parts.length > 2 && !NAMESPACE_SUBRESOURCES.has(parts[2] ?? '')) {
-        parts = parts.slice(2);
-      }
-    }
+  const n = all.length - p;
+  if (all[p] === 'namespaces' && n > 1) {
+    info.namespace = all[p + 1]!;
+    // /namespaces/NS/R... is a namespaced resource; /namespaces/NS[/status|/finalize] is
+    // the Namespace object itself, so the parts keep "namespaces" as the resource.
+    if (n > 2 && !NAMESPACE_SUBRESOURCES.has(all[p + 2]!)) p += 2;
   }
+  const parts = p === 0 ? all : all.slice(p);
   info.parts = parts;
 
   // parts: resource/name/subresource/anything-else (proxy keeps the rest as the proxied path)
-  if (parts.length >= 3 && info.verb !== 'proxy') info.subresource = parts[2] ?? '';
-  if (parts.length >= 2) info.name = parts[1] ?? '';
-  if (parts.length >= 1) info.resource = parts[0] ?? '';
+  if (parts.length >= 3 && info.verb !== 'proxy') info.subresource = parts[2]!;
+  if (parts.length >= 2) info.name = parts[1]!;
+  if (parts.length >= 1) info.resource = parts[0]!;
 
   if (info.name === '' && info.verb === 'get') {
     info.verb = queryBool(url.searchParams.get('watch')) ? 'watch' : 'list';

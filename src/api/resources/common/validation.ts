@@ -21,20 +21,29 @@ export const msg = {
   configKey: "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')",
 };
 
+/**
+ * What a valid value gets from the checks below: one shared, frozen empty list (a name check
+ * runs several times per write; callers only read the result).
+ */
+const NONE: string[] = Object.freeze([]) as unknown as string[];
+
 /** Returns problems (empty when valid). */
 export function dns1123Label(v: string): string[] {
+  if (v.length <= 63 && DNS1123_LABEL.test(v)) return NONE;
   const out: string[] = [];
   if (v.length > 63) out.push('must be no more than 63 characters');
   if (!DNS1123_LABEL.test(v)) out.push(msg.label);
   return out;
 }
 export function dns1123Subdomain(v: string): string[] {
+  if (v.length <= 253 && DNS1123_SUBDOMAIN.test(v)) return NONE;
   const out: string[] = [];
   if (v.length > 253) out.push('must be no more than 253 characters');
   if (!DNS1123_SUBDOMAIN.test(v)) out.push(msg.subdomain);
   return out;
 }
 export function dns1035Label(v: string): string[] {
+  if (v.length <= 63 && DNS1035_LABEL.test(v)) return NONE;
   const out: string[] = [];
   if (v.length > 63) out.push('must be no more than 63 characters');
   if (!DNS1035_LABEL.test(v)) out.push(msg.dns1035);
@@ -48,6 +57,7 @@ export function pathSegmentName(v: string): string[] {
   return [];
 }
 export function qualifiedName(v: string): string[] {
+  if (v.length <= 63 && !v.includes('/') && QUALIFIED_NAME.test(v)) return NONE;
   const parts = v.split('/');
   let name = v;
   const out: string[] = [];
@@ -66,12 +76,14 @@ export function qualifiedName(v: string): string[] {
   return out;
 }
 export function labelValue(v: string): string[] {
+  if (v.length <= 63 && LABEL_VALUE.test(v)) return NONE;
   const out: string[] = [];
   if (v.length > 63) out.push('must be no more than 63 characters');
   if (!LABEL_VALUE.test(v)) out.push(msg.labelValue);
   return out;
 }
 export function configMapKey(v: string): string[] {
+  if (v.length <= 253 && CONFIG_KEY.test(v) && !v.startsWith('..') && v !== '.') return NONE;
   const out: string[] = [];
   if (v.length > 253) out.push('must be no more than 253 characters');
   if (!CONFIG_KEY.test(v)) out.push(msg.configKey);

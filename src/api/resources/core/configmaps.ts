@@ -26,8 +26,11 @@ export const configmaps = defineResource({
       const d = obj[field];
       if (d === undefined || d === null) continue;
       if (!isObject(d)) { errs.push(fieldErrors.typeInvalid(field, d, 'must be a map of strings')); continue; }
-      for (const [k, v] of Object.entries(d)) {
-        pushAll(errs, `${field}[${k}]`, k, configMapKey(k));
+      for (const k in d) {
+        if (!Object.prototype.hasOwnProperty.call(d, k)) continue;
+        const v = d[k];
+        const problems = configMapKey(k);
+        if (problems.length) pushAll(errs, `${field}[${k}]`, k, problems);
         if (typeof v !== 'string') errs.push(fieldErrors.typeInvalid(`${field}[${k}]`, v, 'must be a string'));
         else size += v.length;
         if (keys.has(k)) errs.push(fieldErrors.invalid(`${field}[${k}]`, k, 'duplicate of key present in ' + (field === 'data' ? 'binaryData' : 'data')));

@@ -44,24 +44,32 @@ const certificateUsers = new WeakMap<TLSSocket, UserInfo>();
 export function authentication(authenticator: Authenticator): Filter {
   return {
     name: 'authentication',
-    async run(x: Exchange, next: () => Promise<void>): Promise<void> {
+    run(x: Exchange, next: () => Promise<void>): Promise<void> {
       const sock = tlsSocketOf(x.req);
-      let user = sock ? certificateUsers.get(sock) : undefined;
-      if (!user) {
-        const r = await authenticator.authenticate(authRequestOf(x.req));
-        if (!r.ok) {
-          x.ctx.log.debug({ reason: r.error ?? 'no credentials' }, 'unable to authenticate the request');
-          throw errors.unauthorized('Unauthorized');
-        }
-        user = r.user;
-        if (sock && r.method === 'x509') certificateUsers.set(sock, freezeUser(user));
-      }
-      x.ctx.user = user;
-      // Credentials stop here: nothing downstream (proxies above all) may see or forward them.
-      if (x.req.headers['authorization'] !== undefined) delete x.req.headers['authorization'];
-      await next();
+      const known = sock ? certificateUsers.get(sock) : undefined;
+      // A connection whose certificate already named its user passes on without a promise of its own.
+      if (known) return authenticated(x, known, next);
+      return authenticateAndRun(authenticator, x, sock, next);
     },
   };
+}
+
+async function authenticateAndRun(authenticator: Authenticator, x: Exchange, sock: TLSSocket | undefined, next: () => Promise<void>): Promise<void> {
+  const r = await authenticator.authenticate(authRequestOf(x.req));
+  if (!r.ok) {
+    x.ctx.log.debug({ reason: r.error ?? 'no credentials' }, 'unable to authenticate the request');
+    throw errors.unauthorized('Unauthorized');
+  }
+  const user = r.user;
+  if (sock && r.method === 'x509') certificateUsers.set(sock, freezeUser(user));
+  await authenticated(x, user, next);
+}
+
+function authenticated(x: Exchange, user: UserInfo, next: () => Promise<void>): Promise<void> {
+  x.ctx.user = user;
+  // Credentials stop here: nothing downstream (proxies above all) may see or forward them.
+  if (x.req.headers['authorization'] !== undefined) delete x.req.headers['authorization'];
+  return next();
 }
 
 function freezeUser(u: UserInfo): UserInfo {

@@ -33,10 +33,10 @@ class Pool {
   get waiting(): number { return this.queue.length - this.head; }
 
   /** Resolves true with a seat taken, false when refused (queue full, wait over, aborted). */
-  acquire(waitMs: number, signalOf: () => AbortSignal): boolean | Promise<boolean> {
+  acquire(waitMs: number, ctx: { readonly signal: AbortSignal }): boolean | Promise<boolean> {
     if (this.limit <= 0 || this.inUse < this.limit) { this.inUse++; return true; }
     // The signal is asked for only here: a request that gets a seat at once never needs one.
-    const signal = signalOf();
+    const signal = ctx.signal;
     if (this.waiting >= this.queueLength || waitMs <= 0 || signal.aborted) return false;
     return new Promise<boolean>((resolve) => {
       let done = false;
@@ -97,7 +97,7 @@ export function inflightLimit(opts: InflightLimitOptions): Filter {
     async run(x: Exchange, next: () => Promise<void>): Promise<void> {
       if (x.ctx.isLongRunning || x.upgrade) return next();
       const pool = isReadOnlyRequest(x.ctx.info) ? pools.readOnly : pools.mutating;
-      let seated = pool.acquire(waitMs, () => x.ctx.signal);
+      let seated = pool.acquire(waitMs, x.ctx);
       if (seated !== true && seated !== false) seated = await seated;
       if (!seated) {
         opts.metrics?.rejectedRequests.inc({ request_kind: pool.kind, reason: 'inflight' });

@@ -40,11 +40,13 @@ export function prepareCreateMeta(def: ResourceDefinition, obj: KubeObject): voi
   if (name !== undefined) meta.name = name;
   meta.uid = randomUUID();
   meta.creationTimestamp = nowTimestamp();
-  delete meta.resourceVersion;
-  delete meta.deletionTimestamp;
-  delete meta.deletionGracePeriodSeconds;
-  delete meta.selfLink;
-  if (def.hasGeneration) meta.generation = 1; else delete meta.generation;
+  // Checked first: a request body seldom carries these, and deleting an absent key still costs
+  // a runtime call.
+  if ('resourceVersion' in meta) delete meta.resourceVersion;
+  if ('deletionTimestamp' in meta) delete meta.deletionTimestamp;
+  if ('deletionGracePeriodSeconds' in meta) delete meta.deletionGracePeriodSeconds;
+  if ('selfLink' in meta) delete meta.selfLink;
+  if (def.hasGeneration) meta.generation = 1; else if ('generation' in meta) delete meta.generation;
   if (Array.isArray(meta.finalizers) && meta.finalizers.length === 0) delete meta.finalizers;
 }
 

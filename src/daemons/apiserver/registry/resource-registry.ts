@@ -165,15 +165,16 @@ export class ResourceRegistry {
       this.invalidIf(def, obj, def.validate?.(obj) ?? []);
       const ns = obj.metadata?.namespace ?? '';
       if (def.namespaced) await admitNamespacedCreate(this.store, def, ns);
-      const txn = new WriteTxn();
+      // Only service creates allocate (IPs, ports): other creates skip the transaction's awaits.
+      const txn = def.group === '' && def.plural === 'services' && this.opts.services ? new WriteTxn() : undefined;
       try {
-        if (def.group === '' && def.plural === 'services' && this.opts.services) await this.opts.services.onCreate(obj, txn, !!opts.dryRun);
+        if (txn) await this.opts.services!.onCreate(obj, txn, !!opts.dryRun);
         opts.beforeStore?.(obj, undefined);
         const stored = await this.store.create(this.refOf(def, ns, obj.metadata!.name!), this.toStore(def, obj), { ttlSeconds: this.ttlOf(def), dryRun: opts.dryRun });
-        await txn.commit();
+        if (txn) await txn.commit();
         return this.fromStore(def, stored);
       } catch (e) {
-        await txn.rollback();
+        if (txn) await txn.rollback();
         if (isStorageError(e, 'KeyExists') && input.metadata?.generateName && !input.metadata.name && attempt < MAX_GENERATE_NAME_ATTEMPTS) continue;
         if (isStorageError(e, 'KeyExists') && input.metadata?.generateName && !input.metadata.name) {
           throw new ApiError(409, 'AlreadyExists', `${def.plural} "${obj.metadata?.name ?? ''}" already exists, the server was not able to generate a unique name for the object`,
@@ -193,18 +194,21 @@ export class ResourceRegistry {
   async update(def: ResourceDefinition, namespace: string, name: string,
     mutate: (current: KubeObject | undefined) => KubeObject | Promise<KubeObject>, opts: UpdateOptions = {}): Promise<{ object: KubeObject; created: boolean }> {
     const ref = this.refOf(def, namespace, name);
-    const txn = new WriteTxn();
+    // Only service updates allocate (IPs, ports): other updates skip the transaction's awaits.
+    const txn = def.group === '' && def.plural === 'services' && this.opts.services && opts.subresource !== 'status' ? new WriteTxn() : undefined;
     let deleteAfter = false;
     let result: KubeObject;
     try {
       result = await this.store.guaranteedUpdate(ref, async (storedCur) => {
-        await txn.rollback(); // a retried attempt starts clean
+        if (txn) await txn.rollback(); // a retried attempt starts clean
         if (!storedCur) throw new NotFoundForCreate();
         const cur = this.fromStore(def, storedCur);
-        const result = await mutate(opts.mutateReadsCurrent ? cur : cloneJson(cur));
-        const desired = opts.mutateReturnsFresh ? result : cloneJson(result);
+        // Awaited only when it is a promise: PUT and PATCH mutate synchronously.
+        let mutated = mutate(opts.mutateReadsCurrent ? cur : cloneJson(cur));
+        if (mutated instanceof Promise) mutated = await mutated;
+        const desired = opts.mutateReturnsFresh ? mutated : cloneJson(mutated);
         const obj = this.prepareUpdate(def, desired, cur, opts);
-        if (def.group === '' && def.plural === 'services' && this.opts.services && opts.subresource !== 'status') await this.opts.services.onUpdate(obj, cur, txn, !!opts.dryRun);
+        if (txn) await this.opts.services!.onUpdate(obj, cur, txn, !!opts.dryRun);
         opts.beforeStore?.(obj, cur);
         // As Kubernetes' store: an update completes a pending deletion only when no finalizer
         // remains and the deletion is not graceful (a pod being stopped keeps its status writes).
@@ -212,9 +216,9 @@ export class ResourceRegistry {
         deleteAfter = !!cur.metadata?.deletionTimestamp && !(obj.metadata?.finalizers?.length) && !grace && !this.namespaceFinalizersPending(def, obj);
         return this.toStore(def, obj);
       }, { dryRun: opts.dryRun, ttlSeconds: this.ttlOf(def) });
-      await txn.commit();
+      if (txn) await txn.commit();
     } catch (e) {
-      await txn.rollback();
+      if (txn) await txn.rollback();
       if (e instanceof NotFoundForCreate) {
         if (!(opts.allowCreate ?? CREATE_ON_UPDATE.has(def.plural))) throw errors.notFound(qualified(def, name));
         const desired = await mutate(undefined);

@@ -16,12 +16,16 @@ export function parseFieldValidation(v: string | null): FieldValidation {
 }
 
 /** Applies the policy: throws 400 (Strict, or wrong types), returns warnings for Warn. */
-export function checkFields(policy: FieldValidation, obj: unknown, apiVersion: string, kind: string, rawJson?: Buffer): string[] {
+export function checkFields(policy: FieldValidation, obj: unknown, apiVersion: string, kind: string, rawJson?: Buffer | string): string[] {
   if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) return [];
   const msg = messageForObject(apiVersion, kind);
   if (!msg) return [];
   // Wrong JSON types are errors under every policy; duplicate keys only matter when they are
   // reported (Strict, Warn), so the raw-text scan is skipped under Ignore.
-  const result = strictCheck(obj, msg, schema, rawJson && policy !== 'Ignore' ? { rawJson } : {});
+  const result = strictCheck(obj, msg, schema, rawJson !== undefined && policy !== 'Ignore' ? { rawJson } : NO_RAW);
+  // A clean object (nearly every write) needs no outcome, nor the version for its messages.
+  if (result.typeErrors.length === 0 && result.messages.length === 0) return [];
   return fieldValidationOutcome(policy, result, { kind, version: parseApiVersion(apiVersion).version }).warnings;
 }
+
+const NO_RAW: { rawJson?: Buffer | string } = Object.freeze({});

@@ -4,6 +4,7 @@
  * validation, admission, store). Nothing is written unless every step succeeds.
  */
 import { mediaTypeOf } from '../../../api/codec/body.js';
+import { decodeJsonText, JSON_MEDIA_TYPE } from '../../../api/codec/json.js';
 import { ApiError, errors } from '../../../api/meta/status.js';
 import type { KubeObject } from '../../../api/resources/types.js';
 import { decodeObject, decodeValue } from './codec-adapter.js';
@@ -24,8 +25,10 @@ export function fieldManagerOf(s: Scope, required: boolean): string | undefined 
   }
   if (required) throw new ApiError(422, 'Invalid', 'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch',
     { group: 'meta.k8s.io', kind: 'PatchOptions', causes: [{ reason: 'FieldValueRequired', message: 'Required value: is required for apply patch', field: 'fieldManager' }] });
-  const ua = headerOf(s.req, 'user-agent') ?? '';
-  const first = ua.split('/')[0]?.trim() ?? '';
+  const ua = headerOf(s.req, 'user-agent');
+  if (!ua) return undefined;
+  const slash = ua.indexOf('/');
+  const first = (slash < 0 ? ua : ua.slice(0, slash)).trim();
   return first ? first.slice(0, 128) : undefined;
 }
 
@@ -33,10 +36,10 @@ function managedFieldsHook(s: Scope, manager: string | undefined, operation: 'Up
   return (obj, old) => updateManagedFields(obj, old, manager, operation, servedApiVersion(s), subresource || undefined);
 }
 
-/** The body as JSON text when it is JSON (for duplicate-key detection). */
-function jsonText(s: Scope, body: Buffer): Buffer | undefined {
-  const ct = mediaTypeOf(headerOf(s.req, 'content-type'));
-  return ct === '' || ct === 'application/json' ? body : undefined;
+/** A decoded JSON body as an object; 400 as decodeObject words it when it is not one. */
+function asObject(v: unknown): KubeObject {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw errors.badRequest('the request body must be a JSON or YAML object');
+  return v as KubeObject;
 }
 
 /** A CSR records who asked for it (the authenticated user), whatever the body says. */
@@ -67,8 +70,18 @@ function writeSubresource(s: Scope): '' | 'status' {
 async function readWrite(s: Scope): Promise<{ fmt: ReturnType<typeof outputFormat>; body: Buffer; raw: KubeObject; dryRun: boolean; manager: ReturnType<typeof fieldManagerOf> }> {
   const fmt = outputFormat(s);
   const body = await readBody(s.req);
-  const raw = decodeObject(headerOf(s.req, 'content-type'), body);
-  const warnings = checkFields(parseFieldValidation(s.query.get('fieldValidation')), raw, servedApiVersion(s), s.def.kind, jsonText(s, body));
+  const contentType = headerOf(s.req, 'content-type');
+  const ct = mediaTypeOf(contentType);
+  let raw: KubeObject;
+  let text: string | undefined;
+  if ((ct === '' || ct === JSON_MEDIA_TYPE) && body.length > 0) {
+    // JSON: the text is decoded once, for the parser and for the duplicate-key check alike.
+    text = body.toString('utf8');
+    raw = asObject(decodeJsonText(body, text));
+  } else {
+    raw = decodeObject(contentType, body);
+  }
+  const warnings = checkFields(parseFieldValidation(s.query.get('fieldValidation')), raw, servedApiVersion(s), s.def.kind, text);
   if (warnings.length) s.warnings.push(...warnings);
   return { fmt, body, raw, dryRun: parseDryRun(s.query), manager: fieldManagerOf(s, false) };
 }
