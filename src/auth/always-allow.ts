@@ -3,7 +3,7 @@ import type { AuthorizationResult, Authorizer } from './authorizer.js';
 
 export class AlwaysAllowAuthorizer implements Authorizer {
   readonly name = 'AlwaysAllow';
-  async authorize(): Promise<AuthorizationResult> {
+  authorize(): AuthorizationResult {
     return { decision: 'allow', reason: '' };
   }
 }

@@ -6,7 +6,7 @@ import type { AuthorizationResult, Authorizer } from './authorizer.js';
 
 export class AlwaysDenyAuthorizer implements Authorizer {
   readonly name = 'AlwaysDeny';
-  async authorize(): Promise<AuthorizationResult> {
+  authorize(): AuthorizationResult {
     return { decision: 'noOpinion', reason: 'Everything is forbidden.' };
   }
 }

@@ -29,5 +29,6 @@ export interface AuthorizationResult {
 
 export interface Authorizer {
   readonly name: string;
-  authorize(attrs: AuthorizationAttributes): Promise<AuthorizationResult>;
+  /** A plain result when the answer needs no I/O (callers await it either way). */
+  authorize(attrs: AuthorizationAttributes): AuthorizationResult | Promise<AuthorizationResult>;
 }

@@ -5,10 +5,22 @@ export class UnionAuthorizer implements Authorizer {
   readonly name = 'union';
   constructor(private readonly chain: Authorizer[]) {}
 
-  async authorize(attrs: AuthorizationAttributes): Promise<AuthorizationResult> {
+  /** Synchronous while every link answers synchronously (the common modes do). */
+  authorize(attrs: AuthorizationAttributes): AuthorizationResult | Promise<AuthorizationResult> {
     const reasons: string[] = [];
-    for (const a of this.chain) {
-      const r = await a.authorize(attrs);
+    for (let i = 0; i < this.chain.length; i++) {
+      const r = this.chain[i]!.authorize(attrs);
+      if (r instanceof Promise) return this.rest(attrs, i, r, reasons);
+      if (r.decision !== 'noOpinion') return r;
+      if (r.reason) reasons.push(r.reason);
+    }
+    return { decision: 'noOpinion', reason: reasons.join('\n') };
+  }
+
+  /** The chain from link `i` on, once a link answered with a promise. */
+  private async rest(attrs: AuthorizationAttributes, i: number, pending: Promise<AuthorizationResult>, reasons: string[]): Promise<AuthorizationResult> {
+    for (let k = i; k < this.chain.length; k++) {
+      const r = k === i ? await pending : await this.chain[k]!.authorize(attrs);
       if (r.decision !== 'noOpinion') return r;
       if (r.reason) reasons.push(r.reason);
     }
