@@ -86,19 +86,33 @@ function keyOf(b: Buffer, start: number, end: number): string | undefined {
   return undefined;
 }
 
-/** The members of the object starting at `i`, and the offset just past it; undefined if not canonical. */
-function members(b: Buffer, i: number): { list: Member[]; end: number } | undefined {
+/**
+ * The members of the object starting at `i`, and the offset just past it; undefined if not
+ * canonical. With `close` (the offset of the object's closing brace, known for a whole stored
+ * value) the scan stops once kind, apiVersion and metadata have all been seen: the members after
+ * them are kept as they are, as one member (key undefined) running to that brace, so their bytes
+ * (spec and status, most of an object) are never scanned. JSON.stringify writes each key once,
+ * so none of the three can come again.
+ */
+function members(b: Buffer, i: number, close?: number): { list: Member[]; end: number } | undefined {
   if (b[i] !== LBRACE) return undefined;
   const list: Member[] = [];
   let j = i + 1;
   if (b[j] === RBRACE) return { list, end: j + 1 };
+  let seen = 0;
   for (;;) {
     if (b[j] !== QUOTE) return undefined;
+    if (seen === 3) {
+      list.push({ start: j, end: close!, value: j, key: undefined });
+      return { list, end: close! + 1 };
+    }
     const keyEnd = skipString(b, j);
     if (keyEnd < 0 || b[keyEnd] !== COLON) return undefined;
     const valueEnd = skipValue(b, keyEnd + 1);
     if (valueEnd < 0) return undefined;
-    list.push({ start: j, end: valueEnd, value: keyEnd + 1, key: keyOf(b, j, keyEnd) });
+    const key = keyOf(b, j, keyEnd);
+    if (close !== undefined && (key === 'kind' || key === 'apiVersion' || key === 'metadata')) seen++;
+    list.push({ start: j, end: valueEnd, value: keyEnd + 1, key });
     const next = b[valueEnd];
     if (next === RBRACE) return { list, end: valueEnd + 1 };
     if (next !== COMMA) return undefined;
@@ -119,45 +133,15 @@ export interface StoredJson {
 }
 
 /**
- * The top-level members of stored JSON, scanned only until kind, apiVersion and metadata have
- * all been seen: the members after them are kept as they are, so they are one member (key
- * undefined) running to the closing brace, and their bytes (spec and status, most of an
- * object) are never scanned. JSON.stringify writes each key once, so none of the three can
- * come again. Undefined when the scanned part is not canonical.
- */
-function topMembers(b: Buffer): Member[] | undefined {
-  const last = b.length - 1;
-  if (b[0] !== LBRACE || b[last] !== RBRACE) return undefined;
-  const list: Member[] = [];
-  if (last === 1) return list;
-  let seen = 0;
-  let j = 1;
-  for (;;) {
-    if (b[j] !== QUOTE) return undefined;
-    if (seen === 3) {
-      list.push({ start: j, end: last, value: j, key: undefined });
-      return list;
-    }
-    const keyEnd = skipString(b, j);
-    if (keyEnd < 0 || b[keyEnd] !== COLON) return undefined;
-    const valueEnd = skipValue(b, keyEnd + 1);
-    if (valueEnd < 0) return undefined;
-    const key = keyOf(b, j, keyEnd);
-    if (key === 'kind' || key === 'apiVersion' || key === 'metadata') seen++;
-    list.push({ start: j, end: valueEnd, value: keyEnd + 1, key });
-    if (valueEnd === last) return list;
-    if (b[valueEnd] !== COMMA) return undefined;
-    j = valueEnd + 1;
-  }
-}
-
-/**
  * Scans stored JSON; undefined when it is not the canonical form the splice relies on. The
- * members after kind, apiVersion and metadata are taken as stored (see topMembers).
+ * members after kind, apiVersion and metadata are taken as stored (see members).
  */
 export function scanStored(bytes: Buffer): StoredJson | undefined {
-  const top = topMembers(bytes);
-  if (!top) return undefined;
+  const close = bytes.length - 1;
+  if (bytes[close] !== RBRACE) return undefined;
+  const scanned = members(bytes, 0, close);
+  if (!scanned || scanned.end !== bytes.length) return undefined;
+  const top = scanned.list;
   let metadata: Member | undefined;
   let apiVersion: string | undefined;
   for (const m of top) {
