@@ -11,6 +11,11 @@ import type { KubeObject } from '../../../api/resources/types.js';
 export function decodeObject(contentType: string | undefined, body: Buffer): KubeObject {
   const v = decodeBody(contentType, body);
   if (v === undefined) throw errors.badRequest('the request body is empty');
+  return asObject(v);
+}
+
+/** A decoded body as an object; 400 when it is not one. */
+export function asObject(v: unknown): KubeObject {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) throw errors.badRequest('the request body must be a JSON or YAML object');
   return v as KubeObject;
 }

@@ -7,7 +7,7 @@ import { mediaTypeOf } from '../../../api/codec/body.js';
 import { decodeJsonText, JSON_MEDIA_TYPE } from '../../../api/codec/json.js';
 import { ApiError, errors } from '../../../api/meta/status.js';
 import type { KubeObject } from '../../../api/resources/types.js';
-import { decodeObject, decodeValue } from './codec-adapter.js';
+import { asObject, decodeObject, decodeValue } from './codec-adapter.js';
 import { checkFields, parseFieldValidation } from './field-validation.js';
 import { readBody } from './http-io.js';
 import { applyConfiguration, applyNonApplyPatch, patchTypeOf, updateManagedFields, type PatchType } from './patch-dispatch.js';
@@ -34,12 +34,6 @@ export function fieldManagerOf(s: Scope, required: boolean): string | undefined 
 
 function managedFieldsHook(s: Scope, manager: string | undefined, operation: 'Update' | 'Apply', subresource: string): WriteOptions['beforeStore'] {
   return (obj, old) => updateManagedFields(obj, old, manager, operation, servedApiVersion(s), subresource || undefined);
-}
-
-/** A decoded JSON body as an object; 400 as decodeObject words it when it is not one. */
-function asObject(v: unknown): KubeObject {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw errors.badRequest('the request body must be a JSON or YAML object');
-  return v as KubeObject;
 }
 
 /** A CSR records who asked for it (the authenticated user), whatever the body says. */
