@@ -35,20 +35,11 @@ export const pathElement = {
 const TYPE_ORDER: Record<string, number> = { f: 0, k: 1, v: 2, i: 3 };
 
 /** The order Kubernetes sorts path elements in: fields, then keys, values, indexes. */
-export function comparePathElements(a: PathElement, b: PathElement): number {
+function comparePathElements(a: PathElement, b: PathElement): number {
   const ta = TYPE_ORDER[a[0]!] ?? 4, tb = TYPE_ORDER[b[0]!] ?? 4;
   if (ta !== tb) return ta - tb;
   if (ta === 3) return Number(a.slice(2)) - Number(b.slice(2));
   return a < b ? -1 : a > b ? 1 : 0;
-}
-
-export function comparePaths(a: FieldPath, b: FieldPath): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    const c = comparePathElements(a[i]!, b[i]!);
-    if (c !== 0) return c;
-  }
-  return a.length - b.length;
 }
 
 function valueToString(v: unknown): string {
@@ -245,7 +236,7 @@ export class FieldSet {
     return this.collect(true);
   }
 
-  /** Pre-order walk: with children in element order, that is the order of comparePaths. */
+  /** Pre-order walk: with children in element order, paths come element by element in comparePathElements order, shorter first. */
   private collect(sorted: boolean): FieldPath[] {
     const out: FieldPath[] = [];
     const prefix: PathElement[] = [];
