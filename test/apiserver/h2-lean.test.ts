@@ -162,6 +162,29 @@ t.test('request body: read from the stream, limits, drained when unread', async 
   t.same(seen, ['body 200000', 'error 413', 'error 413', 'body 0', 'body 5']);
 });
 
+t.test('end(body): END_STREAM goes out only once the body\'s write completed', async (t) => {
+  // A stream whose request body was read to its end is destroyed as soon as it closes; had the
+  // body and END_STREAM gone out together, the body's write would complete on a destroyed
+  // stream, and Node builds an ERR_STREAM_DESTROYED Error (with its stack) for every such
+  // response. So the stream's writable side must still be open right after end(body).
+  let openRightAfterEnd: boolean | undefined;
+  let endedLater = false;
+  const s = await leanServer((req, res) => {
+    readBody(req, 1 << 20).then((b) => {
+      res.statusCode = 201;
+      res.end(b);
+      openRightAfterEnd = res.writableEnded && !res.stream.writableEnded;
+      res.stream.once('finish', () => { endedLater = true; });
+    }, () => res.end());
+  });
+  t.teardown(() => s.close());
+  const r = await exchange(s.session, { ':path': '/create', ':method': 'POST' }, '{"kind":"ConfigMap"}');
+  t.equal(r.status, 201);
+  t.equal(r.body.toString(), '{"kind":"ConfigMap"}', 'the body arrives whole');
+  t.equal(openRightAfterEnd, true, 'the response is ended but END_STREAM waits for the body\'s write');
+  await waitFor('the stream ended', () => endedLater);
+});
+
 t.test('back-pressure: write returns false and drain follows', async (t) => {
   let sawFalse = false;
   let drained = false;
