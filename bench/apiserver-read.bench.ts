@@ -23,6 +23,7 @@ import { fileURLToPath } from 'node:url';
 import type * as http2 from 'node:http2';
 import { canPin, freePort, makePki, pinSelf, procStat, spawnReady, type BenchPki, type Child } from './lib/children.js';
 import { closeSessions, openSessions, percentile, runLoad, send } from './lib/h2-load.js';
+import { cpuTicks, stealNote, stealPercent } from './lib/steal.js';
 import { openWatchers } from './lib/watch-load.js';
 import { measureLists } from './lib/list-load.js';
 import { apiserverArgs, configMapBody, podBody } from './lib/apiserver-child.js';
@@ -53,7 +54,13 @@ async function cpuDuring<T>(child: Child | undefined, fn: () => Promise<T>): Pro
 }
 
 const lines: string[] = [];
+/** Each line ends with the CPU steal since the previous line: the window its figures come from. */
+let ticksAtLastLine = cpuTicks();
 function out(s: string): void {
+  const now = cpuTicks();
+  const steal = stealNote(stealPercent(ticksAtLastLine, now));
+  ticksAtLastLine = now;
+  if (steal) s = `${s} [${steal}]`;
   lines.push(s);
   process.stderr.write(`${s}\n`);
 }

@@ -19,6 +19,7 @@ import { fileURLToPath } from 'node:url';
 import type * as http2 from 'node:http2';
 import { canPin, freePort, makePki, pinSelf, procStat, spawnReady, type BenchPki, type Child } from './lib/children.js';
 import { closeSessions, openSessions, percentile, runLoad, send, type LoadResult } from './lib/h2-load.js';
+import { stealNote } from './lib/steal.js';
 import { apiserverArgs, configMapBody } from './lib/apiserver-child.js';
 
 const ROW_MS = Number(process.env['WRITEBENCH_ROW_MS'] ?? 3000);
@@ -33,7 +34,7 @@ const MERGE_CT = { 'content-type': 'application/merge-patch+json', accept: 'appl
 
 const rvOf = (b: Buffer): string => /"resourceVersion":"(\d+)"/.exec(b.toString())?.[1] ?? '';
 
-interface Row { name: string; conc: number; perSec: number; p50: number; p99: number; cpuUs: number; errors: string }
+interface Row { name: string; conc: number; perSec: number; p50: number; p99: number; cpuUs: number; errors: string; steal: string }
 const rows: Row[] = [];
 
 /** CPU seconds (user + system, or one of them) the child has used so far (NaN where there is none). */
@@ -71,7 +72,7 @@ async function row(name: string, conc: number, load: () => Promise<LoadResult>):
   const cpuUs = ((childCpu() - c0) * 1e6) / Math.max(1, r.ops);
   const sysUs = ((childCpu('sys') - s0) * 1e6) / Math.max(1, r.ops);
   process.stderr.write(`  (system part ${sysUs.toFixed(0)} µs/op)\n`);
-  const x = { name, conc, perSec: r.ops / r.seconds, p50: percentile(r.lat, 50), p99: percentile(r.lat, 99), cpuUs, errors: r.errors ? `${r.errors} errors (${r.firstError ?? ''})`.slice(0, 100) : '' };
+  const x = { name, conc, perSec: r.ops / r.seconds, p50: percentile(r.lat, 50), p99: percentile(r.lat, 99), cpuUs, errors: r.errors ? `${r.errors} errors (${r.firstError ?? ''})`.slice(0, 100) : '', steal: stealNote(r.stealPct) };
   rows.push(x);
   process.stderr.write(`${name} x${conc}: ${x.perSec.toFixed(0)}/s p50 ${x.p50.toFixed(2)} p99 ${x.p99.toFixed(2)} cpu ${cpuUs.toFixed(0)} µs/op ${x.errors}\n`);
 }
@@ -140,7 +141,7 @@ async function main(): Promise<void> {
   }
   console.log(`apiserver write path (${pinned ? 'server pinned to CPU 0' : 'not pinned'}; ${ROW_MS} ms rows; cli ${CLI})`);
   for (const r of rows) {
-    console.log(`  ${r.name.padEnd(26)} x${String(r.conc).padEnd(3)} ${r.perSec.toFixed(0).padStart(7)}/s  p50 ${r.p50.toFixed(2).padStart(6)} ms  p99 ${r.p99.toFixed(2).padStart(7)} ms  server CPU ${r.cpuUs.toFixed(0).padStart(5)} µs/op  ${r.errors}`);
+    console.log(`  ${r.name.padEnd(26)} x${String(r.conc).padEnd(3)} ${r.perSec.toFixed(0).padStart(7)}/s  p50 ${r.p50.toFixed(2).padStart(6)} ms  p99 ${r.p99.toFixed(2).padStart(7)} ms  server CPU ${r.cpuUs.toFixed(0).padStart(5)} µs/op  ${[r.steal, r.errors].filter(Boolean).join('  ')}`);
   }
 }
 

@@ -20,6 +20,7 @@ import { closeSessions, openSessions, percentile, runLoad, send, type LoadResult
 import { openWatchers } from './lib/watch-load.js';
 import { measureLists } from './lib/list-load.js';
 import { memoryAfterGc, type GcMemory } from './lib/inspect-memory.js';
+import { stealNote } from './lib/steal.js';
 import { apiserverArgs, configMapBody, podBody } from './lib/apiserver-child.js';
 
 const ROW_MS = Number(process.env['APIBENCH_ROW_MS'] ?? 3000);
@@ -38,6 +39,8 @@ function loadRow(name: string, conc: number, r: LoadResult, extra: Partial<Row> 
     name, conc: String(conc), opsPerSec: r.ops / r.seconds, p50: percentile(r.lat, 50), p99: percentile(r.lat, 99), ...extra,
   };
   if (r.errors > 0) row.note = `${r.errors} errors (${r.firstError ?? ''})`.slice(0, 120);
+  const steal = stealNote(r.stealPct);
+  if (steal) row.note = row.note ? `${row.note}; ${steal}` : steal;
   rows.push(row);
   log(`${name} x${conc}: ${row.opsPerSec!.toFixed(0)}/s p50 ${row.p50!.toFixed(2)} p99 ${row.p99!.toFixed(2)}${row.note ? ' ' + row.note : ''}`);
   return row;

@@ -26,12 +26,13 @@ import { createObjectStore } from '../src/storage/object-store.js';
 import type { ObjectRef, ObjectStore } from '../src/storage/object-store-types.js';
 import { etcdAvailable, startEtcd } from '../test/helpers/etcd.js';
 import { closedLoop, quantile } from './lib/closed-loop.js';
+import { cpuTicks, stealNote, stealPercent } from './lib/steal.js';
 
 const IN_FLIGHT = 64;
 const LIST_SIZE = 10_000;
 const value = Buffer.alloc(1024, 'x');
 
-interface Row { name: string; ops: number; seconds: number; lat: number[]; unit?: string; cpuUs?: number; }
+interface Row { name: string; ops: number; seconds: number; lat: number[]; unit?: string; cpuUs?: number; stealPct?: number }
 
 /** JSON length of obj('', '') without its padding; names and namespaces are plain ASCII (no escapes). */
 const OBJ_BASE_LENGTH = JSON.stringify(shell('', '')).length;
@@ -65,9 +66,10 @@ const CREATE_MS = 3000;
  */
 async function run(name: string, total: number, inflight: number, op: (i: number) => Promise<unknown>, maxMs = 8000): Promise<Row> {
   const cpu0 = process.cpuUsage();
+  const ticks0 = cpuTicks();
   const r = await closedLoop(inflight, op, { ms: maxMs, maxOps: total });
   const cpu = process.cpuUsage(cpu0);
-  return { name, ops: r.ops, seconds: r.seconds, lat: r.lat, cpuUs: r.ops ? (cpu.user + cpu.system) / r.ops : undefined };
+  return { name, ops: r.ops, seconds: r.seconds, lat: r.lat, cpuUs: r.ops ? (cpu.user + cpu.system) / r.ops : undefined, stealPct: stealPercent(ticks0, cpuTicks()) };
 }
 
 function pct(xs: number[], p: number): number {
@@ -83,7 +85,7 @@ function print(r: Row, base?: Row): void {
   const rate = r.ops / r.seconds;
   const ratio = base ? `${((rate / (base.ops / base.seconds)) * 100).toFixed(0)} % of raw${base.unit === 'puts/s' ? ' batches' : ''}` : '';
   const cpu = r.cpuUs !== undefined ? `cpu ${r.cpuUs.toFixed(0).padStart(4)} µs/op` : ''.padEnd(15);
-  console.log(`  ${r.name.padEnd(44)} ${rate.toFixed(0).padStart(8)} ${(r.unit ?? 'ops/s').padEnd(13)} p50 ${ms(pct(r.lat, 50))} ms  p99 ${ms(pct(r.lat, 99))} ms  ${cpu}  ${ratio}`);
+  console.log(`  ${r.name.padEnd(44)} ${rate.toFixed(0).padStart(8)} ${(r.unit ?? 'ops/s').padEnd(13)} p50 ${ms(pct(r.lat, 50))} ms  p99 ${ms(pct(r.lat, 99))} ms  ${cpu}  ${[ratio, stealNote(r.stealPct)].filter(Boolean).join('  ')}`);
 }
 
 /**

@@ -4,6 +4,7 @@
  * Latency is measured per request (send to last byte) in milliseconds.
  */
 import * as http2 from 'node:http2';
+import { cpuTicks, stealPercent } from './steal.js';
 
 export interface TlsClient {
   ca: string;
@@ -71,6 +72,8 @@ export interface LoadResult {
   /** Latencies of successful requests, ms. */
   lat: Float64Array;
   firstError?: string;
+  /** Percent of the machine's CPU time stolen by the hypervisor during the run (see steal.ts). */
+  stealPct?: number;
 }
 
 export interface LoadOptions {
@@ -98,6 +101,7 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
   const max = o.maxOps ?? Number.POSITIVE_INFINITY;
   const start = performance.now();
   const deadline = start + o.durationMs;
+  const ticks0 = cpuTicks();
   await Promise.all(Array.from({ length: o.concurrency }, async (_, loop) => {
     const session = o.sessions[loop % o.sessions.length]!;
     while (performance.now() < deadline && next < max) {
@@ -120,7 +124,8 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
     }
   }));
   const seconds = (performance.now() - start) / 1000;
-  return { ops: lat.count, errors, seconds, lat: lat.values(), ...(firstError ? { firstError } : {}) };
+  const stealPct = stealPercent(ticks0, cpuTicks());
+  return { ops: lat.count, errors, seconds, lat: lat.values(), ...(firstError ? { firstError } : {}), ...(stealPct === undefined ? {} : { stealPct }) };
 }
 
 /** Growable store of samples (ms) with exact percentiles over the sorted copy. */
