@@ -20,6 +20,7 @@ import type * as http2 from 'node:http2';
 import { canPin, freePort, makePki, pinSelf, procStat, spawnReady, type BenchPki, type Child } from './lib/children.js';
 import { closeSessions, openSessions, percentile, runLoad, send, type LoadResult } from './lib/h2-load.js';
 import { stealNote } from './lib/steal.js';
+import { gcNote, scrapeGc } from './lib/gc-metrics.js';
 import { apiserverArgs, configMapBody } from './lib/apiserver-child.js';
 
 const ROW_MS = Number(process.env['WRITEBENCH_ROW_MS'] ?? 3000);
@@ -34,7 +35,7 @@ const MERGE_CT = { 'content-type': 'application/merge-patch+json', accept: 'appl
 
 const rvOf = (b: Buffer): string => /"resourceVersion":"(\d+)"/.exec(b.toString())?.[1] ?? '';
 
-interface Row { name: string; conc: number; perSec: number; p50: number; p99: number; cpuUs: number; errors: string; steal: string }
+interface Row { name: string; conc: number; perSec: number; p50: number; p99: number; cpuUs: number; errors: string; steal: string; gc: string }
 const rows: Row[] = [];
 
 /** CPU seconds (user + system, or one of them) the child has used so far (NaN where there is none). */
@@ -62,17 +63,19 @@ function threadCpu(): Map<string, number> {
 /** Runs one load row and records it with the server CPU it cost per request (robust to a busy machine). */
 async function row(name: string, conc: number, load: () => Promise<LoadResult>): Promise<void> {
   if (ONLY && !ONLY.test(`${name} x${conc}`)) return;
+  const gc0 = scrapeSession ? await scrapeGc(scrapeSession) : undefined;
   const c0 = childCpu();
   const s0 = childCpu('sys');
   const t0 = threadCpu();
   const r = await load();
   const t1 = threadCpu();
+  const gc = gc0 && scrapeSession ? gcNote(gc0, await scrapeGc(scrapeSession)) : '';
   const per = [...t1].map(([k, v]) => `${k} ${(((v - (t0.get(k) ?? 0)) * 1e6) / Math.max(1, r.ops)).toFixed(0)}`).join(', ');
   process.stderr.write(`  (µs/op by thread: ${per})\n`);
   const cpuUs = ((childCpu() - c0) * 1e6) / Math.max(1, r.ops);
   const sysUs = ((childCpu('sys') - s0) * 1e6) / Math.max(1, r.ops);
   process.stderr.write(`  (system part ${sysUs.toFixed(0)} µs/op)\n`);
-  const x = { name, conc, perSec: r.ops / r.seconds, p50: percentile(r.lat, 50), p99: percentile(r.lat, 99), cpuUs, errors: r.errors ? `${r.errors} errors (${r.firstError ?? ''})`.slice(0, 100) : '', steal: stealNote(r.stealPct) };
+  const x = { name, conc, perSec: r.ops / r.seconds, p50: percentile(r.lat, 50), p99: percentile(r.lat, 99), cpuUs, errors: r.errors ? `${r.errors} errors (${r.firstError ?? ''})`.slice(0, 100) : '', steal: stealNote(r.stealPct), gc };
   rows.push(x);
   process.stderr.write(`${name} x${conc}: ${x.perSec.toFixed(0)}/s p50 ${x.p50.toFixed(2)} p99 ${x.p99.toFixed(2)} cpu ${cpuUs.toFixed(0)} µs/op ${x.errors}\n`);
 }
@@ -85,7 +88,11 @@ async function startApiserver(dir: string, pki: BenchPki, cpu: number | undefine
   return { child: await spawnReady(args, cpu, url, pki.client, '/healthz'), url };
 }
 
+/** Where row() reads the server's GC histogram (set once the sessions are open). */
+let scrapeSession: http2.ClientHttp2Session | undefined;
+
 async function bench(sessions: http2.ClientHttp2Session[]): Promise<void> {
+  scrapeSession = sessions[0];
   const path = '/api/v1/namespaces/bench/configmaps';
   const rv = new Map<string, string>();
   await runLoad({
@@ -141,7 +148,7 @@ async function main(): Promise<void> {
   }
   console.log(`apiserver write path (${pinned ? 'server pinned to CPU 0' : 'not pinned'}; ${ROW_MS} ms rows; cli ${CLI})`);
   for (const r of rows) {
-    console.log(`  ${r.name.padEnd(26)} x${String(r.conc).padEnd(3)} ${r.perSec.toFixed(0).padStart(7)}/s  p50 ${r.p50.toFixed(2).padStart(6)} ms  p99 ${r.p99.toFixed(2).padStart(7)} ms  server CPU ${r.cpuUs.toFixed(0).padStart(5)} µs/op  ${[r.steal, r.errors].filter(Boolean).join('  ')}`);
+    console.log(`  ${r.name.padEnd(26)} x${String(r.conc).padEnd(3)} ${r.perSec.toFixed(0).padStart(7)}/s  p50 ${r.p50.toFixed(2).padStart(6)} ms  p99 ${r.p99.toFixed(2).padStart(7)} ms  server CPU ${r.cpuUs.toFixed(0).padStart(5)} µs/op  ${[r.steal, r.gc, r.errors].filter(Boolean).join('  ')}`);
   }
 }
 

@@ -1,0 +1,53 @@
+/**
+ * The server's own GC pauses during a bench row, from prom-client's default
+ * `nodejs_gc_duration_seconds` histogram on /metrics (labels kind="minor" | "major" |
+ * "incremental" | "weakcb"). A row's p99 is often a GC pause that stopped every request in
+ * flight; printing the pauses next to it says so.
+ */
+import type * as http2 from 'node:http2';
+import { send } from './h2-load.js';
+
+/** Per GC kind: pauses, their total seconds, and pauses of 10 ms or more. */
+export type GcTally = Map<string, { count: number; sum: number; over10ms: number }>;
+
+/** Reads the histogram from /metrics; an empty tally when the server does not export it. */
+export async function scrapeGc(session: http2.ClientHttp2Session): Promise<GcTally> {
+  const out: GcTally = new Map();
+  let text: string;
+  try {
+    text = (await send(session, { path: '/metrics' })).body.toString();
+  } catch {
+    return out;
+  }
+  const entry = (kind: string) => {
+    let e = out.get(kind);
+    if (!e) out.set(kind, e = { count: 0, sum: 0, over10ms: 0 });
+    return e;
+  };
+  const le10 = new Map<string, number>();
+  for (const m of text.matchAll(/^nodejs_gc_duration_seconds_(bucket|sum|count)\{([^}]*)\} ([0-9.e+-]+)$/gm)) {
+    const kind = /kind="([^"]*)"/.exec(m[2]!)?.[1];
+    if (!kind) continue;
+    const v = Number(m[3]);
+    if (m[1] === 'sum') entry(kind).sum = v;
+    else if (m[1] === 'count') entry(kind).count = v;
+    else if (/le="0\.01"/.test(m[2]!)) le10.set(kind, v);
+  }
+  for (const [kind, e] of out) e.over10ms = e.count - (le10.get(kind) ?? e.count);
+  return out;
+}
+
+/** "GC minor 61×/212 ms, major 1×/23 ms (1 ≥ 10 ms)": the pauses between two scrapes. */
+export function gcNote(before: GcTally, after: GcTally): string {
+  const parts: string[] = [];
+  for (const kind of ['minor', 'major', 'incremental']) {
+    const a = after.get(kind);
+    if (!a) continue;
+    const b = before.get(kind) ?? { count: 0, sum: 0, over10ms: 0 };
+    const n = a.count - b.count;
+    if (n <= 0) continue;
+    const long = a.over10ms - b.over10ms;
+    parts.push(`${kind} ${n}×/${((a.sum - b.sum) * 1000).toFixed(0)} ms${long > 0 ? ` (${long} ≥ 10 ms)` : ''}`);
+  }
+  return parts.length ? `GC ${parts.join(', ')}` : '';
+}
