@@ -29,24 +29,22 @@ const NONE: string[] = Object.freeze([]) as unknown as string[];
 
 /** Returns problems (empty when valid). */
 export function dns1123Label(v: string): string[] {
-  if (v.length <= 63 && DNS1123_LABEL.test(v)) return NONE;
-  const out: string[] = [];
-  if (v.length > 63) out.push('must be no more than 63 characters');
-  if (!DNS1123_LABEL.test(v)) out.push(msg.label);
-  return out;
+  return lengthAndPattern(v, 63, DNS1123_LABEL, msg.label);
 }
 export function dns1123Subdomain(v: string): string[] {
-  if (v.length <= 253 && DNS1123_SUBDOMAIN.test(v)) return NONE;
-  const out: string[] = [];
-  if (v.length > 253) out.push('must be no more than 253 characters');
-  if (!DNS1123_SUBDOMAIN.test(v)) out.push(msg.subdomain);
-  return out;
+  return lengthAndPattern(v, 253, DNS1123_SUBDOMAIN, msg.subdomain);
 }
 export function dns1035Label(v: string): string[] {
-  if (v.length <= 63 && DNS1035_LABEL.test(v)) return NONE;
+  return lengthAndPattern(v, 63, DNS1035_LABEL, msg.dns1035);
+}
+/** The two checks of a name format: at most `max` characters, and the format's pattern. */
+function lengthAndPattern(v: string, max: number, pattern: RegExp, patternMessage: string): string[] {
+  const tooLong = v.length > max;
+  const mismatch = !pattern.test(v);
+  if (!tooLong && !mismatch) return NONE;
   const out: string[] = [];
-  if (v.length > 63) out.push('must be no more than 63 characters');
-  if (!DNS1035_LABEL.test(v)) out.push(msg.dns1035);
+  if (tooLong) out.push(`must be no more than ${max} characters`);
+  if (mismatch) out.push(patternMessage);
   return out;
 }
 /** Names of path segments (RBAC roles etc. allow ':' and uppercase). */
@@ -76,21 +74,13 @@ export function qualifiedName(v: string): string[] {
   return out;
 }
 export function labelValue(v: string): string[] {
-  if (v.length <= 63 && LABEL_VALUE.test(v)) return NONE;
-  const out: string[] = [];
-  if (v.length > 63) out.push('must be no more than 63 characters');
-  if (!LABEL_VALUE.test(v)) out.push(msg.labelValue);
-  return out;
+  return lengthAndPattern(v, 63, LABEL_VALUE, msg.labelValue);
 }
 export function configMapKey(v: string): string[] {
-  if (v.length <= 253 && CONFIG_KEY.test(v) && !v.startsWith('..') && v !== '.') return NONE;
-  const out: string[] = [];
-  if (v.length > 253) out.push('must be no more than 253 characters');
-  if (!CONFIG_KEY.test(v)) out.push(msg.configKey);
-  if (v === '.') out.push("must not be '.'");
-  else if (v === '..') out.push("must not be '..'");
-  else if (v.startsWith('..')) out.push("must not start with '..'");
-  return out;
+  const dots = v === '.' ? "must not be '.'" : v === '..' ? "must not be '..'" : v.startsWith('..') ? "must not start with '..'" : undefined;
+  const out = lengthAndPattern(v, 253, CONFIG_KEY, msg.configKey);
+  if (dots === undefined) return out;
+  return [...out, dots];
 }
 
 export function pushAll(errs: FieldError[], field: string, value: unknown, problems: string[]): void {
