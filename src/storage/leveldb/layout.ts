@@ -75,11 +75,21 @@ export function indexKey(key: string): string {
 }
 
 export function logKey(rev: number): string {
-  return LOG_PREFIX + revHex(rev);
+  return logKeyOfHex(revHex(rev));
 }
 
 export function historyKey(key: string, rev: number): string {
-  return HISTORY_PREFIX + key + HISTORY_SEP + revHex(rev);
+  return historyKeyOfHex(key, revHex(rev));
+}
+
+/** logKey for a revision already written as revHex (a write's keys share it). */
+export function logKeyOfHex(hex: string): string {
+  return LOG_PREFIX + hex;
+}
+
+/** historyKey for a revision already written as revHex. */
+export function historyKeyOfHex(key: string, hex: string): string {
+  return HISTORY_PREFIX + key + HISTORY_SEP + hex;
 }
 
 export function ttlKey(deadlineMs: number, key: string): string {

@@ -7,8 +7,7 @@ import type { KeyValue, WatchEvent } from '../interface.js';
 import { StorageError } from '../errors.js';
 import type { BatchOp } from './group-commit.js';
 import {
-  HISTORY_DELETE, HISTORY_PREFIX, HISTORY_PUT, HISTORY_SEP, LOG_PREFIX, encodeIndexRecord, encodeLogRecord, historyKey, indexKey,
-  logKey, revHex, ttlKey,
+  HISTORY_DELETE, HISTORY_PUT, encodeIndexRecord, encodeLogRecord, historyKeyOfHex, indexKey, logKeyOfHex, revHex, ttlKey,
 } from './layout.js';
 import { EMPTY } from './reads.js';
 
@@ -37,9 +36,9 @@ export function putWrite(key: string, value: Buffer, meta: KeyMeta, prev?: { met
   const stored = logRec.subarray(logRec.length - value.length);
   const hex = revHex(rev);
   const ops: BatchOp[] = [
-    { type: 'put', key: LOG_PREFIX + hex, value: logRec },
+    { type: 'put', key: logKeyOfHex(hex), value: logRec },
     { type: 'put', key: indexKey(key), value: encodeIndexRecord(meta) },
-    { type: 'put', key: HISTORY_PREFIX + key + HISTORY_SEP + hex, value: HISTORY_PUT },
+    { type: 'put', key: historyKeyOfHex(key, hex), value: HISTORY_PUT },
   ];
   // An update without ttlSeconds drops an earlier expiry (as an etcd put without a lease does).
   if (prev?.meta.expireAt) ops.push({ type: 'del', key: ttlKey(prev.meta.expireAt, key) });
@@ -52,10 +51,11 @@ export function putWrite(key: string, value: Buffer, meta: KeyMeta, prev?: { met
 /** A delete of `key` at revision `rev`; event.prevKv is the deleted value. */
 export function deleteWrite(key: string, rev: number, prev: { meta: KeyMeta; value: Buffer }): DecidedWrite & { prevKv: KeyValue } {
   const p = prev.meta;
+  const hex = revHex(rev);
   const ops: BatchOp[] = [
     { type: 'del', key: indexKey(key) },
-    { type: 'put', key: logKey(rev), value: encodeLogRecord({ type: 'DELETE', key, createRevision: 0, version: 0, prevRev: p.modRevision, value: EMPTY }) },
-    { type: 'put', key: historyKey(key, rev), value: HISTORY_DELETE },
+    { type: 'put', key: logKeyOfHex(hex), value: encodeLogRecord({ type: 'DELETE', key, createRevision: 0, version: 0, prevRev: p.modRevision, value: EMPTY }) },
+    { type: 'put', key: historyKeyOfHex(key, hex), value: HISTORY_DELETE },
   ];
   if (p.expireAt) ops.push({ type: 'del', key: ttlKey(p.expireAt, key) });
   const prevKv = toKv(key, prev);
