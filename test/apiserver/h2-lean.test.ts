@@ -242,11 +242,13 @@ t.test('a reset stream: close on both sides, writes dropped, writableEnded stays
 
 t.test('the API server: HTTP/2 streams through the lean pair once each, HTTP/1.1 unchanged', async (t) => {
   const calls: string[] = [];
+  const errorListeners: number[] = [];
   const rest: RestHandler = {
     async handle(ctx, req, res) {
       const kind = req instanceof H2Request && res instanceof H2Response ? 'lean'
         : req instanceof http.IncomingMessage && res instanceof http.ServerResponse ? 'http1' : 'other';
       calls.push(`${kind} ${req.method}`);
+      if (req instanceof H2Request && req.method === 'GET') errorListeners.push(req.stream.listenerCount('error'));
       const body = req.method === 'POST' ? (await readBody(req)).toString() : '';
       res.setHeader('Content-Type', 'application/json');
       res.end(JSON.stringify({ user: ctx.user.name, body }));
@@ -270,6 +272,7 @@ t.test('the API server: HTTP/2 streams through the lean pair once each, HTTP/1.1
   const odd = await h2request(s.url, { path, ca, cert, key, headers: { expect: 'something-else' } });
   t.equal(odd.status, 417);
   t.same(calls, ['lean GET', 'lean POST', 'http1 POST', 'lean POST'], 'each request reached the handler exactly once');
+  t.same(errorListeners, [1], "a served stream's errors have one listener (the chain's), never none");
 });
 
 t.test('the API server: a reset stream aborts the request, a failure after the headers resets the stream', async (t) => {

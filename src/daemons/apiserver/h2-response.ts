@@ -9,8 +9,8 @@
  * Events are the stream's own: listeners given to on/once/off for 'close', 'drain' and 'error'
  * are registered on the Http2Stream itself (no per-response EventEmitter), and 'finish' maps to
  * the stream's 'close' as in the compat layer (which emits 'finish' then 'close' when the
- * stream closes, also after a reset). A stream's 'error' never escapes: the listener stays
- * responsible for it (see server.ts), as in the compat layer, which swallows stream errors.
+ * stream closes, also after a reset). A stream's 'error' never escapes: the chain listens for
+ * it (chain.handle; server.ts for streams it refuses), as the compat layer swallowed them.
  *
  * Contract: used from the one thread that owns the stream; `writableEnded` is true from the
  * first `end()` call on; writes after end, or after the stream closed, are dropped and their

@@ -138,28 +138,30 @@ export async function startSecureServer(o: SecureServerOptions): Promise<SecureS
 /** Swallows stream errors (a reset by the client, a write after a reset): the 'close' that follows ends the request. */
 function ignoreStreamError(): void { /* see above */ }
 
-/** Serves one HTTP/2 stream through the chain with the lean request/response pair. */
+/**
+ * Serves one HTTP/2 stream through the chain with the lean request/response pair. The chain
+ * listens for the stream's errors (chain.handle, first thing); a stream refused here gets a
+ * listener of its own instead, so each stream has exactly one.
+ */
 function onStream(chain: RequestChain, stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders): void {
-  stream.on('error', ignoreStreamError);
   const req = new H2Request(stream, headers);
   const res = new H2Response(stream);
   // What the compat layer did before emitting 'request': CONNECT is not served, and a body
   // announced with Expect: 100-continue is invited at once.
-  if (req.method === 'CONNECT') {
-    res.statusCode = http2.constants.HTTP_STATUS_METHOD_NOT_ALLOWED;
-    res.end();
-    return;
-  }
+  if (req.method === 'CONNECT') return refuse(res, http2.constants.HTTP_STATUS_METHOD_NOT_ALLOWED);
   const expect = headers['expect'];
   if (expect !== undefined) {
-    if (expect !== '100-continue') {
-      res.statusCode = http2.constants.HTTP_STATUS_EXPECTATION_FAILED;
-      res.end();
-      return;
-    }
+    if (expect !== '100-continue') return refuse(res, http2.constants.HTTP_STATUS_EXPECTATION_FAILED);
     stream.additionalHeaders({ [http2.constants.HTTP2_HEADER_STATUS]: http2.constants.HTTP_STATUS_CONTINUE });
   }
   chain.handle(req, res);
+}
+
+/** Answers a stream the chain never sees with a bare status. */
+function refuse(res: H2Response, status: number): void {
+  res.stream.on('error', ignoreStreamError);
+  res.statusCode = status;
+  res.end();
 }
 
 function sessionOwns(sessions: Set<http2.ServerHttp2Session>, s: Socket): boolean {
