@@ -12,13 +12,18 @@ export type GcTally = Map<string, { count: number; sum: number; over10ms: number
 
 /** Reads the histogram from /metrics; an empty tally when the server does not export it. */
 export async function scrapeGc(session: http2.ClientHttp2Session): Promise<GcTally> {
-  const out: GcTally = new Map();
   let text: string;
   try {
     text = (await send(session, { path: '/metrics' })).body.toString();
   } catch {
-    return out;
+    return new Map();
   }
+  return parseGcTally(text);
+}
+
+/** The GC histogram's series in Prometheus text (what /metrics serves). */
+export function parseGcTally(text: string): GcTally {
+  const out: GcTally = new Map();
   const entry = (kind: string) => {
     let e = out.get(kind);
     if (!e) out.set(kind, e = { count: 0, sum: 0, over10ms: 0 });
