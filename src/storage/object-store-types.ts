@@ -132,6 +132,21 @@ export interface GuaranteedUpdateOptions {
   readonly ttlSeconds?: number;
   /** Do not write, return what would have been written. */
   readonly dryRun?: boolean;
+  /** See WrittenJson: told of the write whose object guaranteedUpdate returns. */
+  readonly onWritten?: (w: WrittenJson) => void;
+}
+
+/**
+ * A write's stored value, handed to the writer when it is plain JSON (as ListResult.plainJson
+ * means it: exactly JSON.stringify of `object` without metadata.resourceVersion), so the
+ * writer may answer with those bytes instead of encoding `object` again. Not told of dry runs.
+ */
+export interface WrittenJson {
+  /** The object create or guaranteedUpdate returns (the same object). */
+  readonly object: KubeObject;
+  readonly json: Buffer;
+  /** The write's revision (metadata.resourceVersion of `object`). */
+  readonly revision: number;
 }
 
 /** One object's stored entry and how to decode it (ObjectStore.getEntry). */
@@ -147,7 +162,7 @@ export interface ObjectStore {
   getEntry(ref: ObjectRef, opts?: { resourceVersion?: string }): Promise<StoredEntry | undefined>;
   list(q: ListQuery): Promise<ListResult>;
   /** Creates; obj.metadata.resourceVersion must be empty. Returns the stored object. */
-  create(ref: ObjectRef, obj: KubeObject, opts?: { ttlSeconds?: number; dryRun?: boolean }): Promise<KubeObject>;
+  create(ref: ObjectRef, obj: KubeObject, opts?: { ttlSeconds?: number; dryRun?: boolean; onWritten?: (w: WrittenJson) => void }): Promise<KubeObject>;
   /**
    * Read, mutate, compare-and-swap, retry on conflict. `tryUpdate` gets the current object (a
    * private copy) and returns the new one, or throws to abort (the error propagates). When the

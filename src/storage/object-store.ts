@@ -24,7 +24,7 @@ import type { Backend, KeyValue } from './interface.js';
 import { normalizePrefix, objectKeyUnder, resourcePrefix } from './keys.js';
 import { listObjects } from './object-list.js';
 import type {
-  GuaranteedUpdateOptions, ListQuery, ListResult, ObjectRef, ObjectStore, ObjectWatch, StoredEntry, WatchQuery,
+  GuaranteedUpdateOptions, ListQuery, ListResult, ObjectRef, ObjectStore, ObjectWatch, StoredEntry, WatchQuery, WrittenJson,
 } from './object-store-types.js';
 import { SharedEventCache, watchObjects } from './object-watch.js';
 import { ResourceStore, jsonEqual } from './resource-store.js';
@@ -114,7 +114,7 @@ class KubeObjectStore implements ObjectStore, ObjectStoreInternals {
     return listObjects(this.rs(q.group, q.resource), this.prefix, q);
   }
 
-  async create(ref: ObjectRef, obj: KubeObject, opts: { ttlSeconds?: number; dryRun?: boolean } = {}): Promise<KubeObject> {
+  async create(ref: ObjectRef, obj: KubeObject, opts: { ttlSeconds?: number; dryRun?: boolean; onWritten?: (w: WrittenJson) => void } = {}): Promise<KubeObject> {
     if (obj.metadata?.resourceVersion) {
       throw new StorageError('InvalidArgument', 'resourceVersion should not be set on objects to be created');
     }
@@ -129,7 +129,9 @@ class KubeObjectStore implements ObjectStore, ObjectStoreInternals {
       return out;
     }
     const { revision } = await rs.backend.create(key, enc.stored, ttl(opts.ttlSeconds));
-    return rs.decodeWritten(enc, revision);
+    const out = rs.decodeWritten(enc, revision);
+    if (opts.onWritten && rs.storesPlainJson) opts.onWritten({ object: out, json: enc.plain, revision });
+    return out;
   }
 
   async guaranteedUpdate(ref: ObjectRef, tryUpdate: (current: KubeObject | undefined) => Promise<KubeObject> | KubeObject,
@@ -164,7 +166,9 @@ class KubeObjectStore implements ObjectStore, ObjectStoreInternals {
         const { revision } = kv
           ? await rs.backend.update(key, enc.stored, kv.modRevision, ttl(opts.ttlSeconds))
           : await rs.backend.create(key, enc.stored, ttl(opts.ttlSeconds));
-        return withRevision(written, revision);
+        const out = withRevision(written, revision);
+        if (opts.onWritten && rs.storesPlainJson) opts.onWritten({ object: out, json: enc.plain, revision });
+        return out;
       } catch (e) {
         if (isStorageError(e, 'Conflict') || isStorageError(e, 'KeyExists') || (kv && isStorageError(e, 'KeyNotFound'))) {
           fresh = true;

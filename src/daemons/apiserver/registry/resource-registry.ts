@@ -14,7 +14,7 @@ import { ApiError, errors, fieldErrors, type FieldError, type Qualified } from '
 import { storageToApiError } from '../../../api/meta/storage-status.js';
 import { apiVersionOf, type KubeObject, type ResourceDefinition } from '../../../api/resources/types.js';
 import { isStorageError } from '../../../storage/errors.js';
-import type { ListQuery, ListResult, ObjectRef, ObjectStore } from '../../../storage/object-store-types.js';
+import type { ListQuery, ListResult, ObjectRef, ObjectStore, WrittenJson } from '../../../storage/object-store-types.js';
 import { admitNamespaceDelete, admitNamespacedCreate } from './namespace-lifecycle.js';
 import { nowTimestamp, prepareCreateMeta, prepareUpdateMeta } from './object-meta.js';
 import { validateObjectMetaUpdate } from '../../../api/resources/common/validation.js';
@@ -33,6 +33,12 @@ export interface WriteOptions {
    * in place instead of copied first (it is still copied when a generateName retry may need it).
    */
   inputOwned?: boolean;
+  /**
+   * Passed to the store's write (WrittenJson): told of the stored JSON of the write. The object
+   * this call returns is `w.object` itself only when it is the stored object unconverted;
+   * callers compare identities before using `w.json` for it.
+   */
+  onWritten?: (w: WrittenJson) => void;
 }
 
 export interface UpdateOptions extends WriteOptions {
@@ -170,7 +176,7 @@ export class ResourceRegistry {
       try {
         if (txn) await this.opts.services!.onCreate(obj, txn, !!opts.dryRun);
         opts.beforeStore?.(obj, undefined);
-        const stored = await this.store.create(this.refOf(def, ns, obj.metadata!.name!), this.toStore(def, obj), { ttlSeconds: this.ttlOf(def), dryRun: opts.dryRun });
+        const stored = await this.store.create(this.refOf(def, ns, obj.metadata!.name!), this.toStore(def, obj), { ttlSeconds: this.ttlOf(def), dryRun: opts.dryRun, onWritten: opts.onWritten });
         if (txn) await txn.commit();
         return this.fromStore(def, stored);
       } catch (e) {
@@ -215,7 +221,7 @@ export class ResourceRegistry {
         const grace = cur.metadata?.deletionGracePeriodSeconds;
         deleteAfter = !!cur.metadata?.deletionTimestamp && !(obj.metadata?.finalizers?.length) && !grace && !this.namespaceFinalizersPending(def, obj);
         return this.toStore(def, obj);
-      }, { dryRun: opts.dryRun, ttlSeconds: this.ttlOf(def) });
+      }, { dryRun: opts.dryRun, ttlSeconds: this.ttlOf(def), onWritten: opts.onWritten });
       if (txn) await txn.commit();
     } catch (e) {
       if (txn) await txn.rollback();

@@ -13,7 +13,7 @@
  */
 import { storageToApiError } from '../../../api/meta/storage-status.js';
 import { errors } from '../../../api/meta/status.js';
-import { apiVersionOf, type KubeObject } from '../../../api/resources/types.js';
+import type { KubeObject } from '../../../api/resources/types.js';
 import { messageForObject } from '../../../api/schema/registry.js';
 import type { KeyValue } from '../../../storage/interface.js';
 import type { ObjectStoreInternals } from '../../../storage/object-store.js';
@@ -21,11 +21,12 @@ import type { ListResult } from '../../../storage/object-store-types.js';
 import { qualified } from '../registry/resource-registry.js';
 import { entrySerializations, ownedUtf8 } from './entry-serializations.js';
 import { encodeFor, writeBody } from './http-io.js';
-import { scanStored, spliceServed, splicePlan, splicedLength, writeSpliced, type SplicePlan } from './json-splice.js';
+import { servedJsonOf, storedInOtherVersion } from './served-json.js';
+import { scanStored, splicePlan, splicedLength, writeSpliced, type SplicePlan } from './json-splice.js';
 import type { OutputFormat } from './negotiate.js';
 import { encodeListFromItems, encodeListItem, protobufListPlan, type ProtobufListPlan } from './protobuf-entries.js';
 import type { ListParams } from './read-handlers.js';
-import { servedApiVersion, toServed, type Scope } from './scope.js';
+import { convertsOnServe, servedApiVersion, toServed, type Scope } from './scope.js';
 
 const PROTOBUF = 'application/vnd.kubernetes.protobuf';
 
@@ -53,11 +54,6 @@ function fastEncoding(s: Scope, fmt: OutputFormat): 'json' | 'protobuf' | undefi
   } catch {
     return undefined; // a closed store: the general path reports it
   }
-}
-
-/** True when toServed converts (another version than the stored one is served). */
-function convertsOnServe(s: Scope): boolean {
-  return s.def.convert !== undefined && (s.version !== s.def.storageVersion || s.def.storage !== undefined);
 }
 
 async function decodeEntry(s: Scope, decode: (kv: KeyValue) => Promise<KubeObject>, kv: KeyValue, name: string): Promise<KubeObject> {
@@ -95,11 +91,8 @@ export async function getFromEntry(s: Scope, fmt: OutputFormat): Promise<boolean
   const cache = entrySerializations(`${enc}-get|${s.def.group}|${s.def.plural}|${servedApiVersion(s)}`);
   let body = cache.get(kv);
   if (body === undefined && enc === 'json' && res.plainJson && !convertsOnServe(s)) {
-    const stored = scanStored(kv.value);
-    if (stored && !(s.def.convert && stored.apiVersion && stored.apiVersion !== apiVersionOf(s.def.group, s.def.storageVersion))) {
-      body = spliceServed(stored, kv.modRevision, Buffer.from(`"kind":${JSON.stringify(s.def.kind)},"apiVersion":${JSON.stringify(servedApiVersion(s))}`, 'utf8'));
-      cache.set(kv, body);
-    }
+    body = servedJsonOf(s, kv.value, kv.modRevision);
+    if (body !== undefined) cache.set(kv, body);
   }
   if (body === undefined) {
     const served = toServed(s, s.registry.fromStore(s.def, await decodeEntry(s, decode, kv, s.name)));
@@ -147,7 +140,7 @@ export async function listFromEntries(s: Scope, p: ListParams, fmt: OutputFormat
     if (item === undefined) item = cache.get(kv);
     if (item === undefined && splice) {
       const stored = scanStored(kv.value);
-      if (stored) {
+      if (stored && !storedInOtherVersion(s, stored)) {
         item = splicePlan(stored);
         splicePlans.set(kv, item);
       }

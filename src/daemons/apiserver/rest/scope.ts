@@ -31,10 +31,15 @@ export function servedApiVersion(s: Scope): string {
   return apiVersionOf(s.def.group, s.version);
 }
 
+/** True when serving converts the def form (another version, or a resource stored as another). */
+export function convertsOnServe(s: Scope): boolean {
+  return s.def.convert !== undefined && (s.version !== s.def.storageVersion || s.def.storage !== undefined);
+}
+
 /** Def form → the requested version, with kind and apiVersion set. */
 export function toServed(s: Scope, obj: KubeObject): KubeObject {
   let out = obj;
-  if (s.def.convert && (s.version !== s.def.storageVersion || s.def.storage)) out = s.def.convert(obj, s.version);
+  if (convertsOnServe(s)) out = s.def.convert!(obj, s.version);
   const { apiVersion: _a, kind: _k, ...rest } = out;
   void _a; void _k;
   return { kind: s.def.kind, apiVersion: servedApiVersion(s), ...rest };
@@ -64,7 +69,7 @@ export function headerOf(req: ApiRequest, name: string): string | undefined {
 }
 
 /** One `Warning: 299 - "..."` header per warning, as Kubernetes sends them. */
-function warningHeaders(s: Scope): Record<string, string | string[]> {
+export function warningHeaders(s: Scope): Record<string, string | string[]> {
   if (!s.warnings.length) return {};
   return { Warning: [...new Set(s.warnings)].map((w) => warningHeaderValue(w)) };
 }

@@ -11,8 +11,10 @@ import { asObject, decodeObject, decodeValue } from './codec-adapter.js';
 import { checkFields, parseFieldValidation } from './field-validation.js';
 import { readBody } from './http-io.js';
 import { applyConfiguration, applyNonApplyPatch, patchTypeOf, updateManagedFields, type PatchType } from './patch-dispatch.js';
-import { fromRequest, headerOf, outputFormat, parseDryRun, respondObject, servedApiVersion, toServed, type Scope } from './scope.js';
+import { fromRequest, headerOf, outputFormat, parseDryRun, servedApiVersion, toServed, type Scope } from './scope.js';
 import type { WriteOptions } from '../registry/resource-registry.js';
+import type { WrittenJson } from '../../../storage/object-store-types.js';
+import { respondWritten } from './served-json.js';
 import { queryBool } from '../request-info.js';
 
 /** fieldManager from the query, else derived from the User-Agent like Kubernetes does. */
@@ -87,8 +89,11 @@ export async function handleCreate(s: Scope): Promise<void> {
   const obj = fromRequest(s, raw);
   if (s.def.group === 'certificates.k8s.io' && s.def.kind === 'CertificateSigningRequest') recordRequestor(s, obj);
   // `obj` was decoded for this request only: the registry may use it without a copy.
-  const created = await s.registry.create(s.def, obj, { dryRun, inputOwned: true, beforeStore: managedFieldsHook(s, manager, 'Update', '') });
-  respondObject(s, 201, created, fmt);
+  let written: WrittenJson | undefined;
+  const created = await s.registry.create(s.def, obj, {
+    dryRun, inputOwned: true, beforeStore: managedFieldsHook(s, manager, 'Update', ''), onWritten: (w) => { written = w; },
+  });
+  respondWritten(s, 201, created, fmt, written);
 }
 
 /** The desired object of a PUT, in def form, from the decoded body (`raw`, which it takes over). */
@@ -107,6 +112,7 @@ export async function handleUpdate(s: Scope): Promise<void> {
   // The registry takes what `mutate` returns without a copy, so every call hands out a new
   // object: the one decoded above first, then (on a retried write) the body decoded again.
   let fresh: KubeObject | undefined = obj;
+  let written: WrittenJson | undefined;
   const mutate = (): KubeObject => {
     const o = fresh ?? updateTarget(s, decodeObject(headerOf(s.req, 'content-type'), body));
     fresh = undefined;
@@ -115,9 +121,9 @@ export async function handleUpdate(s: Scope): Promise<void> {
   const { object, created } = await s.registry.update(s.def, s.namespace, s.name, mutate, {
     subresource, dryRun, allowCreate: subresource === '' ? undefined : false,
     beforeStore: managedFieldsHook(s, manager, 'Update', subresource),
-    mutateReadsCurrent: true, mutateReturnsFresh: true,
+    mutateReadsCurrent: true, mutateReturnsFresh: true, onWritten: (w) => { written = w; },
   });
-  respondObject(s, created ? 201 : 200, object, fmt);
+  respondWritten(s, created ? 201 : 200, object, fmt, written);
 }
 
 /** Applies a decoded json/merge/strategic patch to the served form of `current`. */
@@ -147,6 +153,7 @@ export async function handlePatch(s: Scope): Promise<void> {
   if (type !== 'apply' && s.query.get('force') !== null) throw errors.badRequest('force: Forbidden: may not be specified for non-apply patch');
   const force = queryBool(s.query.get('force')) === true;
   const patch = decodePatch(type, await readBody(s.req));
+  let written: WrittenJson | undefined;
   if (type === 'apply') s.warnings.push(...checkFields(policy, patch, apiVersion, s.def.kind));
   const { object, created } = await s.registry.update(s.def, s.namespace, s.name, (cur) => {
     let patched: KubeObject;
@@ -173,6 +180,7 @@ export async function handlePatch(s: Scope): Promise<void> {
     subresource, dryRun, allowCreate: type === 'apply' && subresource === '',
     // Server-side apply records its own ownership; other patches are Update operations.
     beforeStore: type === 'apply' ? undefined : managedFieldsHook(s, manager, 'Update', subresource),
+    onWritten: (w) => { written = w; },
   });
-  respondObject(s, created ? 201 : 200, object, fmt);
+  respondWritten(s, created ? 201 : 200, object, fmt, written);
 }
