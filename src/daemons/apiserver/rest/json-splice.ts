@@ -48,6 +48,11 @@ function skipString(b: Buffer, i: number): number {
   return -1;
 }
 
+function hasBackslash(b: Buffer, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) if (b[i] === BACKSLASH) return true;
+  return false;
+}
+
 /** Offset just past the value starting at `i`, or -1. */
 function skipValue(b: Buffer, i: number): number {
   const c = b[i];
@@ -94,30 +99,47 @@ function keyOf(b: Buffer, start: number, end: number): string | undefined {
  * (spec and status, most of an object) are never scanned. JSON.stringify writes each key once,
  * so none of the three can come again.
  */
-function members(b: Buffer, i: number, close?: number): { list: Member[]; end: number } | undefined {
+function members(b: Buffer, i: number, close?: number): Members | undefined {
   if (b[i] !== LBRACE) return undefined;
   const list: Member[] = [];
+  let metadata: Members | undefined;
   let j = i + 1;
-  if (b[j] === RBRACE) return { list, end: j + 1 };
+  if (b[j] === RBRACE) return { list, end: j + 1, metadata };
   let seen = 0;
   for (;;) {
     if (b[j] !== QUOTE) return undefined;
     if (seen === 3) {
       list.push({ start: j, end: close!, value: j, key: undefined });
-      return { list, end: close! + 1 };
+      return { list, end: close! + 1, metadata };
     }
     const keyEnd = skipString(b, j);
     if (keyEnd < 0 || b[keyEnd] !== COLON) return undefined;
-    const valueEnd = skipValue(b, keyEnd + 1);
-    if (valueEnd < 0) return undefined;
     const key = keyOf(b, j, keyEnd);
+    let valueEnd: number;
+    if (close !== undefined && key === 'metadata') {
+      // A whole stored value's metadata is read member by member in the same pass.
+      metadata = members(b, keyEnd + 1);
+      if (!metadata) return undefined;
+      valueEnd = metadata.end;
+    } else {
+      valueEnd = skipValue(b, keyEnd + 1);
+      if (valueEnd < 0) return undefined;
+    }
     if (close !== undefined && (key === 'kind' || key === 'apiVersion' || key === 'metadata')) seen++;
     list.push({ start: j, end: valueEnd, value: keyEnd + 1, key });
     const next = b[valueEnd];
-    if (next === RBRACE) return { list, end: valueEnd + 1 };
+    if (next === RBRACE) return { list, end: valueEnd + 1, metadata };
     if (next !== COMMA) return undefined;
     j = valueEnd + 1;
   }
+}
+
+interface Members {
+  readonly list: Member[];
+  /** Offset just past the object. */
+  readonly end: number;
+  /** A whole stored value's metadata object, read in the same pass (members with `close` only). */
+  readonly metadata: Members | undefined;
 }
 
 /** A stored object's parts: its top-level members, the metadata member and where resourceVersion goes. */
@@ -148,12 +170,14 @@ export function scanStored(bytes: Buffer): StoredJson | undefined {
     if (m.key === 'metadata') metadata = m;
     else if (m.key === 'apiVersion') {
       if (bytes[m.value] !== QUOTE) return undefined; // only a string can be compared for conversion
-      apiVersion = JSON.parse(bytes.toString('utf8', m.value, m.end)) as string;
+      // Without escapes the text between the quotes is the string itself.
+      apiVersion = hasBackslash(bytes, m.value, m.end)
+        ? JSON.parse(bytes.toString('utf8', m.value, m.end)) as string
+        : bytes.toString('utf8', m.value + 1, m.end - 1);
     }
   }
-  if (!metadata) return undefined;
-  const meta = members(bytes, metadata.value);
-  if (!meta || meta.end !== metadata.end) return undefined;
+  const meta = scanned.metadata;
+  if (!metadata || !meta) return undefined;
   for (const m of meta.list) if (m.key === 'resourceVersion') return undefined;
   return { bytes, members: top, metadata, metadataEmpty: meta.list.length === 0, apiVersion };
 }
