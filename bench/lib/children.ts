@@ -50,12 +50,16 @@ export interface Child {
   stop(): Promise<void>;
 }
 
-/** Spawns `node args…`, optionally pinned to `cpu`, without NODE_OPTIONS in its environment. */
-export function spawnNode(args: string[], cpu: number | undefined): Child {
+/**
+ * Spawns `node args…`, optionally pinned to `cpu`, without NODE_OPTIONS in its environment.
+ * `wrapper` (a command and its options, e.g. valgrind's) runs node instead.
+ */
+export function spawnNode(args: string[], cpu: number | undefined, wrapper: readonly string[] = []): Child {
   const env = { ...process.env };
   delete env['NODE_OPTIONS'];
-  const cmd = cpu === undefined ? process.execPath : 'taskset';
-  const argv = cpu === undefined ? args : ['-c', String(cpu), process.execPath, ...args];
+  const command = [...(cpu === undefined ? [] : ['taskset', '-c', String(cpu)]), ...wrapper, process.execPath, ...args];
+  const cmd = command[0]!;
+  const argv = command.slice(1);
   const proc = spawn(cmd, argv, { env, stdio: ['ignore', 'ignore', 'pipe'] });
   let tail = '';
   proc.stderr?.on('data', (d: Buffer) => { tail = (tail + d.toString()).slice(-4000); });

@@ -1,0 +1,95 @@
+/**
+ * Instructions per request through the full API server (TLS+HTTP/2, client certificates, durable
+ * LevelDB), counted by valgrind's callgrind: the figure for before/after comparisons of CPU per
+ * request, since it does not move with CPU steal or clock speed as seconds do (the main thread's
+ * count repeats within 1–2 % between runs). A `corectl apiserver` child runs under callgrind;
+ * after a warm-up (so the JIT has compiled the hot code) each phase is counted alone: configmap
+ * create, update (PUT) and GET, 50 streams in flight. Prints instructions per request on the main
+ * thread (JavaScript, JSON, HTTP/2, TLS, young-generation GC) and on all threads (adding V8's GC
+ * helpers and LevelDB's writer).
+ * Run: node dist/bench/apiserver-instructions.bench.js   (about 9 min: valgrind runs the server
+ * some 50 times slower). Needs valgrind (Debian package valgrind); without it the bench says so.
+ * Environment: INSTRBENCH_N (requests per counted phase, default 2000; GETs count twice as many;
+ * fewer than about 2000 leave the JIT's warm-up in the figures),
+ * INSTRBENCH_CLI=<path to a compiled src/cli.js> (count another build, e.g. a baseline tree).
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort, makePki, spawnNode, waitReady } from './lib/children.js';
+import { closeSessions, openSessions, runLoad, send, type BenchRequest } from './lib/h2-load.js';
+import { apiserverArgs, configMapBody } from './lib/apiserver-child.js';
+import { callgrindControl, callgrindWrapper, haveCallgrind, readDumps } from './lib/callgrind.js';
+
+const N = Number(process.env['INSTRBENCH_N'] ?? 2000);
+const CLI = process.env['INSTRBENCH_CLI'] ? resolve(process.env['INSTRBENCH_CLI']) : fileURLToPath(new URL('../src/cli.js', import.meta.url));
+const CONC = 50;
+const JSON_CT = { 'content-type': 'application/json', accept: 'application/json' };
+const BASE = '/api/v1/namespaces/bench/configmaps';
+
+interface Phase {
+  name: string;
+  /** Requests before counting (the JIT warms up). */
+  warm: number;
+  count: number;
+  request: (i: number, counted: boolean) => BenchRequest;
+}
+
+const PHASES: Phase[] = [
+  {
+    name: 'create configmap', warm: 1.5 * N, count: N,
+    request: (i, counted) => ({ path: BASE, method: 'POST', headers: JSON_CT, body: configMapBody(`${counted ? 'c' : 'w'}-${i}`, 'bench', { i: String(i) }) }),
+  },
+  {
+    name: 'update configmap (PUT)', warm: N / 2, count: N,
+    request: (i) => ({ path: `${BASE}/w-${i % N}`, method: 'PUT', headers: JSON_CT, body: configMapBody(`w-${i % N}`, 'bench', { i: String(i) }) }),
+  },
+  {
+    name: 'get configmap', warm: N, count: 2 * N,
+    request: (i) => ({ path: `${BASE}/w-${i % N}`, headers: JSON_CT }),
+  },
+];
+
+async function main(): Promise<void> {
+  if (!haveCallgrind()) {
+    console.log('valgrind (with callgrind_control) is not installed: nothing counted. Install it with `apt-get install valgrind`.');
+    return;
+  }
+  const dir = await mkdtemp(join(tmpdir(), 'instr-bench-'));
+  const pki = await makePki(dir);
+  const port = await freePort();
+  const server = spawnNode(apiserverArgs(CLI, dir, pki, port), undefined, callgrindWrapper(join(dir, 'cg.out')));
+  const pid = server.proc.pid!;
+  const url = `https://127.0.0.1:${port}`;
+  const rows: { name: string; ops: number; main: number; all: number }[] = [];
+  try {
+    await waitReady(url, pki.client, '/readyz', server, 600_000);
+    const sessions = await openSessions(url, pki.client, 4);
+    const ns = await send(sessions[0]!, { path: '/api/v1/namespaces', method: 'POST', headers: JSON_CT, body: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'bench' } }) });
+    if (ns.status !== 201) throw new Error(`creating the namespace: HTTP ${ns.status}`);
+    for (const [k, p] of PHASES.entries()) {
+      const warm = await runLoad({ sessions, concurrency: CONC, durationMs: 3_600_000, maxOps: p.warm, request: (i) => p.request(i, false) });
+      if (warm.errors) throw new Error(`${p.name} (warm-up): ${warm.firstError}`);
+      callgrindControl(pid, '--zero');
+      const r = await runLoad({ sessions, concurrency: CONC, durationMs: 3_600_000, maxOps: p.count, request: (i) => p.request(i, true) });
+      callgrindControl(pid, `--dump=phase${k}`);
+      if (r.errors) throw new Error(`${p.name}: ${r.firstError}`);
+      rows.push({ name: p.name, ops: r.ops, main: 0, all: 0 });
+      console.log(`${p.name} x${CONC}: ${r.ops} requests counted`);
+    }
+    closeSessions(sessions);
+  } finally {
+    await server.stop();
+  }
+  const dumps = readDumps(dir, 'cg.out');
+  await rm(dir, { recursive: true, force: true });
+  console.log(`apiserver instructions per request (callgrind Ir after a warm-up, ${CONC} in flight; cli ${CLI})`);
+  for (const [k, row] of rows.entries()) {
+    const t = dumps.get(`phase${k}`);
+    if (!t) throw new Error(`no callgrind dump for ${row.name}`);
+    console.log(`  ${row.name.padEnd(24)} x${CONC}  main thread ${(t.main / row.ops / 1000).toFixed(1).padStart(6)} kIr/op  all threads ${(t.all / row.ops / 1000).toFixed(1).padStart(6)} kIr/op`);
+  }
+}
+
+await main();
