@@ -57,7 +57,11 @@ export function resourcePrefix(prefix: string, group: string, resource: string):
 
 /** The key range to list: one namespace ('<...>/ns/') or the whole resource. */
 export function listPrefix(prefix: string, group: string, resource: string, namespace: string): string {
-  const base = resourcePrefix(prefix, group, resource);
+  return listPrefixUnder(resourcePrefix(prefix, group, resource), namespace);
+}
+
+/** listPrefix() given the resource's prefix (resourcePrefix()), which callers may keep per resource. */
+export function listPrefixUnder(base: string, namespace: string): string {
   return namespace ? `${base}${checkPart(namespace, 'namespace')}/` : base;
 }
 

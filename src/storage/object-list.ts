@@ -6,7 +6,7 @@ import type { KubeObject } from '../api/resources/types.js';
 import { decodeContinue, encodeContinue } from './continue-token.js';
 import { StorageError, isStorageError } from './errors.js';
 import { prefixEnd, type KeyValue, type RangeOptions, type RangeResult } from './interface.js';
-import { listPrefix, objectKey } from './keys.js';
+import { listPrefixUnder, objectKeyUnder } from './keys.js';
 import type { ListQuery, ListResult } from './object-store-types.js';
 import type { ResourceStore } from './resource-store.js';
 import { parseResourceVersion } from './resource-version.js';
@@ -16,12 +16,10 @@ const FILTER_CHUNK = 500;
 
 type Mode = { kind: 'exact'; revision: number } | { kind: 'consistent' } | { kind: 'notOlderThan'; revision: number };
 
-export async function listObjects(rs: ResourceStore, storePrefix: string, q: ListQuery): Promise<ListResult> {
-  const prefix = listPrefix(storePrefix, rs.group, rs.resource, q.namespace);
+export async function listObjects(rs: ResourceStore, q: ListQuery): Promise<ListResult> {
+  const prefix = listPrefixUnder(rs.keyPrefix, q.namespace);
   // A named list reads one key (no prefix scan); continue tokens still name the list's prefix.
-  const single = q.name !== undefined && q.name !== ''
-    ? objectKey(storePrefix, { group: rs.group, resource: rs.resource, namespace: q.namespace, name: q.name })
-    : undefined;
+  const single = q.name !== undefined && q.name !== '' ? objectKeyUnder(rs.keyPrefix, q.namespace, q.name) : undefined;
   const rangeKey = single ?? prefix;
   const limit = q.limit !== undefined && q.limit > 0 ? Math.floor(q.limit) : 0;
   let after: string | undefined;

@@ -111,7 +111,7 @@ class KubeObjectStore implements ObjectStore, ObjectStoreInternals {
   }
 
   list(q: ListQuery): Promise<ListResult> {
-    return listObjects(this.rs(q.group, q.resource), this.prefix, q);
+    return listObjects(this.rs(q.group, q.resource), q);
   }
 
   async create(ref: ObjectRef, obj: KubeObject, opts: { ttlSeconds?: number; dryRun?: boolean; onWritten?: (w: WrittenJson) => void } = {}): Promise<KubeObject> {

@@ -23,3 +23,20 @@ t.test('Accept clauses: q orders them (ties keep header order), the first the se
   try { pick('application/json;as=Foo;g=meta.k8s.io;v=v1'); t.fail('unknown conversion is not acceptable'); } catch (e) { t.match(e, { status: { code: 406, reason: 'NotAcceptable' } }); }
   t.match(negotiateOutput('application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json', 'discovery'), { target: 'discovery', asVersion: 'v2' });
 });
+
+t.test('repeated and alternating Accept headers keep their own answers', async (t) => {
+  // Header values arrive as new strings on every request: build them afresh each time.
+  const fresh = (s: string): string => [...s].join('');
+  const table = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json';
+  for (let i = 0; i < 3; i++) {
+    t.match(negotiateOutput(fresh('application/json'), 'resource', { protobuf: true }), { mediaType: 'application/json', target: 'object' });
+    t.match(negotiateOutput(fresh('application/json'), 'resource', { protobuf: true }), { target: 'object' }, 'the same header again');
+    t.match(negotiateOutput(fresh(table), 'resource', { protobuf: true }), { target: 'table' });
+    t.match(negotiateOutput(fresh('application/vnd.kubernetes.protobuf'), 'resource', { protobuf: true }), { mediaType: 'application/vnd.kubernetes.protobuf' });
+    t.match(negotiateOutput(fresh('application/vnd.kubernetes.protobuf,application/json'), 'resource', { protobuf: false }), { mediaType: 'application/json' }, 'options are part of the answer');
+    t.equal(negotiateOutput(fresh('application/json'), 'resource', { protobuf: true, pretty: true }).pretty, true);
+    t.notOk(negotiateOutput(fresh('application/json'), 'resource', { protobuf: true }).pretty, 'and not pretty without it');
+    t.match(negotiateOutput(undefined, 'resource', { protobuf: true }), { mediaType: 'application/json', target: 'object' });
+    t.throws(() => negotiateOutput(fresh('text/html'), 'resource', { protobuf: true }), ApiError, 'a refused header is refused every time');
+  }
+});

@@ -49,3 +49,20 @@ t.test('request counts reach apiserver_request_total at scrape time, once each',
   t.match(line(await m.registry.metrics(), 201), / 4$/);
   t.match(line(await other.registry.metrics(), 201), / 1$/, 'each server instance counts its own');
 });
+
+t.test('requests of alternating shapes are each counted under their own labels', async (t) => {
+  const m = createApiserverMetrics({ defaultMetrics: false });
+  const paths = ['/api/v1/namespaces/ns/configmaps', '/api/v1/namespaces/ns/pods', '/apis/apps/v1/namespaces/ns/deployments', '/api/v1/namespaces/ns/pods/p/status'];
+  // Fresh strings for every request, as a server parses them: equal shapes still share labels.
+  for (let round = 0; round < 3; round++) {
+    for (const p of paths) observeRequest(m, 'POST', parseRequestInfo('POST', new URL(`https://x${p}`)), 201, 0.01);
+    observeRequest(m, 'GET', parseRequestInfo('GET', new URL('https://x/api/v1/namespaces/ns/pods/p')), 200, 0.01);
+  }
+  const text = await m.registry.metrics();
+  const count = (labels: string): string | undefined => text.split('\n').find((l) => l.startsWith(`apiserver_request_total{${labels}`))?.split(' ').pop();
+  t.equal(count('verb="POST",group="",version="v1",resource="configmaps",subresource="",code="201"}'), '3');
+  t.equal(count('verb="POST",group="",version="v1",resource="pods",subresource="",code="201"}'), '3');
+  t.equal(count('verb="POST",group="apps",version="v1",resource="deployments",subresource="",code="201"}'), '3');
+  t.equal(count('verb="POST",group="",version="v1",resource="pods",subresource="status",code="201"}'), '3');
+  t.equal(count('verb="GET",group="",version="v1",resource="pods",subresource="",code="200"}'), '3');
+});

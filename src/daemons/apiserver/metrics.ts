@@ -115,17 +115,23 @@ function safeLabel(v: string): string {
 type RequestLabelName = 'verb' | 'group' | 'version' | 'resource' | 'subresource' | 'code';
 type RequestLabels = Record<Exclude<RequestLabelName, 'code'>, string>;
 
+const LABEL_CACHE_MAX = 4096;
+/** HTTP codes remembered per request shape (a handful in practice). */
+const CODES_PER_SHAPE_MAX = 64;
+interface LabelEntry { labels: RequestLabels; series: string; withCode: Map<number, RequestLabels & { code: string }> }
 /**
  * Label sets by request shape, so a request costs one Map lookup instead of four label checks
  * and two fresh objects. Bounded: past the cap (garbage paths) labels are built per request.
  */
-const labelCache = new Map<string, { labels: RequestLabels; series: string; withCode: Map<number, RequestLabels & { code: string }> }>();
-const LABEL_CACHE_MAX = 4096;
-/** HTTP codes remembered per request shape (a handful in practice). */
-const CODES_PER_SHAPE_MAX = 64;
+const labelCache = new Map<string, LabelEntry>();
+/**
+ * The shape of the last request whose entry was looked up: the next request of the same shape
+ * (the common case) compares five strings instead of building and hashing a key.
+ */
+let lastShape: { verb: string; group: string; version: string; resource: string; subresource: string; entry: LabelEntry } | undefined;
 
-export function observeRequest(m: ApiserverMetrics, method: string, info: RequestInfo, code: number, seconds: number): void {
-  const verb = reportedVerb(method, info);
+/** The label entry of a request shape (cached up to LABEL_CACHE_MAX shapes). */
+function labelEntry(verb: string, info: RequestInfo): LabelEntry {
   const key = `${verb} ${info.apiGroup} ${info.apiVersion} ${info.resource} ${info.subresource}`;
   let entry = labelCache.get(key);
   if (!entry) {
@@ -137,6 +143,18 @@ export function observeRequest(m: ApiserverMetrics, method: string, info: Reques
     const series = `${labels.verb}\u0000${labels.group}\u0000${labels.version}\u0000${labels.resource}\u0000${labels.subresource}`;
     entry = { labels, series, withCode: new Map() };
     if (labelCache.size < LABEL_CACHE_MAX) labelCache.set(key, entry);
+  }
+  return entry;
+}
+
+export function observeRequest(m: ApiserverMetrics, method: string, info: RequestInfo, code: number, seconds: number): void {
+  const verb = reportedVerb(method, info);
+  const last = lastShape;
+  let entry = last !== undefined && last.verb === verb && last.group === info.apiGroup && last.version === info.apiVersion
+    && last.resource === info.resource && last.subresource === info.subresource ? last.entry : undefined;
+  if (entry === undefined) {
+    entry = labelEntry(verb, info);
+    lastShape = { verb, group: info.apiGroup, version: info.apiVersion, resource: info.resource, subresource: info.subresource, entry };
   }
   let withCode = entry.withCode.get(code);
   if (!withCode) {

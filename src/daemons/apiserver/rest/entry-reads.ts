@@ -88,7 +88,7 @@ export async function getFromEntry(s: Scope, fmt: OutputFormat): Promise<boolean
   const kv = entries[0];
   if (!kv) throw errors.notFound(qualified(s.def, s.name));
   const contentType = enc === 'json' ? fmt.contentType ?? 'application/json' : PROTOBUF;
-  const cache = entrySerializations(`${enc}-get|${s.def.group}|${s.def.plural}|${servedApiVersion(s)}`);
+  const cache = entrySerializations(s.def, enc === 'json' ? 'json-get' : 'protobuf-get', s.version);
   let body = cache.get(kv);
   if (body === undefined && enc === 'json' && res.plainJson && !convertsOnServe(s)) {
     body = servedJsonOf(s, kv.value, kv.modRevision);
@@ -129,7 +129,7 @@ export async function listFromEntries(s: Scope, p: ListParams, fmt: OutputFormat
   const res = await s.registry.list(s.def, { namespace: s.namespace, ...p, entries: true });
   const { entries, decode } = res;
   if (!entries || !decode) return false;
-  const cache = entrySerializations(`${enc}-item|${s.def.group}|${s.def.plural}|${apiVersion}`);
+  const cache = entrySerializations(s.def, enc === 'json' ? 'json-item' : 'protobuf-item', s.version);
   const splice = enc === 'json' && res.plainJson === true && !convertsOnServe(s);
   // An item is its remembered bytes, or (plain JSON) its remembered splice plan, written
   // straight into the body: no per-item buffer, so a cold list costs one scan per item.

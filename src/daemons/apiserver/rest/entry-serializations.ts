@@ -15,15 +15,21 @@
  */
 import type { KeyValue } from '../../../storage/interface.js';
 
-const caches = new Map<string, WeakMap<KeyValue, Buffer>>();
+/** Per resource definition, per form, per served version. */
+const caches = new WeakMap<object, Map<string, Map<string, WeakMap<KeyValue, Buffer>>>>();
 
-/** The remembered serializations of one encoding (e.g. 'json-item|apps|deployments|apps/v1'). */
-export function entrySerializations(encodingId: string): WeakMap<KeyValue, Buffer> {
-  let m = caches.get(encodingId);
-  if (!m) {
-    m = new WeakMap();
-    caches.set(encodingId, m);
-  }
+/**
+ * The remembered serializations of one encoding: the resource `def` (a definition object), the
+ * `form` (e.g. 'json-item') and the served `version`. Found by the definition's identity and two
+ * short keys, so a request builds no encoding id.
+ */
+export function entrySerializations(def: object, form: string, version: string): WeakMap<KeyValue, Buffer> {
+  let byForm = caches.get(def);
+  if (!byForm) caches.set(def, byForm = new Map());
+  let byVersion = byForm.get(form);
+  if (!byVersion) byForm.set(form, byVersion = new Map());
+  let m = byVersion.get(version);
+  if (!m) byVersion.set(version, m = new WeakMap());
   return m;
 }
 

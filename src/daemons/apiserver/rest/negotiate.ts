@@ -62,7 +62,17 @@ const SUPPORTED = ['application/json', 'application/yaml', 'application/vnd.kube
 const answers = new Map<string, OutputFormat>();
 const MAX_ANSWERS = 256;
 
+/**
+ * The last answer per context and options (indexed as in negotiateOutput): a request with the
+ * same Accept header as the one before is answered by comparing strings, without building and
+ * hashing a key (header values are new strings on every request).
+ */
+const lastAnswers: ({ accept: string | undefined; answer: OutputFormat } | undefined)[] = new Array(8).fill(undefined);
+
 export function negotiateOutput(accept: string | undefined, context: 'resource' | 'discovery', opts: { protobuf?: boolean; pretty?: boolean } = {}): OutputFormat {
+  const slot = (context === 'discovery' ? 4 : 0) | (opts.protobuf ? 2 : 0) | (opts.pretty ? 1 : 0);
+  const last = lastAnswers[slot];
+  if (last !== undefined && last.accept === accept) return last.answer;
   const key = `${context}${opts.protobuf ? 'P' : '-'}${opts.pretty ? 'p' : '-'}${accept ?? ''}`;
   let answer = answers.get(key);
   if (!answer) {
@@ -70,6 +80,7 @@ export function negotiateOutput(accept: string | undefined, context: 'resource' 
     if (answers.size >= MAX_ANSWERS) answers.clear();
     answers.set(key, answer);
   }
+  lastAnswers[slot] = { accept, answer };
   return answer;
 }
 

@@ -77,7 +77,8 @@ export function createRestApi(deps: RestDeps): RestApi {
   const wss = new WebSocketServer({ noServer: true });
   const subHandlers = new Map<string, { handler: SubresourceHandler; upgrade?: SubresourceUpgradeHandler }>();
   const subKey = (g: string, r: string, s: string): string => `${g}/${r}/${s}`;
-  const resourceHandlers = new Map<string, SubresourceHandler>();
+  /** Handlers serving a whole resource, by its definition (the one registered with it, which findResource returns). */
+  const resourceHandlers = new Map<ResourceDefinition, SubresourceHandler>();
 
   function discoveryResponse(ctx: RequestContext, req: ApiRequest, res: ApiResponse): boolean {
     const parts = ctx.info.path.replace(/^\/+|\/+$/g, '').split('/');
@@ -174,7 +175,7 @@ export function createRestApi(deps: RestDeps): RestApi {
           return;
         }
         const scope = scopeFor(ctx, req, res);
-        const whole = resourceHandlers.get(`${scope.def.group}/${scope.def.plural}`);
+        const whole = resourceHandlers.get(scope.def);
         if (whole) { await whole(ctx, req, res, { def: scope.def, namespace: scope.namespace, name: scope.name, subresource: scope.subresource, registry }); return; }
         await dispatch(ctx, scope);
       } catch (e) {
@@ -219,7 +220,8 @@ export function createRestApi(deps: RestDeps): RestApi {
 
     addResourceHandler(def, handler) {
       registerResource(def);
-      resourceHandlers.set(`${def.group}/${def.plural}`, handler);
+      for (const d of resourceHandlers.keys()) if (d.group === def.group && d.plural === def.plural) resourceHandlers.delete(d);
+      resourceHandlers.set(def, handler);
       openapi.invalidate();
     },
 
