@@ -113,14 +113,15 @@ async function bench(sessions: http2.ClientHttp2Session[]): Promise<void> {
       sessions, concurrency: conc, durationMs: ROW_MS,
       request: (i) => {
         const n = names[i % names.length]!;
-        return { path: `${path}/${n}`, method: 'PUT', headers: JSON_CT, body: configMapBody(n, 'bench', { i: String(i) }, rv.get(n)) };
+        // A value no earlier row wrote, so no update is a no-op.
+        return { path: `${path}/${n}`, method: 'PUT', headers: JSON_CT, body: configMapBody(n, 'bench', { i: `put${conc}-${i}` }, rv.get(n)) };
       },
       onResponse: (i, res) => { rv.set(names[i % names.length]!, rvOf(res.body)); },
     }));
   }
   await row('merge patch configmap', 50, () => runLoad({
     sessions, concurrency: 50, durationMs: ROW_MS,
-    request: (i) => ({ path: `${path}/${names[i % names.length]!}`, method: 'PATCH', headers: MERGE_CT, body: JSON.stringify({ data: { i: String(i) } }) }),
+    request: (i) => ({ path: `${path}/${names[i % names.length]!}`, method: 'PATCH', headers: MERGE_CT, body: JSON.stringify({ data: { i: `patch-${i}` } }) }),
   }));
 }
 

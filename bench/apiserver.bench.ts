@@ -125,7 +125,8 @@ async function benchConfigmaps(sessions: http2.ClientHttp2Session[], bare: http2
       sessions, concurrency: conc, durationMs: ROW_MS,
       request: (i) => {
         const n = names[i % names.length]!;
-        return { path: `${path}/${n}`, method: 'PUT', headers: JSON_CT, body: configMapBody(n, 'bench', { i: String(i) }, rv.get(n)) };
+        // A value no earlier row wrote, so no update is a no-op.
+        return { path: `${path}/${n}`, method: 'PUT', headers: JSON_CT, body: configMapBody(n, 'bench', { i: `put${conc}-${i}` }, rv.get(n)) };
       },
       onResponse: (i, res) => { rv.set(names[i % names.length]!, rvOf(res.body)); },
     });
