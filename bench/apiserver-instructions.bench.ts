@@ -5,8 +5,10 @@
  * count repeats within 1–2 % between runs). A `corectl apiserver` child runs under callgrind;
  * after a warm-up (so the JIT has compiled the hot code) each phase is counted alone: configmap
  * create, update (PUT) and GET, 50 streams in flight. Prints instructions per request on the main
- * thread (JavaScript, JSON, HTTP/2, TLS, young-generation GC) and on all threads (adding V8's GC
- * helpers and LevelDB's writer).
+ * thread (JavaScript, JSON, HTTP/2, TLS, GC work on that thread) and on all threads (adding V8's
+ * GC helpers and LevelDB's writer), and the collections in the window. How many collections
+ * fall into a window is the collector's choice, and one incremental marking adds several percent
+ * to its row; so the main thread is also counted without its GC work, the steadiest figure.
  * Run: node dist/bench/apiserver-instructions.bench.js   (about 9 min: valgrind runs the server
  * some 50 times slower). Needs valgrind (Debian package valgrind); without it the bench says so.
  * Environment: INSTRBENCH_N (requests per counted phase, default 2000; GETs count twice as many;
@@ -20,7 +22,18 @@ import { fileURLToPath } from 'node:url';
 import { freePort, makePki, spawnNode, waitReady } from './lib/children.js';
 import { closeSessions, openSessions, runLoad, send, type BenchRequest } from './lib/h2-load.js';
 import { apiserverArgs, configMapBody } from './lib/apiserver-child.js';
-import { callgrindControl, callgrindWrapper, haveCallgrind, readDumps } from './lib/callgrind.js';
+import { callgrindControl, callgrindWrapper, haveCallgrind, readDumps, waitForDump } from './lib/callgrind.js';
+import { scrapeGc, type GcTally } from './lib/gc-metrics.js';
+
+/** How many collections of each kind ran between two scrapes (durations mean nothing under valgrind). */
+function gcCounts(before: GcTally, after: GcTally): string {
+  const parts: string[] = [];
+  for (const kind of ['minor', 'major', 'incremental']) {
+    const n = (after.get(kind)?.count ?? 0) - (before.get(kind)?.count ?? 0);
+    if (n > 0) parts.push(`${kind} ${n}`);
+  }
+  return parts.length ? `GC ${parts.join(', ')}` : 'no GC';
+}
 
 const N = Number(process.env['INSTRBENCH_N'] ?? 2000);
 const CLI = process.env['INSTRBENCH_CLI'] ? resolve(process.env['INSTRBENCH_CLI']) : fileURLToPath(new URL('../src/cli.js', import.meta.url));
@@ -63,7 +76,7 @@ async function main(): Promise<void> {
   const server = spawnNode(apiserverArgs(CLI, dir, pki, port), undefined, callgrindWrapper(join(dir, 'cg.out')));
   const pid = server.proc.pid!;
   const url = `https://127.0.0.1:${port}`;
-  const rows: { name: string; ops: number; main: number; all: number }[] = [];
+  const rows: { name: string; ops: number; gc: string }[] = [];
   try {
     await waitReady(url, pki.client, '/readyz', server, 600_000);
     const sessions = await openSessions(url, pki.client, 4);
@@ -72,11 +85,14 @@ async function main(): Promise<void> {
     for (const [k, p] of PHASES.entries()) {
       const warm = await runLoad({ sessions, concurrency: CONC, durationMs: 3_600_000, maxOps: p.warm, request: (i) => p.request(i, false) });
       if (warm.errors) throw new Error(`${p.name} (warm-up): ${warm.firstError}`);
+      // The GC scrapes fall outside the counted window.
+      const gc0 = await scrapeGc(sessions[0]!);
       callgrindControl(pid, '--zero');
       const r = await runLoad({ sessions, concurrency: CONC, durationMs: 3_600_000, maxOps: p.count, request: (i) => p.request(i, true) });
       callgrindControl(pid, `--dump=phase${k}`);
+      await waitForDump(dir, 'cg.out', `phase${k}`);
       if (r.errors) throw new Error(`${p.name}: ${r.firstError}`);
-      rows.push({ name: p.name, ops: r.ops, main: 0, all: 0 });
+      rows.push({ name: p.name, ops: r.ops, gc: gcCounts(gc0, await scrapeGc(sessions[0]!)) });
       console.log(`${p.name} x${CONC}: ${r.ops} requests counted`);
     }
     closeSessions(sessions);
@@ -89,7 +105,8 @@ async function main(): Promise<void> {
   for (const [k, row] of rows.entries()) {
     const t = dumps.get(`phase${k}`);
     if (!t) throw new Error(`no callgrind dump for ${row.name}`);
-    console.log(`  ${row.name.padEnd(24)} x${CONC}  main thread ${(t.main / row.ops / 1000).toFixed(1).padStart(6)} kIr/op  all threads ${(t.all / row.ops / 1000).toFixed(1).padStart(6)} kIr/op`);
+    const per = (n: number): string => (n / row.ops / 1000).toFixed(1).padStart(6);
+    console.log(`  ${row.name.padEnd(24)} x${CONC}  main thread ${per(t.main)} kIr/op (${per(t.main - t.mainGc)} without GC)  all threads ${per(t.all)} kIr/op  ${row.gc}`);
   }
 }
 

@@ -5,7 +5,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { callgrindControl, callgrindWrapper, haveCallgrind, parseCallgrindHeader, readDumps } from '../../bench/lib/callgrind.js';
+import { callgrindControl, callgrindWrapper, gcInstructions, haveCallgrind, parseCallgrindHeader, readDumps, waitForDump } from '../../bench/lib/callgrind.js';
 
 t.test('callgrind output header', (t) => {
   const header = ['# callgrind format', 'version: 1', 'pid: 42', 'part: 2', 'thread: 3', '', 'desc: I1 cache: ', 'desc: Trigger: dump phase1', '',
@@ -13,6 +13,18 @@ t.test('callgrind output header', (t) => {
   t.same(parseCallgrindHeader(header), { phase: 'phase1', thread: 3, total: 703282248 });
   t.same(parseCallgrindHeader('version: 1\nsummary: 5\n'), { phase: undefined, thread: 1, total: 5 }, 'no trigger: a dump at exit, thread 1 by default');
   t.equal(parseCallgrindHeader('version: 1\n'), undefined, 'no total');
+  t.end();
+});
+
+t.test('GC instructions: inclusive costs of calls into the collector from outside it', (t) => {
+  const dump = ['events: Ir', 'summary: 10000', '',
+    'fn=Builtins_Foo', '0 100',
+    'cfn=v8::internal::Heap::CollectGarbage(v8::internal::AllocationSpace)', 'calls=2 0', '0 3000',
+    'cfn=v8::internal::IncrementalMarking::Step(double, v8::internal::StepOrigin)', 'calls=1 0', '0 400',
+    'cfn=v8::internal::Factory::AllocateRaw(int)', 'calls=5 0', '0 700',
+    '', 'fn=v8::internal::Heap::CollectGarbage(v8::internal::AllocationSpace)', '0 50',
+    'cfn=v8::internal::IncrementalMarking::Step(double, v8::internal::StepOrigin)', 'calls=1 0', '0 900', ''].join('\n');
+  t.equal(gcInstructions(dump), 3400, 'calls from outside the collector only; a step inside a collection is not counted twice');
   t.end();
 });
 
@@ -31,9 +43,12 @@ t.test('named dumps of a process under callgrind', { skip: haveCallgrind() ? fal
   }
   callgrindControl(proc.pid!, '--zero');
   callgrindControl(proc.pid!, '--dump=first');
+  await waitForDump(dir, 'cg.out', 'first');
   callgrindControl(proc.pid!, '--dump=second');
+  await waitForDump(dir, 'cg.out', 'second');
   const dumps = readDumps(dir, 'cg.out');
   t.same([...dumps.keys()].sort(), ['first', 'second'], 'one entry per named dump');
   const first = dumps.get('first')!;
   t.ok(first.main >= 0 && first.all >= first.main, 'all threads count at least the main thread');
+  t.equal(first.mainGc, 0, 'sleep collects no garbage');
 });

@@ -118,7 +118,9 @@ type RequestLabels = Record<Exclude<RequestLabelName, 'code'>, string>;
 const LABEL_CACHE_MAX = 4096;
 /** HTTP codes remembered per request shape (a handful in practice). */
 const CODES_PER_SHAPE_MAX = 64;
+
 interface LabelEntry { labels: RequestLabels; series: string; withCode: Map<number, RequestLabels & { code: string }> }
+
 /**
  * Label sets by request shape, so a request costs one Map lookup instead of four label checks
  * and two fresh objects. Bounded: past the cap (garbage paths) labels are built per request.
