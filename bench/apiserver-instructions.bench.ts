@@ -1,14 +1,16 @@
 /**
  * Instructions per request through the full API server (TLS+HTTP/2, client certificates, durable
  * LevelDB), counted by valgrind's callgrind: the figure for before/after comparisons of CPU per
- * request, since it does not move with CPU steal or clock speed as seconds do (the main thread's
- * count repeats within 1–2 % between runs). A `corectl apiserver` child runs under callgrind;
+ * request, since it does not move with CPU steal or clock speed as seconds do. It still moves by
+ * up to 5 % between runs: how many writes share a commit and how many requests share a read
+ * depend on timing. So compare a build with its baseline in two runs started together
+ * (INSTRBENCH_CLI below). A `corectl apiserver` child runs under callgrind;
  * after a warm-up (so the JIT has compiled the hot code) each phase is counted alone: configmap
  * create, update (PUT) and GET, 50 streams in flight. Prints instructions per request on the main
  * thread (JavaScript, JSON, HTTP/2, TLS, GC work on that thread) and on all threads (adding V8's
  * GC helpers and LevelDB's writer), and the collections in the window. How many collections
  * fall into a window is the collector's choice, and one incremental marking adds several percent
- * to its row; so the main thread is also counted without its GC work, the steadiest figure.
+ * to its row; so the main thread is also counted without its GC work, the steadier figure.
  * Run: node dist/bench/apiserver-instructions.bench.js   (about 9 min: valgrind runs the server
  * some 50 times slower). Needs valgrind (Debian package valgrind); without it the bench says so.
  * Environment: INSTRBENCH_N (requests per counted phase, default 2000; GETs count twice as many;
