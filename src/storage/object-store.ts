@@ -27,7 +27,7 @@ import type {
   GuaranteedUpdateOptions, ListQuery, ListResult, ObjectRef, ObjectStore, ObjectWatch, StoredEntry, WatchQuery, WrittenJson,
 } from './object-store-types.js';
 import { SharedEventCache, watchObjects } from './object-watch.js';
-import { ResourceStore, jsonEqual } from './resource-store.js';
+import { ResourceStore, jsonEqual, type EncodedObject } from './resource-store.js';
 import { parseResourceVersion } from './resource-version.js';
 import { WatchCache } from './watch-cache/watch-cache.js';
 import { WatchFeed } from './watch-cache/watch-feed.js';
@@ -157,7 +157,7 @@ class KubeObjectStore implements ObjectStore, ObjectStoreInternals {
       // The canonical (decoded) form of what is written: compared with the current object, and
       // handed back after the write (it is a fresh object nobody else holds).
       const written = rs.decodeWritten(enc, 0);
-      if (current && jsonEqual(stripRv(written), stripRv(current))) {
+      if (current && unchanged(rs, enc, kv!, written, current)) {
         if (!fresh) { fresh = true; continue; } // equal to a stale copy proves nothing
         return current;
       }
@@ -292,6 +292,21 @@ function notFound(key: string): StorageError {
 function withRevision(o: KubeObject, revision: number): KubeObject {
   o.metadata!.resourceVersion = String(revision);
   return o;
+}
+
+/**
+ * Whether an update's result equals the current object (keys in any order), so nothing is
+ * written. With plain JSON values the bytes decide first: the stored value is the current
+ * object's JSON without resourceVersion, as `enc.plain` is the result's, so equal bytes mean
+ * equal objects, and texts of different lengths cannot be equal (reordered members keep the
+ * length). Equal lengths with different bytes compare the objects.
+ */
+function unchanged(rs: ResourceStore, enc: EncodedObject, kv: KeyValue, written: KubeObject, current: KubeObject): boolean {
+  if (rs.storesPlainJson) {
+    if (enc.plain.length !== kv.value.length) return false;
+    if (enc.plain.equals(kv.value)) return true;
+  }
+  return jsonEqual(stripRv(written), stripRv(current));
 }
 
 function stripRv(o: KubeObject): KubeObject {

@@ -93,12 +93,24 @@ function suite(t: Tap, name: string, open: Opener, cache: boolean): Promise<unkn
       t.ok(Number(after.metadata!.resourceVersion) > Number(c.metadata!.resourceVersion));
       const same = await store.guaranteedUpdate(ref('a'), (cur) => cur!);
       t.equal(same.metadata?.resourceVersion, after.metadata?.resourceVersion, 'deep-equal result: no write');
+      // The same members in another order (equal length, other bytes) are still no change.
+      const reversed = (o: Record<string, unknown>): Record<string, unknown> =>
+        Object.fromEntries(Object.entries(o).reverse().map(([k, v]) => [k, v !== null && typeof v === 'object' && !Array.isArray(v) ? reversed(v as Record<string, unknown>) : v]));
+      const reordered = await store.guaranteedUpdate(ref('a'), (cur) => reversed(cur!) as NonNullable<typeof cur>);
+      t.equal(reordered.metadata?.resourceVersion, after.metadata?.resourceVersion, 'reordered keys: no write');
+      // A change that keeps the length (20 -> 21) is written.
+      const sameLength = await store.guaranteedUpdate(ref('a'), (cur) => ({ ...cur!, spec: { n: 21 } }));
+      t.ok(Number(sameLength.metadata?.resourceVersion) > Number(after.metadata?.resourceVersion), 'an equal-length change is written');
+      t.same((await store.get(ref('a')))['spec'], { n: 21 });
+      const back = await store.guaranteedUpdate(ref('a'), (cur) => ({ ...cur!, spec: { n: 20 } }));
+      t.ok(Number(back.metadata?.resourceVersion) > Number(sameLength.metadata?.resourceVersion), 'and back');
+      const after2 = await store.get(ref('a'));
       await t.rejects(store.guaranteedUpdate(ref('a'), (cur) => cur!, { preconditions: { uid: 'other' } }),
         { code: 'Conflict', message: /Precondition failed: UID in precondition: other/ });
       await t.rejects(store.guaranteedUpdate(ref('a'), (cur) => cur!, { preconditions: { resourceVersion: c.metadata!.resourceVersion! } }),
         { code: 'Conflict', message: /ResourceVersion in precondition/ });
       const ok = await store.guaranteedUpdate(ref('a'), (cur) => ({ ...cur!, spec: { n: 100 } }),
-        { preconditions: { uid: 'uid-a', resourceVersion: after.metadata!.resourceVersion! } });
+        { preconditions: { uid: 'uid-a', resourceVersion: after2.metadata!.resourceVersion! } });
       t.same(ok['spec'], { n: 100 });
       const dry = await store.guaranteedUpdate(ref('a'), (cur) => ({ ...cur!, spec: { n: -1 } }), { dryRun: true });
       t.same(dry['spec'], { n: -1 });
