@@ -21,12 +21,12 @@ import type { ListResult } from '../../../storage/object-store-types.js';
 import { qualified } from '../registry/resource-registry.js';
 import { entrySerializations, ownedUtf8 } from './entry-serializations.js';
 import { encodeFor, writeBody } from './http-io.js';
-import { servedJsonOf, storedInOtherVersion } from './served-json.js';
+import { servedJsonOf, servesSplicedJson, storedInOtherVersion } from './served-json.js';
 import { scanStored, splicePlan, splicedLength, writeSpliced, type SplicePlan } from './json-splice.js';
 import type { OutputFormat } from './negotiate.js';
 import { encodeListFromItems, encodeListItem, protobufListPlan, type ProtobufListPlan } from './protobuf-entries.js';
 import type { ListParams } from './read-handlers.js';
-import { convertsOnServe, servedApiVersion, toServed, type Scope } from './scope.js';
+import { servedApiVersion, toServed, type Scope } from './scope.js';
 
 const PROTOBUF = 'application/vnd.kubernetes.protobuf';
 
@@ -90,7 +90,7 @@ export async function getFromEntry(s: Scope, fmt: OutputFormat): Promise<boolean
   const contentType = enc === 'json' ? fmt.contentType ?? 'application/json' : PROTOBUF;
   const cache = entrySerializations(s.def, enc === 'json' ? 'json-get' : 'protobuf-get', s.version);
   let body = cache.get(kv);
-  if (body === undefined && enc === 'json' && res.plainJson && !convertsOnServe(s)) {
+  if (body === undefined && res.plainJson && servesSplicedJson(s, fmt)) {
     body = servedJsonOf(s, kv.value, kv.modRevision);
     if (body !== undefined) cache.set(kv, body);
   }
@@ -130,7 +130,7 @@ export async function listFromEntries(s: Scope, p: ListParams, fmt: OutputFormat
   const { entries, decode } = res;
   if (!entries || !decode) return false;
   const cache = entrySerializations(s.def, enc === 'json' ? 'json-item' : 'protobuf-item', s.version);
-  const splice = enc === 'json' && res.plainJson === true && !convertsOnServe(s);
+  const splice = res.plainJson === true && servesSplicedJson(s, fmt);
   // An item is its remembered bytes, or (plain JSON) its remembered splice plan, written
   // straight into the body: no per-item buffer, so a cold list costs one scan per item.
   const items: (Buffer | SplicePlan)[] = new Array<Buffer | SplicePlan>(entries.length);

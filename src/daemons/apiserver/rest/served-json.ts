@@ -45,13 +45,20 @@ export function servedJsonOf(s: Scope, stored: Buffer, revision: number): Buffer
 }
 
 /**
+ * True when the answer is the compact JSON object in the definition's own form (no conversion,
+ * not stored as another resource): then stored plain JSON can be spliced into it.
+ */
+export function servesSplicedJson(s: Scope, fmt: OutputFormat): boolean {
+  return fmt.target === 'object' && fmt.mediaType === 'application/json' && !fmt.pretty && !s.def.storage && !convertsOnServe(s);
+}
+
+/**
  * respondObject for the object a create or update returned (`obj`, def form), given what the
  * store told of the write: when `obj` is the stored object itself and the answer is the
  * compact JSON object, the body is spliced from the stored bytes.
  */
 export function respondWritten(s: Scope, code: number, obj: KubeObject, fmt: OutputFormat, written: WrittenJson | undefined): void {
-  if (written !== undefined && written.object === obj && fmt.target === 'object' && fmt.mediaType === 'application/json'
-    && !fmt.pretty && !s.def.storage && !convertsOnServe(s)) {
+  if (written !== undefined && written.object === obj && servesSplicedJson(s, fmt)) {
     const body = servedJsonOf(s, written.json, written.revision);
     if (body !== undefined) {
       writeBody(s.res, code, body, fmt.contentType ?? 'application/json', warningHeaders(s));
