@@ -129,9 +129,7 @@ class KubeObjectStore implements ObjectStore, ObjectStoreInternals {
       return out;
     }
     const { revision } = await rs.backend.create(key, enc.stored, ttl(opts.ttlSeconds));
-    const out = rs.decodeWritten(enc, revision);
-    if (opts.onWritten && rs.storesPlainJson) opts.onWritten({ object: out, json: enc.plain, revision });
-    return out;
+    return toldWritten(rs, opts.onWritten, rs.decodeWritten(enc, revision), enc, revision);
   }
 
   async guaranteedUpdate(ref: ObjectRef, tryUpdate: (current: KubeObject | undefined) => Promise<KubeObject> | KubeObject,
@@ -166,9 +164,7 @@ class KubeObjectStore implements ObjectStore, ObjectStoreInternals {
         const { revision } = kv
           ? await rs.backend.update(key, enc.stored, kv.modRevision, ttl(opts.ttlSeconds))
           : await rs.backend.create(key, enc.stored, ttl(opts.ttlSeconds));
-        const out = withRevision(written, revision);
-        if (opts.onWritten && rs.storesPlainJson) opts.onWritten({ object: out, json: enc.plain, revision });
-        return out;
+        return toldWritten(rs, opts.onWritten, withRevision(written, revision), enc, revision);
       } catch (e) {
         if (isStorageError(e, 'Conflict') || isStorageError(e, 'KeyExists') || (kv && isStorageError(e, 'KeyNotFound'))) {
           fresh = true;
@@ -292,6 +288,12 @@ function notFound(key: string): StorageError {
 function withRevision(o: KubeObject, revision: number): KubeObject {
   o.metadata!.resourceVersion = String(revision);
   return o;
+}
+
+/** Returns the object a write stored, after telling `onWritten` its stored JSON (when the values are plain JSON). */
+function toldWritten(rs: ResourceStore, onWritten: ((w: WrittenJson) => void) | undefined, object: KubeObject, enc: EncodedObject, revision: number): KubeObject {
+  if (onWritten && rs.storesPlainJson) onWritten({ object, json: enc.plain, revision });
+  return object;
 }
 
 /**
