@@ -25,17 +25,7 @@ import { freePort, makePki, spawnNode, waitReady } from './lib/children.js';
 import { closeSessions, openSessions, runLoad, send, type BenchRequest } from './lib/h2-load.js';
 import { apiserverArgs, configMapBody } from './lib/apiserver-child.js';
 import { callgrindControl, callgrindWrapper, haveCallgrind, readDumps, waitForDump } from './lib/callgrind.js';
-import { scrapeGc, type GcTally } from './lib/gc-metrics.js';
-
-/** How many collections of each kind ran between two scrapes (durations mean nothing under valgrind). */
-function gcCounts(before: GcTally, after: GcTally): string {
-  const parts: string[] = [];
-  for (const kind of ['minor', 'major', 'incremental']) {
-    const n = (after.get(kind)?.count ?? 0) - (before.get(kind)?.count ?? 0);
-    if (n > 0) parts.push(`${kind} ${n}`);
-  }
-  return parts.length ? `GC ${parts.join(', ')}` : 'no GC';
-}
+import { gcNote, scrapeGc } from './lib/gc-metrics.js';
 
 const N = Number(process.env['INSTRBENCH_N'] ?? 2000);
 const CLI = process.env['INSTRBENCH_CLI'] ? resolve(process.env['INSTRBENCH_CLI']) : fileURLToPath(new URL('../src/cli.js', import.meta.url));
@@ -90,11 +80,14 @@ async function main(): Promise<void> {
       // The GC scrapes fall outside the counted window.
       const gc0 = await scrapeGc(sessions[0]!);
       callgrindControl(pid, '--zero');
+      // The idle server takes the command once valgrind interrupts it; the load waits for that.
+      await new Promise((res) => setTimeout(res, 500));
       const r = await runLoad({ sessions, concurrency: CONC, durationMs: 3_600_000, maxOps: p.count, request: (i) => p.request(i, true) });
       callgrindControl(pid, `--dump=phase${k}`);
       await waitForDump(dir, 'cg.out', `phase${k}`);
       if (r.errors) throw new Error(`${p.name}: ${r.firstError}`);
-      rows.push({ name: p.name, ops: r.ops, gc: gcCounts(gc0, await scrapeGc(sessions[0]!)) });
+      // Collections counted only: durations mean nothing under valgrind.
+      rows.push({ name: p.name, ops: r.ops, gc: gcNote(gc0, await scrapeGc(sessions[0]!), true) || 'no GC' });
       console.log(`${p.name} x${CONC}: ${r.ops} requests counted`);
     }
     closeSessions(sessions);

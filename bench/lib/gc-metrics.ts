@@ -42,8 +42,11 @@ export function parseGcTally(text: string): GcTally {
   return out;
 }
 
-/** "GC minor 61×/212 ms, major 1×/23 ms (1 ≥ 10 ms)": the pauses between two scrapes. */
-export function gcNote(before: GcTally, after: GcTally): string {
+/**
+ * "GC minor 61×/212 ms, major 1×/23 ms (1 ≥ 10 ms)": the pauses between two scrapes. With
+ * `countsOnly` (durations that mean nothing, e.g. under valgrind): "GC minor 61, major 1".
+ */
+export function gcNote(before: GcTally, after: GcTally, countsOnly = false): string {
   const parts: string[] = [];
   for (const kind of ['minor', 'major', 'incremental']) {
     const a = after.get(kind);
@@ -51,6 +54,7 @@ export function gcNote(before: GcTally, after: GcTally): string {
     const b = before.get(kind) ?? { count: 0, sum: 0, over10ms: 0 };
     const n = a.count - b.count;
     if (n <= 0) continue;
+    if (countsOnly) { parts.push(`${kind} ${n}`); continue; }
     const long = a.over10ms - b.over10ms;
     parts.push(`${kind} ${n}×/${((a.sum - b.sum) * 1000).toFixed(0)} ms${long > 0 ? ` (${long} ≥ 10 ms)` : ''}`);
   }

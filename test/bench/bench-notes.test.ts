@@ -24,6 +24,7 @@ t.test('GC pauses between two scrapes of prom-client text', async (t) => {
   t.same(after.get('major'), { count: 1, sum: 0.025, over10ms: 1 });
   t.equal(gcNote(before, after), 'GC minor 3×/17 ms (1 ≥ 10 ms), major 1×/25 ms (1 ≥ 10 ms)', 'only the pauses since the first scrape; weak callbacks left out');
   t.equal(gcNote(after, after), '', 'nothing between two equal scrapes');
+  t.equal(gcNote(before, after, true), 'GC minor 3, major 1', 'counts only');
   t.same(parseGcTally('# no such metric\n'), new Map(), 'a server without the histogram gives an empty tally');
 });
 
