@@ -90,6 +90,25 @@ t.test('response: headers, status, body, end callback', async (t) => {
   await waitFor('ended', () => ended);
 });
 
+t.test('response: header names that Object.prototype also has are plain headers', async (t) => {
+  const s = await leanServer((_req, res) => {
+    t.equal(res.getHeader('constructor'), undefined, 'nothing is inherited');
+    t.notOk(res.hasHeader('toString'));
+    res.setHeader('Constructor', 'c');
+    res.setHeader('__proto__', 'p');
+    res.setHeader('hasOwnProperty', 'h');
+    t.equal(res.getHeader('constructor'), 'c');
+    t.equal(res.getHeader('__proto__'), 'p');
+    res.end();
+  });
+  t.teardown(() => s.close());
+  const r = await exchange(s.session, { ':path': '/' });
+  t.equal(r.status, 200);
+  t.equal(r.headers['constructor'], 'c');
+  t.equal(r.headers['__proto__'], 'p');
+  t.equal(r.headers['hasownproperty'], 'h');
+});
+
 t.test('response: writeHead, write, flushHeaders, empty end, HEAD', async (t) => {
   const s = await leanServer((req, res) => {
     if (req.url === '/stream') {
