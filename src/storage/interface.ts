@@ -150,6 +150,11 @@ export interface Backend {
   /** The latest compaction point (0 if never compacted). */
   compactedRevision(): Promise<number>;
   currentRevision(): Promise<number>;
+  /**
+   * currentRevision() without a promise, for a store in this process that knows it at once
+   * (every acknowledged write is at or below it); absent when asking takes a round trip.
+   */
+  currentRevisionNow?(): number;
   close(): Promise<void>;
 }
 

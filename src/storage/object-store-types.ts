@@ -154,12 +154,20 @@ export interface StoredEntry {
   /** Immutable: callers may remember what they derive from it, keyed by the entry. */
   readonly kv: KeyValue;
   decode(kv: KeyValue): Promise<KubeObject>;
+  /** The value is the object's plain JSON (ResourceStore.storesPlainJson): readers may splice it. */
+  readonly plainJson: boolean;
 }
 
 export interface ObjectStore {
   get(ref: ObjectRef, opts?: { resourceVersion?: string }): Promise<KubeObject>;
   /** What get reads, as the stored entry (undefined when there is no such object). */
   getEntry(ref: ObjectRef, opts?: { resourceVersion?: string }): Promise<StoredEntry | undefined>;
+  /**
+   * What getEntry(ref, { resourceVersion: '0' }) gives, read at once from the resource's watch
+   * cache (undefined: no such object); with `consistent`, what getEntry(ref) gives. Null when
+   * no cache can say at once (see WatchCache.peek); then await getEntry.
+   */
+  peekEntry(ref: ObjectRef, consistent?: boolean): StoredEntry | undefined | null;
   list(q: ListQuery): Promise<ListResult>;
   /** Creates; obj.metadata.resourceVersion must be empty. Returns the stored object. */
   create(ref: ObjectRef, obj: KubeObject, opts?: { ttlSeconds?: number; dryRun?: boolean; onWritten?: (w: WrittenJson) => void }): Promise<KubeObject>;

@@ -107,7 +107,14 @@ class KubeObjectStore implements ObjectStore, ObjectStoreInternals {
   async getEntry(ref: ObjectRef, opts: { resourceVersion?: string } = {}): Promise<StoredEntry | undefined> {
     const rs = this.rs(ref.group, ref.resource);
     const kv = await readEntry(rs, objectKeyUnder(rs.keyPrefix, ref.namespace, ref.name), opts.resourceVersion);
-    return kv ? { kv, decode: (k) => rs.decode(k) } : undefined;
+    return kv ? { kv, decode: (k) => rs.decode(k), plainJson: rs.storesPlainJson } : undefined;
+  }
+
+  peekEntry(ref: ObjectRef, consistent = false): StoredEntry | undefined | null {
+    const rs = this.rs(ref.group, ref.resource);
+    const kv = rs.cache ? rs.cache.peek(objectKeyUnder(rs.keyPrefix, ref.namespace, ref.name), consistent) : null;
+    if (!kv) return kv;
+    return { kv, decode: (k) => rs.decode(k), plainJson: rs.storesPlainJson };
   }
 
   list(q: ListQuery): Promise<ListResult> {

@@ -160,6 +160,28 @@ async function suite(t: Test, open: Opener): Promise<void> {
     t.ok(store.watchCacheFor('', 'pods')!.ready);
     await t.rejects(store.get(ref('c1'), { resourceVersion: '99999999' }), { code: 'FutureRevision' });
   });
+
+  await t.test('peekEntry: the cached entry without a promise, once the cache is ready', async (t) => {
+    const { store, backend } = await open(t);
+    const cache = store.watchCacheFor('', 'pods')!;
+    if (!cache.ready) t.equal(store.peekEntry(ref('p')), null, 'null while the cache loads');
+    await store.list({ group: '', resource: 'pods', namespace: 'default', resourceVersion: '0' }); // waits for ready
+    t.equal(store.peekEntry(ref('p')), undefined, 'no such object');
+    const o = await store.create(ref('p'), pod('p'));
+    await store.get(ref('p'), { resourceVersion: o.metadata!.resourceVersion }); // the cache has seen it
+    const e = store.peekEntry(ref('p'));
+    t.ok(e, 'found');
+    const viaGet = await store.getEntry(ref('p'), { resourceVersion: '0' });
+    t.equal(e!.kv, viaGet!.kv, 'the very entry getEntry gives');
+    t.equal((await e!.decode(e!.kv)).metadata?.resourceVersion, o.metadata?.resourceVersion);
+    const consistent = store.peekEntry(ref('p'), true);
+    if (backend.currentRevisionNow) t.equal(consistent?.kv, e!.kv, 'consistent: the cache holds every acknowledged write');
+    else t.equal(consistent, null, 'consistent, and the backend cannot tell its revision at once: null');
+    t.equal(cache.peek('/elsewhere/x'), null, 'a key outside the cached prefix: null');
+    const off = createObjectStore({ backendFor: () => backend, watchCache: { enabled: false, defaultSize: 100, sizes: {} } });
+    t.equal(off.peekEntry(ref('p')), null, 'no watch cache: null');
+    await off.close();
+  });
 }
 
 await t.test('leveldb', (t) => suite(t, openLevel));

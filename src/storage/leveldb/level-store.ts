@@ -185,6 +185,11 @@ export class LevelBackend implements Backend {
     return this.committed;
   }
 
+  currentRevisionNow(): number {
+    this.checkOpen();
+    return this.committed;
+  }
+
   async compactedRevision(): Promise<number> {
     this.checkOpen();
     return this.compactRev;

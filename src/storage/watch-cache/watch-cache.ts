@@ -166,6 +166,21 @@ export class WatchCache implements Backend, FeedSink {
     }
   }
 
+  /**
+   * The entry under `key` read without a promise (undefined: no such key): as the cache stands
+   * (what readNotOlderThan(key, {}, 0) gives), or with `consistent` what get(key) gives, which
+   * the cache can only say when its backend tells its current revision at once and the cache
+   * has reached it. Null when the cache cannot say: not ready, behind, or a key outside it.
+   */
+  peek(key: string, consistent = false): KeyValue | undefined | null {
+    if (!this.ready || !this.owns(key)) return null;
+    if (consistent) {
+      const now = this.inner.currentRevisionNow?.();
+      if (now === undefined || this.revision < now) return null;
+    }
+    return this.store.get(key);
+  }
+
   // ---- Backend: writes and revisions pass through ----
 
   create(key: string, value: Buffer, opts?: WriteOptions): Promise<WriteResult> { return this.inner.create(key, value, opts); }

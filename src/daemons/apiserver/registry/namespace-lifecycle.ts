@@ -5,7 +5,7 @@
 import { ApiError, errors } from '../../../api/meta/status.js';
 import type { ResourceDefinition } from '../../../api/resources/types.js';
 import type { KeyValue } from '../../../storage/interface.js';
-import type { ObjectStore } from '../../../storage/object-store-types.js';
+import type { ObjectRef, ObjectStore, StoredEntry } from '../../../storage/object-store-types.js';
 
 export const IMMORTAL_NAMESPACES = new Set(['default', 'kube-system', 'kube-public']);
 
@@ -23,23 +23,38 @@ const terminatingByEntry = new WeakMap<KeyValue, boolean>();
  * Whether the namespace is terminating; undefined when it does not exist. Asked of the cache
  * as it stands (resourceVersion "0", as Kubernetes' admission asks its informer), then, when
  * the cache does not have the namespace yet (created a moment ago), with a consistent read.
+ * Without a promise when the cache holds the namespace and its answer is remembered (nearly
+ * every create).
  */
-async function namespaceTerminating(store: ObjectStore, namespace: string): Promise<boolean | undefined> {
+function namespaceTerminating(store: ObjectStore, namespace: string): boolean | undefined | Promise<boolean | undefined> {
   const ref = { group: '', resource: 'namespaces', namespace: '', name: namespace };
-  const entry = (await store.getEntry(ref, { resourceVersion: '0' })) ?? await store.getEntry(ref);
-  if (!entry) return undefined;
-  let terminating = terminatingByEntry.get(entry.kv);
-  if (terminating === undefined) {
-    const ns = await entry.decode(entry.kv);
-    terminating = (ns.status as { phase?: string } | undefined)?.phase === 'Terminating' || !!ns.metadata?.deletionTimestamp;
-    terminatingByEntry.set(entry.kv, terminating);
-  }
+  const cached = store.peekEntry(ref);
+  if (cached) return terminatingByEntry.get(cached.kv) ?? terminatingOf(cached);
+  const read = cached === undefined ? store.getEntry(ref) : readThrough(store, ref);
+  return read.then((entry) => (entry ? terminatingByEntry.get(entry.kv) ?? terminatingOf(entry) : undefined));
+}
+
+/** getEntry as the cache stands once it is ready, else (or when it lacks the name) consistently. */
+async function readThrough(store: ObjectStore, ref: ObjectRef): Promise<StoredEntry | undefined> {
+  return (await store.getEntry(ref, { resourceVersion: '0' })) ?? store.getEntry(ref);
+}
+
+async function terminatingOf(entry: StoredEntry): Promise<boolean> {
+  const ns = await entry.decode(entry.kv);
+  const terminating = (ns.status as { phase?: string } | undefined)?.phase === 'Terminating' || !!ns.metadata?.deletionTimestamp;
+  terminatingByEntry.set(entry.kv, terminating);
   return terminating;
 }
 
-export async function admitNamespacedCreate(store: ObjectStore, def: ResourceDefinition, namespace: string): Promise<void> {
+/** NamespaceLifecycle for a create; settles at once (no promise) in the common case. */
+export function admitNamespacedCreate(store: ObjectStore, def: ResourceDefinition, namespace: string): void | Promise<void> {
   if (!def.namespaced) return;
-  const terminating = await namespaceTerminating(store, namespace);
+  const terminating = namespaceTerminating(store, namespace);
+  if (terminating instanceof Promise) return terminating.then((t) => admitIn(def, namespace, t));
+  admitIn(def, namespace, terminating);
+}
+
+function admitIn(def: ResourceDefinition, namespace: string, terminating: boolean | undefined): void {
   if (terminating === undefined) throw errors.notFound({ resource: 'namespaces', name: namespace });
   if (terminating && !EXEMPT_IN_TERMINATING.has(def.plural)) {
     throw new ApiError(403, 'Forbidden',

@@ -170,7 +170,9 @@ export class ResourceRegistry {
       opts.beforeValidate?.(obj, undefined);
       this.invalidIf(def, obj, def.validate?.(obj) ?? []);
       const ns = obj.metadata?.namespace ?? '';
-      if (def.namespaced) await admitNamespacedCreate(this.store, def, ns);
+      // Settles at once when the cache knows the namespace: no await then.
+      const admitting = admitNamespacedCreate(this.store, def, ns);
+      if (admitting) await admitting;
       // Only service creates allocate (IPs, ports): other creates skip the transaction's awaits.
       const txn = def.group === '' && def.plural === 'services' && this.opts.services ? new WriteTxn() : undefined;
       try {

@@ -17,7 +17,7 @@ import type { KubeObject } from '../../../api/resources/types.js';
 import { messageForObject } from '../../../api/schema/registry.js';
 import type { KeyValue } from '../../../storage/interface.js';
 import type { ObjectStoreInternals } from '../../../storage/object-store.js';
-import type { ListResult } from '../../../storage/object-store-types.js';
+import type { ListResult, ObjectRef, StoredEntry } from '../../../storage/object-store-types.js';
 import { qualified } from '../registry/resource-registry.js';
 import { entrySerializations, ownedUtf8 } from './entry-serializations.js';
 import { encodeFor, writeBody } from './http-io.js';
@@ -74,23 +74,15 @@ export async function getFromEntry(s: Scope, fmt: OutputFormat): Promise<boolean
   if (!enc) return false;
   const ref = s.registry.refOf(s.def, s.namespace, s.name);
   const rv = s.query.get('resourceVersion');
-  let res: ListResult;
-  try {
-    res = await s.registry.store.list({
-      group: ref.group, resource: ref.resource, namespace: ref.namespace, name: ref.name, entries: true,
-      ...(rv && rv !== '0' ? { resourceVersion: rv } : {}),
-    });
-  } catch (e) {
-    throw storageToApiError(e, qualified(s.def, s.name));
-  }
-  const { entries, decode } = res;
-  if (!entries || !decode) return false;
-  const kv = entries[0];
-  if (!kv) throw errors.notFound(qualified(s.def, s.name));
+  const consistent = !rv || rv === '0';
+  // Without a promise when the watch cache can vouch for a consistent read (LevelDB).
+  const entry = (consistent ? s.registry.store.peekEntry(ref, true) : null) ?? await readEntry(s, ref, consistent ? undefined : rv!);
+  if (!entry) throw errors.notFound(qualified(s.def, s.name));
+  const { kv, decode } = entry;
   const contentType = enc === 'json' ? fmt.contentType ?? 'application/json' : PROTOBUF;
   const cache = entrySerializations(s.def, enc === 'json' ? 'json-get' : 'protobuf-get', s.version);
   let body = cache.get(kv);
-  if (body === undefined && res.plainJson && servesSplicedJson(s, fmt)) {
+  if (body === undefined && entry.plainJson && servesSplicedJson(s, fmt)) {
     body = servedJsonOf(s, kv.value, kv.modRevision);
     if (body !== undefined) cache.set(kv, body);
   }
@@ -107,6 +99,24 @@ export async function getFromEntry(s: Scope, fmt: OutputFormat): Promise<boolean
   }
   writeBody(s.res, 200, body, contentType);
   return true;
+}
+
+/**
+ * The entry a GET reads through the list path (ListQuery.name): the read registry.get makes,
+ * undefined when there is no such object.
+ */
+async function readEntry(s: Scope, ref: ObjectRef, resourceVersion: string | undefined): Promise<StoredEntry | undefined> {
+  let res: ListResult;
+  try {
+    res = await s.registry.store.list({
+      group: ref.group, resource: ref.resource, namespace: ref.namespace, name: ref.name, entries: true,
+      ...(resourceVersion ? { resourceVersion } : {}),
+    });
+  } catch (e) {
+    throw storageToApiError(e, qualified(s.def, s.name));
+  }
+  const kv = res.entries?.[0];
+  return kv && res.decode ? { kv, decode: res.decode, plainJson: res.plainJson === true } : undefined;
 }
 
 /** An exact-size copy that owns its memory (encoders may return slices of shared pools). */
