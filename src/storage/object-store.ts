@@ -146,8 +146,9 @@ class KubeObjectStore implements ObjectStore, ObjectStoreInternals {
     let fresh = !rs.cache; // without a cache every read is already fresh
     for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
       if (attempt > 1) await backoff(attempt);
-      const kv = await this.readCurrent(rs, key, fresh);
-      const current = kv ? await rs.decode(kv) : undefined;
+      const read = this.readCurrent(rs, key, fresh);
+      const kv = read instanceof Promise ? await read : read;
+      const current = kv ? (rs.canDecodeSync ? rs.decodeSync(kv) : await rs.decode(kv)) : undefined;
       let updated: KubeObject;
       try {
         if (current) checkPreconditions(current, opts.preconditions);
@@ -189,12 +190,13 @@ class KubeObjectStore implements ObjectStore, ObjectStoreInternals {
     let fresh = !rs.cache;
     for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
       if (attempt > 1) await backoff(attempt);
-      const kv = await this.readCurrent(rs, key, fresh);
+      const read = this.readCurrent(rs, key, fresh);
+      const kv = read instanceof Promise ? await read : read;
       if (!kv) {
         if (!fresh) { fresh = true; continue; }
         throw notFound(key);
       }
-      const current = await rs.decode(kv);
+      const current = rs.canDecodeSync ? rs.decodeSync(kv) : await rs.decode(kv);
       try {
         checkPreconditions(current, opts.preconditions);
       } catch (e) {
@@ -235,9 +237,18 @@ class KubeObjectStore implements ObjectStore, ObjectStoreInternals {
     await Promise.all([...this.feeds.values()].map((f) => f.close()));
   }
 
-  private async readCurrent(rs: ResourceStore, key: string, fresh: boolean): Promise<KeyValue | undefined> {
-    if (!fresh && rs.cache) return (await rs.cache.readNotOlderThan(key, {}, 0)).kvs[0];
-    return (await rs.raw.get(key)).kv;
+  /**
+   * The entry an update or delete starts from: with `fresh`, read from the backend; else the
+   * watch cache's copy as a suggestion (the write's revision check catches a stale one), at once
+   * when the cache is ready.
+   */
+  private readCurrent(rs: ResourceStore, key: string, fresh: boolean): KeyValue | undefined | Promise<KeyValue | undefined> {
+    if (!fresh && rs.cache) {
+      const cached = rs.cache.peek(key);
+      if (cached !== null) return cached;
+      return rs.cache.readNotOlderThan(key, {}, 0).then((r) => r.kvs[0]);
+    }
+    return rs.raw.get(key).then((r) => r.kv);
   }
 
   private rs(group: string, resource: string): ResourceStore {
