@@ -153,8 +153,9 @@ export interface Backend {
   /**
    * currentRevision() without a promise, for a store in this process that knows it at once
    * (every acknowledged write is at or below it); absent when asking takes a round trip.
+   * Undefined when the store cannot answer now (closed, failed): currentRevision() says why.
    */
-  currentRevisionNow?(): number;
+  currentRevisionNow?(): number | undefined;
   close(): Promise<void>;
 }
 

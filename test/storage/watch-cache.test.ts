@@ -181,6 +181,10 @@ async function suite(t: Test, open: Opener): Promise<void> {
     const off = createObjectStore({ backendFor: () => backend, watchCache: { enabled: false, defaultSize: 100, sizes: {} } });
     t.equal(off.peekEntry(ref('p')), null, 'no watch cache: null');
     await off.close();
+    if (backend.currentRevisionNow) {
+      await backend.close();
+      t.equal(store.peekEntry(ref('p'), true), null, 'consistent, and the backend is closed: null (the awaited read says why)');
+    }
   });
 }
 

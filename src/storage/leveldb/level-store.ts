@@ -185,9 +185,8 @@ export class LevelBackend implements Backend {
     return this.committed;
   }
 
-  currentRevisionNow(): number {
-    this.checkOpen();
-    return this.committed;
+  currentRevisionNow(): number | undefined {
+    return this.closed || this.committer.failed ? undefined : this.committed;
   }
 
   async compactedRevision(): Promise<number> {
