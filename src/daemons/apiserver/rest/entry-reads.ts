@@ -76,7 +76,9 @@ export async function getFromEntry(s: Scope, fmt: OutputFormat): Promise<boolean
   const rv = s.query.get('resourceVersion');
   const consistent = !rv || rv === '0';
   // Without a promise when the watch cache can vouch for a consistent read (LevelDB).
-  const entry = (consistent ? s.registry.store.peekEntry(ref, true) : null) ?? await readEntry(s, ref, consistent ? undefined : rv!);
+  const peeked = consistent ? s.registry.store.peekEntry(ref, true) : null;
+  const entry = peeked !== null ? peeked : await readEntry(s, ref, consistent ? undefined : rv!);
+  if (entry === null) return false;
   if (!entry) throw errors.notFound(qualified(s.def, s.name));
   const { kv, decode } = entry;
   const contentType = enc === 'json' ? fmt.contentType ?? 'application/json' : PROTOBUF;
@@ -103,9 +105,10 @@ export async function getFromEntry(s: Scope, fmt: OutputFormat): Promise<boolean
 
 /**
  * The entry a GET reads through the list path (ListQuery.name): the read registry.get makes,
- * undefined when there is no such object.
+ * undefined when there is no such object, null when the store hands out no entries (the
+ * general path answers then).
  */
-async function readEntry(s: Scope, ref: ObjectRef, resourceVersion: string | undefined): Promise<StoredEntry | undefined> {
+async function readEntry(s: Scope, ref: ObjectRef, resourceVersion: string | undefined): Promise<StoredEntry | undefined | null> {
   let res: ListResult;
   try {
     res = await s.registry.store.list({
@@ -115,8 +118,10 @@ async function readEntry(s: Scope, ref: ObjectRef, resourceVersion: string | und
   } catch (e) {
     throw storageToApiError(e, qualified(s.def, s.name));
   }
-  const kv = res.entries?.[0];
-  return kv && res.decode ? { kv, decode: res.decode, plainJson: res.plainJson === true } : undefined;
+  const { entries, decode } = res;
+  if (!entries || !decode) return null;
+  const kv = entries[0];
+  return kv ? { kv, decode, plainJson: res.plainJson === true } : undefined;
 }
 
 /** An exact-size copy that owns its memory (encoders may return slices of shared pools). */
