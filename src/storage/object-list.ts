@@ -45,7 +45,6 @@ export async function listObjects(rs: ResourceStore, q: ListQuery): Promise<List
 
   const filter = q.filter;
   const wantEntries = q.entries === true;
-  const decode = (kv: KeyValue): KubeObject | Promise<KubeObject> => (rs.canDecodeSync ? rs.decodeSync(kv) : rs.decode(kv));
   const chunk = limit === 0 ? 0 : filter ? Math.max(limit, FILTER_CHUNK) : limit;
   const items: KubeObject[] = [];
   const entries: KeyValue[] = [];
@@ -65,12 +64,12 @@ export async function listObjects(rs: ResourceStore, q: ListQuery): Promise<List
       const kv = page.kvs[i]!;
       if (wantEntries) {
         if (filter) {
-          const d = decode(kv);
+          const d = rs.decodeNow(kv);
           if (!filter(d instanceof Promise ? await d : d)) continue;
         }
         entries.push(kv);
       } else {
-        const d = decode(kv);
+        const d = rs.decodeNow(kv);
         const obj = d instanceof Promise ? await d : d;
         if (filter && !filter(obj)) continue;
         items.push(obj);
@@ -89,7 +88,7 @@ export async function listObjects(rs: ResourceStore, q: ListQuery): Promise<List
   } = { items, resourceVersion: String(revision) };
   if (wantEntries) {
     result.entries = entries;
-    result.decode = (kv) => rs.decode(kv);
+    result.decode = rs.decoder;
     if (rs.storesPlainJson) result.plainJson = true;
   }
   const more = !exhausted || droppedAfterLast;

@@ -107,14 +107,13 @@ class KubeObjectStore implements ObjectStore, ObjectStoreInternals {
   async getEntry(ref: ObjectRef, opts: { resourceVersion?: string } = {}): Promise<StoredEntry | undefined> {
     const rs = this.rs(ref.group, ref.resource);
     const kv = await readEntry(rs, objectKeyUnder(rs.keyPrefix, ref.namespace, ref.name), opts.resourceVersion);
-    return kv ? { kv, decode: (k) => rs.decode(k), plainJson: rs.storesPlainJson } : undefined;
+    return kv ? entryOf(rs, kv) : undefined;
   }
 
   peekEntry(ref: ObjectRef, consistent = false): StoredEntry | undefined | null {
     const rs = this.rs(ref.group, ref.resource);
     const kv = rs.cache ? rs.cache.peek(objectKeyUnder(rs.keyPrefix, ref.namespace, ref.name), consistent) : null;
-    if (!kv) return kv;
-    return { kv, decode: (k) => rs.decode(k), plainJson: rs.storesPlainJson };
+    return kv ? entryOf(rs, kv) : kv;
   }
 
   list(q: ListQuery): Promise<ListResult> {
@@ -148,7 +147,8 @@ class KubeObjectStore implements ObjectStore, ObjectStoreInternals {
       if (attempt > 1) await backoff(attempt);
       const read = this.readCurrent(rs, key, fresh);
       const kv = read instanceof Promise ? await read : read;
-      const current = kv ? (rs.canDecodeSync ? rs.decodeSync(kv) : await rs.decode(kv)) : undefined;
+      const decoded = kv ? rs.decodeNow(kv) : undefined;
+      const current = decoded instanceof Promise ? await decoded : decoded;
       let updated: KubeObject;
       try {
         if (current) checkPreconditions(current, opts.preconditions);
@@ -196,7 +196,8 @@ class KubeObjectStore implements ObjectStore, ObjectStoreInternals {
         if (!fresh) { fresh = true; continue; }
         throw notFound(key);
       }
-      const current = rs.canDecodeSync ? rs.decodeSync(kv) : await rs.decode(kv);
+      const decoded = rs.decodeNow(kv);
+      const current = decoded instanceof Promise ? await decoded : decoded;
       try {
         checkPreconditions(current, opts.preconditions);
       } catch (e) {
@@ -306,6 +307,10 @@ function notFound(key: string): StorageError {
 function withRevision(o: KubeObject, revision: number): KubeObject {
   o.metadata!.resourceVersion = String(revision);
   return o;
+}
+
+function entryOf(rs: ResourceStore, kv: KeyValue): StoredEntry {
+  return { kv, decode: rs.decoder, plainJson: rs.storesPlainJson };
 }
 
 /** Returns the object a write stored, after telling `onWritten` its stored JSON (when the values are plain JSON). */

@@ -72,6 +72,14 @@ export class ResourceStore {
    */
   get storesPlainJson(): boolean { return this.transformer === undefined && this.codec === jsonCodec; }
 
+  /** decode() as a function value, made once per resource: entries (StoredEntry, list results) hand it out. */
+  readonly decoder = (kv: KeyValue): Promise<KubeObject> => this.decode(kv);
+
+  /** decodeSync() when the store allows it (canDecodeSync), else decode(). */
+  decodeNow(kv: KeyValue): KubeObject | Promise<KubeObject> {
+    return this.transformer ? this.decode(kv) : this.decodeValue(kv, kv.value, kv.modRevision);
+  }
+
   /** decode() without a promise, for stores without an at-rest transformer (see canDecodeSync). */
   decodeSync(kv: KeyValue, revision = kv.modRevision): KubeObject {
     if (this.transformer) throw new StorageError('Internal', `${kv.key}: stored values need the async decode`);

@@ -29,9 +29,9 @@ const terminatingByEntry = new WeakMap<KeyValue, boolean>();
 function namespaceTerminating(store: ObjectStore, namespace: string): boolean | undefined | Promise<boolean | undefined> {
   const ref = { group: '', resource: 'namespaces', namespace: '', name: namespace };
   const cached = store.peekEntry(ref);
-  if (cached) return terminatingByEntry.get(cached.kv) ?? terminatingOf(cached);
+  if (cached) return terminatingOf(cached);
   const read = cached === undefined ? store.getEntry(ref) : readThrough(store, ref);
-  return read.then((entry) => (entry ? terminatingByEntry.get(entry.kv) ?? terminatingOf(entry) : undefined));
+  return read.then((entry) => (entry ? terminatingOf(entry) : undefined));
 }
 
 /** getEntry as the cache stands once it is ready, else (or when it lacks the name) consistently. */
@@ -39,11 +39,13 @@ async function readThrough(store: ObjectStore, ref: ObjectRef): Promise<StoredEn
   return (await store.getEntry(ref, { resourceVersion: '0' })) ?? store.getEntry(ref);
 }
 
-async function terminatingOf(entry: StoredEntry): Promise<boolean> {
-  const ns = await entry.decode(entry.kv);
-  const terminating = (ns.status as { phase?: string } | undefined)?.phase === 'Terminating' || !!ns.metadata?.deletionTimestamp;
-  terminatingByEntry.set(entry.kv, terminating);
-  return terminating;
+/** The entry's verdict: remembered (no promise), or decoded once and remembered. */
+function terminatingOf(entry: StoredEntry): boolean | Promise<boolean> {
+  return terminatingByEntry.get(entry.kv) ?? entry.decode(entry.kv).then((ns) => {
+    const terminating = (ns.status as { phase?: string } | undefined)?.phase === 'Terminating' || !!ns.metadata?.deletionTimestamp;
+    terminatingByEntry.set(entry.kv, terminating);
+    return terminating;
+  });
 }
 
 /** NamespaceLifecycle for a create; settles at once (no promise) in the common case. */
