@@ -175,8 +175,20 @@ async function suite(t: Test, open: Opener): Promise<void> {
     t.equal(e!.kv, viaGet!.kv, 'the very entry getEntry gives');
     t.equal((await e!.decode(e!.kv)).metadata?.resourceVersion, o.metadata?.resourceVersion);
     const consistent = store.peekEntry(ref('p'), true);
-    if (backend.currentRevisionNow) t.equal(consistent?.kv, e!.kv, 'consistent: the cache holds every acknowledged write');
-    else t.equal(consistent, null, 'consistent, and the backend cannot tell its revision at once: null');
+    if (backend.currentRevisionNow) {
+      t.equal(consistent?.kv, e!.kv, 'consistent: the cache holds every acknowledged write');
+      // A backend ahead of the cache (a write the cache has not applied yet): the cache cannot vouch.
+      const own = backend.currentRevisionNow;
+      backend.currentRevisionNow = () => cache.revision + 1;
+      try {
+        t.equal(store.peekEntry(ref('p'), true), null, 'consistent, the cache behind: null');
+        t.equal(store.peekEntry(ref('p'))?.kv, e!.kv, 'as the cache stands: still the entry');
+      } finally {
+        backend.currentRevisionNow = own;
+      }
+    } else {
+      t.equal(consistent, null, 'consistent, and the backend cannot tell its revision at once: null');
+    }
     t.equal(cache.peek('/elsewhere/x'), null, 'a key outside the cached prefix: null');
     const off = createObjectStore({ backendFor: () => backend, watchCache: { enabled: false, defaultSize: 100, sizes: {} } });
     t.equal(off.peekEntry(ref('p')), null, 'no watch cache: null');

@@ -368,7 +368,8 @@ export class WatchCache implements Backend, FeedSink {
       // Still loading: a consistent read does not have to wait for the cache.
       try { await this.waitReady(this.o.consistentWaitMs); } catch { return undefined; }
     }
-    const want = await this.feed.freshRevision();
+    // An in-process backend tells its revision at once; others are asked (one request shared).
+    const want = this.inner.currentRevisionNow?.() ?? await this.feed.freshRevision();
     for (;;) {
       if (this.ready && this.revision >= want) return read(this.revision);
       const left = deadline - this.now();
