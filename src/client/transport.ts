@@ -9,6 +9,7 @@
  */
 import * as http2 from 'node:http2';
 import type { Readable } from 'node:stream';
+import { adoptStreamTable } from '../util/h2-stream-table.js';
 import type { ClientConnection } from './coreconfig.js';
 
 export interface TransportRequest {
@@ -74,6 +75,7 @@ export class Http2Transport {
     if (this.conn.insecureSkipTlsVerify) opts.rejectUnauthorized = false;
     if (this.conn.tlsServerName) opts.servername = this.conn.tlsServerName;
     const session = http2.connect(this.conn.server, opts);
+    adoptStreamTable(session); // fewer finished streams promoted by young GCs (h2-stream-table.ts)
     const forget = (): void => { if (this.session === session) this.session = undefined; };
     this.sessions.add(session);
     // A GOAWAY lets in-flight streams finish but takes no new ones: new requests reconnect,

@@ -12,6 +12,7 @@ import * as http2 from 'node:http2';
 import type { AddressInfo, Socket } from 'node:net';
 import { createSecureContext, type SecureContext, type SecureContextOptions } from 'node:tls';
 import type { Logger } from 'pino';
+import { adoptStreamTable } from '../../util/h2-stream-table.js';
 import type { RequestChain } from './chain.js';
 import { H2Request } from './h2-request.js';
 import { H2Response } from './h2-response.js';
@@ -85,10 +86,17 @@ export async function startSecureServer(o: SecureServerOptions): Promise<SecureS
   if (maxStreams > 0) serverOptions.settings = { maxConcurrentStreams: maxStreams };
 
   const server = http2.createSecureServer(serverOptions);
+  let warnedShape = false;
   const sockets = new Set<Socket>();
   const sessions = new Set<http2.ServerHttp2Session>();
   server.on('secureConnection', (s: Socket) => { sockets.add(s); s.once('close', () => sockets.delete(s)); });
   server.on('session', (s: http2.ServerHttp2Session) => {
+    // Node's Map of open streams keeps finished streams alive through young-generation GCs
+    // (see h2-stream-table.ts); without the expected shape Node's Map stays.
+    if (!adoptStreamTable(s) && !warnedShape) {
+      warnedShape = true;
+      o.log.debug('http2 session state has an unexpected shape; keeping Node\'s stream map');
+    }
     sessions.add(s);
     s.once('close', () => sessions.delete(s));
     s.on('error', (e: Error) => o.log.debug({ err: e.message }, 'http2 session error'));
