@@ -30,7 +30,7 @@ import { requestTimeout } from './filters/request-timeout.js';
 import { writeStatus, writeStatusToSocket } from './filters/write-status.js';
 import type { HealthChecks } from './health.js';
 import type { ApiserverMetrics } from './metrics.js';
-import type { RequestAbort } from './request-abort.js';
+import { OpenRequests } from './request-abort.js';
 import { ChainExchange } from './exchange.js';
 import { parseRequestTarget, type RequestTarget } from './request-target.js';
 import type { ServingOptions } from './serving-options.js';
@@ -76,7 +76,7 @@ export class RequestChain {
   private readonly stopping = new AbortController();
 
   /** Requests not yet closed, so shutdown can abort them (no listener per request on a shared signal). */
-  private readonly open = new Set<RequestAbort>();
+  private readonly open = new OpenRequests();
 
   constructor(private readonly deps: ChainDeps) {
     this.filters = buildFilters(deps);
@@ -86,8 +86,7 @@ export class RequestChain {
   abortAll(): void {
     const reason = new Error('server shutting down');
     this.stopping.abort(reason);
-    for (const a of this.open) a.abort(reason);
-    this.open.clear();
+    this.open.abortAll(reason);
   }
 
   /** Entry point for 'request' events (HTTP/2 and plain HTTP/1.1). */
