@@ -16,6 +16,9 @@
  * cleared at once (backward-shift deletion, no tombstones), and arrays it outgrows or shrinks
  * from are cleared after the copy, so no stream stays referenced once it has left.
  *
+ * The same goes, on a smaller scale, for the Set of streams not yet numbered: see
+ * PendingStreams below.
+ *
  * Contract: the Map subset Node's http2 uses (get, set, delete, size, forEach) plus has, clear
  * and iteration, for keys that are stream ids (integers 1..2^31-1). forEach and the iterators
  * work on the entries present when they start; forEach skips an entry removed before its turn
@@ -155,14 +158,53 @@ export class StreamTable<V> {
   }
 }
 
+/**
+ * The streams a session has made but not yet numbered (Node's `pendingStreams`, a Set that
+ * holds one stream for an instant and is then empty again). Node's Set shrinks into a new table
+ * at each such removal, and the tables left behind pile up in the old generation the same way;
+ * this keeps the few streams in an array. Contract: the Set subset Node uses (add, delete, has,
+ * size, forEach, iteration), in insertion order; forEach works on the members present when it
+ * starts and skips one removed before its turn.
+ */
+export class PendingStreams<V> {
+  private readonly members: V[] = [];
+
+  get size(): number { return this.members.length; }
+  has(v: V): boolean { return this.members.includes(v); }
+
+  add(v: V): this {
+    if (!this.members.includes(v)) this.members.push(v);
+    return this;
+  }
+
+  delete(v: V): boolean {
+    const i = this.members.indexOf(v);
+    if (i < 0) return false;
+    this.members.splice(i, 1);
+    return true;
+  }
+
+  clear(): void { this.members.length = 0; }
+
+  forEach(fn: (value: V, again: V, set: this) => void, thisArg?: unknown): void {
+    for (const v of this.members.slice()) if (this.members.includes(v)) fn.call(thisArg, v, v, this);
+  }
+
+  values(): IterableIterator<V> { return this.members.slice()[Symbol.iterator](); }
+  keys(): IterableIterator<V> { return this.values(); }
+  [Symbol.iterator](): IterableIterator<V> { return this.values(); }
+}
+
 let stateSymbol: symbol | undefined;
 
 /**
  * Puts a StreamTable in place of the Map in which Node keeps the session's open streams, taking
- * over the streams already there. Returns false, changing nothing, when the session does not
- * have the shape this was written against (Node 20: an own symbol property described 'state'
- * whose object holds `streams`, a Map-like SafeMap); then Node's Map stays, which is correct, only dearer.
- * Call it when the session is made ('session' on a server, right after http2.connect()).
+ * over the streams already there, and a PendingStreams in place of its Set of streams not yet
+ * numbered (when that Set is found too). Returns false, changing nothing, when the session does
+ * not have the shape this was written against (Node 20: an own symbol property described
+ * 'state' whose object holds `streams`, a Map-like SafeMap); then Node's Map stays, which is
+ * correct, only dearer. Call it when the session is made ('session' on a server, right after
+ * http2.connect()).
  */
 export function adoptStreamTable(session: Http2Session): boolean {
   const holder = session as unknown as Record<symbol, unknown>;
@@ -178,7 +220,21 @@ export function adoptStreamTable(session: Http2Session): boolean {
   const table = new StreamTable<unknown>();
   current.forEach((stream, id) => table.set(id, stream));
   s.streams = table;
+  const p = state as { pendingStreams?: unknown };
+  if (isStreamSet(p.pendingStreams)) {
+    const pending = new PendingStreams<unknown>();
+    p.pendingStreams.forEach((stream) => pending.add(stream));
+    p.pendingStreams = pending;
+  }
   return true;
+}
+
+/** Node's pending set is a primordials SafeSet: a Set by behaviour, not by `instanceof Set`. */
+function isStreamSet(m: unknown): m is { forEach(fn: (stream: unknown) => void): void } {
+  if (typeof m !== 'object' || m === null) return false;
+  const x = m as Record<string, unknown>;
+  return typeof x['add'] === 'function' && typeof x['delete'] === 'function' && typeof x['forEach'] === 'function'
+    && typeof x['size'] === 'number';
 }
 
 /** Node's map is a primordials SafeMap: a Map by behaviour, not by `instanceof Map`. */

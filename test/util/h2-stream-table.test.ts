@@ -4,7 +4,7 @@
 import t, { type Test } from 'tap';
 import * as http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
-import { StreamTable, adoptStreamTable } from '../../src/util/h2-stream-table.js';
+import { PendingStreams, StreamTable, adoptStreamTable } from '../../src/util/h2-stream-table.js';
 
 /** A small deterministic PRNG (mulberry32) so failures replay. */
 function prng(seed: number): () => number {
@@ -91,10 +91,40 @@ t.test('forEach visits what was there and skips what a callback removed', async 
   t.equal(table.size, 0);
 });
 
+t.test('PendingStreams is a small insertion-ordered set', async (t) => {
+  const p = new PendingStreams<string>();
+  p.add('a').add('b').add('a').add('c');
+  t.equal(p.size, 3);
+  t.same([...p], ['a', 'b', 'c']);
+  t.same([...p.keys()], [...p.values()]);
+  t.ok(p.has('b'));
+  t.equal(p.delete('b'), true);
+  t.equal(p.delete('b'), false);
+  const seen: string[] = [];
+  p.add('d');
+  p.forEach((v, again, set) => {
+    t.equal(v, again);
+    t.equal(set, p);
+    seen.push(v);
+    if (v === 'a') p.delete('c'); // removed before its turn: skipped
+    p.delete(v);
+  });
+  t.same(seen, ['a', 'd']);
+  t.equal(p.size, 0);
+  p.add('x');
+  p.clear();
+  t.equal(p.size, 0);
+});
+
+/** The state object in which Node keeps a session's streams. */
+function stateOf(session: http2.Http2Session): { streams: unknown; pendingStreams: unknown } {
+  const sym = Object.getOwnPropertySymbols(session).find((s) => s.description === 'state')!;
+  return (session as unknown as Record<symbol, { streams: unknown; pendingStreams: unknown }>)[sym]!;
+}
+
 /** The table or map in which Node keeps a session's streams. */
 function streamsOf(session: http2.Http2Session): unknown {
-  const sym = Object.getOwnPropertySymbols(session).find((s) => s.description === 'state')!;
-  return ((session as unknown as Record<symbol, { streams: unknown }>)[sym]).streams;
+  return stateOf(session).streams;
 }
 
 async function h2Pair(t: Test, onStream: (s: http2.ServerHttp2Stream, h: http2.IncomingHttpHeaders) => void): Promise<{ server: http2.Http2Server; client: http2.ClientHttp2Session; sessions: http2.ServerHttp2Session[] }> {
@@ -143,6 +173,8 @@ t.test('a real session serves many concurrent streams through the table', async 
   const serverTable = streamsOf(sessions[0]!) as StreamTable<unknown>;
   const clientTable = streamsOf(client) as StreamTable<unknown>;
   t.ok(serverTable instanceof StreamTable && clientTable instanceof StreamTable);
+  t.ok(stateOf(client).pendingStreams instanceof PendingStreams && stateOf(sessions[0]!).pendingStreams instanceof PendingStreams, 'pending sets replaced too');
+  t.equal((stateOf(client).pendingStreams as PendingStreams<unknown>).size, 0, 'every client stream was numbered');
   // Streams leave the table once closed (the server side may take a tick more).
   for (let i = 0; i < 100 && (serverTable.size > 0 || clientTable.size > 0); i++) await new Promise((r) => setTimeout(r, 10));
   t.equal(serverTable.size, 0);
