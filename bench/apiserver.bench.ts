@@ -5,7 +5,8 @@
  * 10 000 pods (whole lists with 1 % of the pods patched before each, timed to the response
  * headers (server time) and to the last byte, the first list on its own: bench/lib/list-load.ts;
  * and limit=500 pages); watch delivery lag for 100 (and 1 000) watchers; heap
- * per 1 000 pods from /metrics. Servers are pinned to CPU 0 and this client to CPU 1 when taskset
+ * per 1 000 pods from /metrics. Each configmap row notes the server's GC during it (count and
+ * pause time of major and minor GCs, from its /metrics). Servers are pinned to CPU 0 and this client to CPU 1 when taskset
  * exists. Aims are from /work/shared/research/perf-anchors.md ("Proposed targets").
  * Run: node dist/bench/apiserver.bench.js   (about 1.5–2 minutes). APIBENCH_PIN=0 disables pinning
  * (useful when other work also pins to CPU 0); APIBENCH_ROW_MS sets the length of each load row.
@@ -39,6 +40,8 @@ function loadRow(name: string, conc: number, r: LoadResult, extra: Partial<Row> 
     name, conc: String(conc), opsPerSec: r.ops / r.seconds, p50: percentile(r.lat, 50), p99: percentile(r.lat, 99), ...extra,
   };
   if (r.errors > 0) row.note = `${r.errors} errors (${r.firstError ?? ''})`.slice(0, 120);
+  const gc = (r as { gc?: string }).gc;
+  if (gc) row.note = row.note ? `${row.note}; ${gc}` : gc;
   const steal = stealNote(r.stealPct);
   if (steal) row.note = row.note ? `${row.note}; ${steal}` : steal;
   rows.push(row);
@@ -52,6 +55,35 @@ async function metric(s: http2.ClientHttp2Session, name: string): Promise<number
   const r = await send(s, { path: '/metrics' });
   const m = new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+]+)$`, 'm').exec(r.body.toString());
   return m ? Number(m[1]) : Number.NaN;
+}
+
+/** The server's GC totals so far (prom-client's nodejs_gc_duration_seconds: count and seconds per kind). */
+async function gcTotals(s: http2.ClientHttp2Session): Promise<Map<string, { n: number; sec: number }>> {
+  const text = (await send(s, { path: '/metrics' })).body.toString();
+  const out = new Map<string, { n: number; sec: number }>();
+  for (const m of text.matchAll(/^nodejs_gc_duration_seconds_(sum|count)\{kind="(\w+)"\} ([0-9.e+-]+)$/gm)) {
+    const e = out.get(m[2]!) ?? { n: 0, sec: 0 };
+    if (m[1] === 'sum') e.sec = Number(m[3]); else e.n = Number(m[3]);
+    out.set(m[2]!, e);
+  }
+  return out;
+}
+
+/** "GC major 3 (41 ms), minor 55 (160 ms), incremental 12 ms" between two gcTotals readings. */
+function gcNote(a: Map<string, { n: number; sec: number }>, b: Map<string, { n: number; sec: number }>): string {
+  const d = (k: string): { n: number; ms: number } => ({ n: (b.get(k)?.n ?? 0) - (a.get(k)?.n ?? 0), ms: 1000 * ((b.get(k)?.sec ?? 0) - (a.get(k)?.sec ?? 0)) });
+  const major = d('major');
+  const minor = d('minor');
+  const incr = d('incremental');
+  if (b.size === 0) return '';
+  return `GC major ${major.n} (${major.ms.toFixed(0)} ms), minor ${minor.n} (${minor.ms.toFixed(0)} ms), incremental ${incr.ms.toFixed(0)} ms`;
+}
+
+/** Runs one apiserver load row and notes the server's GC work during it. */
+async function withGc(s: http2.ClientHttp2Session, run: () => Promise<LoadResult>): Promise<LoadResult & { gc: string }> {
+  const a = await gcTotals(s);
+  const r = await run();
+  return { ...r, gc: gcNote(a, await gcTotals(s)) };
 }
 
 /** The bare server as a child process, with a GET and a POST-echo load row builder. */
@@ -97,11 +129,11 @@ async function benchConfigmaps(sessions: http2.ClientHttp2Session[], bare: http2
   const base = new Map<string, number>();
   const path = '/api/v1/namespaces/bench/configmaps';
   const rv = new Map<string, string>();
-  const create = (tag: string) => async (conc: number): Promise<LoadResult> => runLoad({
+  const create = (tag: string) => async (conc: number): Promise<LoadResult> => withGc(sessions[0]!, () => runLoad({
     sessions, concurrency: conc, durationMs: ROW_MS,
     request: (i) => ({ path, method: 'POST', headers: JSON_CT, body: configMapBody(`cm-${tag}-${i}`, 'bench', { i: String(i) }) }),
     onResponse: (i, res) => { rv.set(`cm-${tag}-${i}`, rvOf(res.body)); },
-  });
+  }));
   await runLoad({ sessions, concurrency: 50, durationMs: 500, request: (i) => ({ path, method: 'POST', headers: JSON_CT, body: configMapBody(`warm-${i}`, 'bench', {}) }) });
   for (const conc of [1, 50]) {
     base.set(`post${conc}`, await bareRow(bare, 'POST', conc));
@@ -114,14 +146,14 @@ async function benchConfigmaps(sessions: http2.ClientHttp2Session[], bare: http2
   const names = [...rv.keys()].slice(0, 2000);
   for (const conc of [1, 50]) {
     base.set(`get${conc}`, await bareRow(bare, 'GET', conc));
-    const r = await runLoad({ sessions, concurrency: conc, durationMs: ROW_MS, request: (i) => ({ path: `${path}/${names[i % names.length]}`, headers: JSON_CT }) });
+    const r = await withGc(sessions[0]!, () => runLoad({ sessions, concurrency: conc, durationMs: ROW_MS, request: (i) => ({ path: `${path}/${names[i % names.length]}`, headers: JSON_CT }) }));
     loadRow('apiserver get configmap', conc, r, {
       ratio: `${(100 * (r.ops / r.seconds) / base.get(`get${conc}`)!).toFixed(1)}% of GET`,
       ...(conc === 50 ? { aim: '≥ 40% of bare, p99 ≤ 5 ms' } : { aim: 'p50 ≤ 0.25 ms' }),
     });
   }
   for (const conc of [1, 50]) {
-    const r = await runLoad({
+    const r = await withGc(sessions[0]!, () => runLoad({
       sessions, concurrency: conc, durationMs: ROW_MS,
       request: (i) => {
         const n = names[i % names.length]!;
@@ -129,7 +161,7 @@ async function benchConfigmaps(sessions: http2.ClientHttp2Session[], bare: http2
         return { path: `${path}/${n}`, method: 'PUT', headers: JSON_CT, body: configMapBody(n, 'bench', { i: `put${conc}-${i}` }, rv.get(n)) };
       },
       onResponse: (i, res) => { rv.set(names[i % names.length]!, rvOf(res.body)); },
-    });
+    }));
     loadRow('apiserver update configmap (PUT)', conc, r, {
       ratio: `${(100 * (r.ops / r.seconds) / base.get(`post${conc}`)!).toFixed(1)}% of POST`,
       ...(conc === 50 ? { aim: '≥ 3 000/s durable' } : {}),
