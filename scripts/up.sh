@@ -37,7 +37,9 @@ fi
 if [ "$DIST" = dist ]; then
   LAUNCH=(bin/corectl)
 else
-  LAUNCH=(node --input-type=module -e "const m = await import('file://$(cd "$DIST" && pwd)/src/cli.js'); process.exitCode = await m.main(process.argv);" corectl)
+  # The same Node flags as the launcher's first line (#!/usr/bin/env -S node ...).
+  read -r -a NODE_FLAGS <<< "$(head -n 1 bin/corectl | sed -n 's/^#!.*env -S node//p')"
+  LAUNCH=(node "${NODE_FLAGS[@]}" --input-type=module -e "const m = await import('file://$(cd "$DIST" && pwd)/src/cli.js'); process.exitCode = await m.main(process.argv);" corectl)
 fi
 export CORECTL_DIST=$DIST
 

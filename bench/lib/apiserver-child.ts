@@ -2,13 +2,27 @@
  * What the API server benches share: the node arguments that start a `corectl apiserver` child
  * (LevelDB in `dir`, the bench PKI, client-certificate auth) and the request bodies they send.
  */
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { BenchPki } from './children.js';
+
+/**
+ * The Node flags the corectl launcher runs daemons with (its `#!/usr/bin/env -S node ...` line),
+ * so a bench child runs the way `corectl apiserver` does.
+ */
+export function launcherNodeFlags(): string[] {
+  const launcher = fileURLToPath(new URL('../../../bin/corectl', import.meta.url));
+  const first = readFileSync(launcher, 'utf8').split('\n', 1)[0] ?? '';
+  const m = /^#!\S*env(?: -S)? node(.*)$/.exec(first);
+  if (!m) throw new Error(`${launcher}: unexpected first line ${JSON.stringify(first)}`);
+  return m[1]!.trim().split(/\s+/).filter(Boolean);
+}
 
 /** Node arguments running `cli` (a compiled src/cli.js) as `corectl apiserver` on `port`. */
 export function apiserverArgs(cli: string, dir: string, pki: BenchPki, port: number, nodeArgs: readonly string[] = []): string[] {
   return [
-    ...nodeArgs, '--input-type=module', '-e',
+    ...launcherNodeFlags(), ...nodeArgs, '--input-type=module', '-e',
     `const m = await import(${JSON.stringify('file://' + cli)}); process.exitCode = await m.main(process.argv);`,
     'corectl', 'apiserver', `--secure-port=${port}`, '--bind-address=127.0.0.1',
     `--data-dir=${join(dir, 'data')}`, `--cert-dir=${join(dir, 'certs')}`,
