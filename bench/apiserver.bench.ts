@@ -5,8 +5,8 @@
  * 10 000 pods (whole lists with 1 % of the pods patched before each, timed to the response
  * headers (server time) and to the last byte, the first list on its own: bench/lib/list-load.ts;
  * and limit=500 pages); watch delivery lag for 100 (and 1 000) watchers; heap
- * per 1 000 pods from /metrics. Each configmap row notes the server's GC during it (count and
- * pause time of major and minor GCs, from its /metrics). Servers are pinned to CPU 0 and this client to CPU 1 when taskset
+ * per 1 000 pods from /metrics. Each configmap row notes the server's GC pauses during it
+ * (bench/lib/gc-metrics.ts). Servers are pinned to CPU 0 and this client to CPU 1 when taskset
  * exists. Aims are from /work/shared/research/perf-anchors.md ("Proposed targets").
  * Run: node dist/bench/apiserver.bench.js   (about 1.5–2 minutes). APIBENCH_PIN=0 disables pinning
  * (useful when other work also pins to CPU 0); APIBENCH_ROW_MS sets the length of each load row.
@@ -21,6 +21,7 @@ import { closeSessions, openSessions, percentile, runLoad, send, type LoadResult
 import { openWatchers } from './lib/watch-load.js';
 import { measureLists } from './lib/list-load.js';
 import { memoryAfterGc, type GcMemory } from './lib/inspect-memory.js';
+import { gcNote, scrapeGc } from './lib/gc-metrics.js';
 import { stealNote } from './lib/steal.js';
 import { apiserverArgs, configMapBody, podBody } from './lib/apiserver-child.js';
 
@@ -57,33 +58,11 @@ async function metric(s: http2.ClientHttp2Session, name: string): Promise<number
   return m ? Number(m[1]) : Number.NaN;
 }
 
-/** The server's GC totals so far (prom-client's nodejs_gc_duration_seconds: count and seconds per kind). */
-async function gcTotals(s: http2.ClientHttp2Session): Promise<Map<string, { n: number; sec: number }>> {
-  const text = (await send(s, { path: '/metrics' })).body.toString();
-  const out = new Map<string, { n: number; sec: number }>();
-  for (const m of text.matchAll(/^nodejs_gc_duration_seconds_(sum|count)\{kind="(\w+)"\} ([0-9.e+-]+)$/gm)) {
-    const e = out.get(m[2]!) ?? { n: 0, sec: 0 };
-    if (m[1] === 'sum') e.sec = Number(m[3]); else e.n = Number(m[3]);
-    out.set(m[2]!, e);
-  }
-  return out;
-}
-
-/** "GC major 3 (41 ms), minor 55 (160 ms), incremental 12 ms" between two gcTotals readings. */
-function gcNote(a: Map<string, { n: number; sec: number }>, b: Map<string, { n: number; sec: number }>): string {
-  const d = (k: string): { n: number; ms: number } => ({ n: (b.get(k)?.n ?? 0) - (a.get(k)?.n ?? 0), ms: 1000 * ((b.get(k)?.sec ?? 0) - (a.get(k)?.sec ?? 0)) });
-  const major = d('major');
-  const minor = d('minor');
-  const incr = d('incremental');
-  if (b.size === 0) return '';
-  return `GC major ${major.n} (${major.ms.toFixed(0)} ms), minor ${minor.n} (${minor.ms.toFixed(0)} ms), incremental ${incr.ms.toFixed(0)} ms`;
-}
-
 /** Runs one apiserver load row and notes the server's GC work during it. */
 async function withGc(s: http2.ClientHttp2Session, run: () => Promise<LoadResult>): Promise<LoadResult & { gc: string }> {
-  const a = await gcTotals(s);
+  const a = await scrapeGc(s);
   const r = await run();
-  return { ...r, gc: gcNote(a, await gcTotals(s)) };
+  return { ...r, gc: gcNote(a, await scrapeGc(s)) };
 }
 
 /** The bare server as a child process, with a GET and a POST-echo load row builder. */
