@@ -21,6 +21,7 @@ import { canPin, freePort, makePki, pinSelf, procStat, spawnReady, type BenchPki
 import { closeSessions, openSessions, percentile, runLoad, send, type LoadResult } from './lib/h2-load.js';
 import { stealNote } from './lib/steal.js';
 import { gcNote, scrapeGc } from './lib/gc-metrics.js';
+import { latencyNote, scrapeLatency } from './lib/request-latency.js';
 import { apiserverArgs, configMapBody } from './lib/apiserver-child.js';
 
 const ROW_MS = Number(process.env['WRITEBENCH_ROW_MS'] ?? 3000);
@@ -61,15 +62,17 @@ function threadCpu(): Map<string, number> {
 }
 
 /** Runs one load row and records it with the server CPU it cost per request (robust to a busy machine). */
-async function row(name: string, conc: number, load: () => Promise<LoadResult>): Promise<void> {
+async function row(name: string, verb: string, conc: number, load: () => Promise<LoadResult>): Promise<void> {
   if (ONLY && !ONLY.test(`${name} x${conc}`)) return;
   const gc0 = scrapeSession ? await scrapeGc(scrapeSession) : undefined;
+  const served0 = scrapeSession ? await scrapeLatency(scrapeSession, verb, 'configmaps') : undefined;
   const c0 = childCpu();
   const s0 = childCpu('sys');
   const t0 = threadCpu();
   const r = await load();
   const t1 = threadCpu();
-  const gc = gc0 && scrapeSession ? gcNote(gc0, await scrapeGc(scrapeSession)) : '';
+  const served = served0 && scrapeSession ? latencyNote(served0, await scrapeLatency(scrapeSession, verb, 'configmaps'), 25) : '';
+  const gc = [served, gc0 && scrapeSession ? gcNote(gc0, await scrapeGc(scrapeSession)) : ''].filter(Boolean).join('; ');
   const per = [...t1].map(([k, v]) => `${k} ${(((v - (t0.get(k) ?? 0)) * 1e6) / Math.max(1, r.ops)).toFixed(0)}`).join(', ');
   process.stderr.write(`  (µs/op by thread: ${per})\n`);
   const cpuUs = ((childCpu() - c0) * 1e6) / Math.max(1, r.ops);
@@ -101,7 +104,7 @@ async function bench(sessions: http2.ClientHttp2Session[]): Promise<void> {
     onResponse: (i, res) => { rv.set(`warm-${i}`, rvOf(res.body)); },
   });
   for (const conc of [1, 50]) {
-    await row('create configmap', conc, () => runLoad({
+    await row('create configmap', 'POST', conc, () => runLoad({
       sessions, concurrency: conc, durationMs: ROW_MS,
       request: (i) => ({ path, method: 'POST', headers: JSON_CT, body: configMapBody(`cm-${conc}-${i}`, 'bench', { i: String(i) }) }),
       onResponse: (i, res) => { rv.set(`cm-${conc}-${i}`, rvOf(res.body)); },
@@ -109,7 +112,7 @@ async function bench(sessions: http2.ClientHttp2Session[]): Promise<void> {
   }
   const names = [...rv.keys()].slice(-2000);
   for (const conc of [1, 50]) {
-    await row('update configmap (PUT)', conc, () => runLoad({
+    await row('update configmap (PUT)', 'PUT', conc, () => runLoad({
       sessions, concurrency: conc, durationMs: ROW_MS,
       request: (i) => {
         const n = names[i % names.length]!;
@@ -119,7 +122,7 @@ async function bench(sessions: http2.ClientHttp2Session[]): Promise<void> {
       onResponse: (i, res) => { rv.set(names[i % names.length]!, rvOf(res.body)); },
     }));
   }
-  await row('merge patch configmap', 50, () => runLoad({
+  await row('merge patch configmap', 'PATCH', 50, () => runLoad({
     sessions, concurrency: 50, durationMs: ROW_MS,
     request: (i) => ({ path: `${path}/${names[i % names.length]!}`, method: 'PATCH', headers: MERGE_CT, body: JSON.stringify({ data: { i: `patch-${i}` } }) }),
   }));

@@ -5,7 +5,8 @@
  * 10 000 pods (whole lists with 1 % of the pods patched before each, timed to the response
  * headers (server time) and to the last byte, the first list on its own: bench/lib/list-load.ts;
  * and limit=500 pages); watch delivery lag for 100 (and 1 000) watchers; heap
- * per 1 000 pods from /metrics. Each configmap row notes the server's GC pauses during it
+ * per 1 000 pods from /metrics. Each configmap row notes the share of its requests the server
+ * itself timed within the aim's bound (bench/lib/request-latency.ts) and its GC pauses
  * (bench/lib/gc-metrics.ts). Servers are pinned to CPU 0 and this client to CPU 1 when taskset
  * exists. Aims are from /work/shared/research/perf-anchors.md ("Proposed targets").
  * Run: node dist/bench/apiserver.bench.js   (about 1.5–2 minutes). APIBENCH_PIN=0 disables pinning
@@ -22,6 +23,7 @@ import { openWatchers } from './lib/watch-load.js';
 import { measureLists } from './lib/list-load.js';
 import { memoryAfterGc, type GcMemory } from './lib/inspect-memory.js';
 import { gcNote, scrapeGc } from './lib/gc-metrics.js';
+import { latencyNote, scrapeLatency } from './lib/request-latency.js';
 import { stealNote } from './lib/steal.js';
 import { apiserverArgs, configMapBody, podBody } from './lib/apiserver-child.js';
 
@@ -58,11 +60,16 @@ async function metric(s: http2.ClientHttp2Session, name: string): Promise<number
   return m ? Number(m[1]) : Number.NaN;
 }
 
-/** Runs one apiserver load row and notes the server's GC work during it. */
-async function withGc(s: http2.ClientHttp2Session, run: () => Promise<LoadResult>): Promise<LoadResult & { gc: string }> {
+/**
+ * Runs one apiserver load row and notes the server's GC pauses during it and, for `verb` on
+ * configmaps, the share of requests the server itself timed within `boundMs`.
+ */
+async function withGc(s: http2.ClientHttp2Session, verb: string, boundMs: number, run: () => Promise<LoadResult>): Promise<LoadResult & { gc: string }> {
   const a = await scrapeGc(s);
+  const la = await scrapeLatency(s, verb, 'configmaps');
   const r = await run();
-  return { ...r, gc: gcNote(a, await scrapeGc(s)) };
+  const lb = await scrapeLatency(s, verb, 'configmaps');
+  return { ...r, gc: [latencyNote(la, lb, boundMs), gcNote(a, await scrapeGc(s))].filter(Boolean).join('; ') };
 }
 
 /** The bare server as a child process, with a GET and a POST-echo load row builder. */
@@ -108,7 +115,7 @@ async function benchConfigmaps(sessions: http2.ClientHttp2Session[], bare: http2
   const base = new Map<string, number>();
   const path = '/api/v1/namespaces/bench/configmaps';
   const rv = new Map<string, string>();
-  const create = (tag: string) => async (conc: number): Promise<LoadResult> => withGc(sessions[0]!, () => runLoad({
+  const create = (tag: string) => async (conc: number): Promise<LoadResult> => withGc(sessions[0]!, 'POST', 25, () => runLoad({
     sessions, concurrency: conc, durationMs: ROW_MS,
     request: (i) => ({ path, method: 'POST', headers: JSON_CT, body: configMapBody(`cm-${tag}-${i}`, 'bench', { i: String(i) }) }),
     onResponse: (i, res) => { rv.set(`cm-${tag}-${i}`, rvOf(res.body)); },
@@ -125,14 +132,14 @@ async function benchConfigmaps(sessions: http2.ClientHttp2Session[], bare: http2
   const names = [...rv.keys()].slice(0, 2000);
   for (const conc of [1, 50]) {
     base.set(`get${conc}`, await bareRow(bare, 'GET', conc));
-    const r = await withGc(sessions[0]!, () => runLoad({ sessions, concurrency: conc, durationMs: ROW_MS, request: (i) => ({ path: `${path}/${names[i % names.length]}`, headers: JSON_CT }) }));
+    const r = await withGc(sessions[0]!, 'GET', 5, () => runLoad({ sessions, concurrency: conc, durationMs: ROW_MS, request: (i) => ({ path: `${path}/${names[i % names.length]}`, headers: JSON_CT }) }));
     loadRow('apiserver get configmap', conc, r, {
       ratio: `${(100 * (r.ops / r.seconds) / base.get(`get${conc}`)!).toFixed(1)}% of GET`,
       ...(conc === 50 ? { aim: '≥ 40% of bare, p99 ≤ 5 ms' } : { aim: 'p50 ≤ 0.25 ms' }),
     });
   }
   for (const conc of [1, 50]) {
-    const r = await withGc(sessions[0]!, () => runLoad({
+    const r = await withGc(sessions[0]!, 'PUT', 25, () => runLoad({
       sessions, concurrency: conc, durationMs: ROW_MS,
       request: (i) => {
         const n = names[i % names.length]!;
