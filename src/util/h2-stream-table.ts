@@ -4,13 +4,15 @@
  *
  * Why: stream ids come and go, so V8 rehashes that Map into a new table every few dozen
  * streams. The table it leaves behind still points at the streams it held and at its successor.
- * Once one such table has reached the old generation, every young-generation GC counts all that
- * is reachable from it as live: each stream that was open at a rehash, and all the stream
- * reaches (its headers, its request and response and the handler's objects), is copied, then
- * promoted, and stays until the next full GC, which then has more to mark and more external
- * strings (header values) and weak handles to clear. Measured on the API server at 10 000
- * GET/s: about 0.9 MB promoted per scavenge with Node's Map, about 3 KB with this table, and
- * a fifth less CPU per GET.
+ * A young-generation GC cannot tell that an old-generation object is garbage: it takes every
+ * pointer from the old generation as a root. So once one left-behind table is old, the chain of
+ * its successors keeps each stream that was open at a rehash, and all the stream reaches (its
+ * headers, its request and response, the handler's objects), alive through every scavenge
+ * until it is promoted; it then waits for a full GC, which has that much more to mark and more
+ * external strings (header values) and weak handles to clear. Measured on the API server at
+ * 10 000 GET/s: about 0.9 MB promoted per scavenge with Node's Map, about 3 KB with this table;
+ * per GET, 79-84 against 62-64 µs of server CPU, and under callgrind 10 % fewer instructions on
+ * the main thread and a third fewer over all threads.
  *
  * This table is open addressing (linear probing) over two arrays. A removed entry's slot is
  * cleared at once (backward-shift deletion, no tombstones), and arrays it outgrows or shrinks
