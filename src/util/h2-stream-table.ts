@@ -29,6 +29,12 @@
 import type { Http2Session } from 'node:http2';
 
 const MIN_CAPACITY = 16;
+/**
+ * The table shrinks only from above this size, after a burst of streams has gone: open streams
+ * come and go in waves (a batch of writes is acknowledged at once), and a table that shrank and
+ * grew with each wave would copy itself over and over.
+ */
+const SHRINK_ABOVE = 256;
 const MAX_STREAM_ID = 0x7fffffff;
 
 function isStreamId(id: unknown): id is number {
@@ -36,8 +42,8 @@ function isStreamId(id: unknown): id is number {
 }
 
 export class StreamTable<V> {
-  /** Stream ids; 0 marks a free slot. */
-  private ids = new Int32Array(MIN_CAPACITY);
+  /** Stream ids; 0 marks a free slot. (A plain array of small integers: no ArrayBuffer.) */
+  private ids: number[] = new Array<number>(MIN_CAPACITY).fill(0);
   private vals: (V | undefined)[] = new Array<V | undefined>(MIN_CAPACITY).fill(undefined);
   private mask = MIN_CAPACITY - 1;
   private count = 0;
@@ -107,7 +113,7 @@ export class StreamTable<V> {
         gap = j;
       }
     }
-    if (this.ids.length > MIN_CAPACITY && this.count * 8 < this.ids.length) this.resize(this.ids.length / 2);
+    if (this.ids.length > SHRINK_ABOVE && this.count * 8 < this.ids.length) this.resize(this.ids.length / 2);
     return true;
   }
 
@@ -144,7 +150,7 @@ export class StreamTable<V> {
   private resize(capacity: number): void {
     const oldIds = this.ids;
     const oldVals = this.vals;
-    this.ids = new Int32Array(capacity);
+    this.ids = new Array<number>(capacity).fill(0);
     this.vals = new Array<V | undefined>(capacity).fill(undefined);
     this.mask = capacity - 1;
     for (let i = 0; i < oldIds.length; i++) {
