@@ -19,7 +19,10 @@ export function launcherNodeFlags(): string[] {
   return m[1]!.trim().split(/\s+/).filter(Boolean);
 }
 
-/** Node arguments running `cli` (a compiled src/cli.js) as `corectl apiserver` on `port`. */
+/**
+ * Node arguments running `cli` (a compiled src/cli.js) as `corectl apiserver` on `port`: the
+ * launcher's Node flags first, then `nodeArgs`.
+ */
 export function apiserverArgs(cli: string, dir: string, pki: BenchPki, port: number, nodeArgs: readonly string[] = []): string[] {
   return [
     ...launcherNodeFlags(), ...nodeArgs, '--input-type=module', '-e',
