@@ -6,8 +6,8 @@
  * headers (server time) and to the last byte, the first list on its own: bench/lib/list-load.ts;
  * and limit=500 pages); watch delivery lag for 100 (and 1 000) watchers; heap
  * per 1 000 pods from /metrics. Each configmap row notes the share of its requests the server
- * itself timed within the aim's bound (bench/lib/request-latency.ts) and its GC pauses
- * (bench/lib/gc-metrics.ts). Servers are pinned to CPU 0 and this client to CPU 1 when taskset
+ * itself timed within the aim's bound (bench/lib/request-latency.ts), its GC pauses and this
+ * load client's own (bench/lib/gc-metrics.ts). Servers are pinned to CPU 0 and this client to CPU 1 when taskset
  * exists. Aims are from /work/shared/research/perf-anchors.md ("Proposed targets").
  * Run: node dist/bench/apiserver.bench.js   (about 1.5–2 minutes). APIBENCH_PIN=0 disables pinning
  * (useful when other work also pins to CPU 0); APIBENCH_ROW_MS sets the length of each load row.
@@ -22,7 +22,7 @@ import { closeSessions, openSessions, percentile, runLoad, send, type LoadResult
 import { openWatchers } from './lib/watch-load.js';
 import { measureLists } from './lib/list-load.js';
 import { memoryAfterGc, type GcMemory } from './lib/inspect-memory.js';
-import { gcNote, scrapeGc } from './lib/gc-metrics.js';
+import { clientGc, gcNote, scrapeGc } from './lib/gc-metrics.js';
 import { latencyNote, scrapeLatency } from './lib/request-latency.js';
 import { stealNote } from './lib/steal.js';
 import { apiserverArgs, configMapBody, podBody } from './lib/apiserver-child.js';
@@ -67,9 +67,12 @@ async function metric(s: http2.ClientHttp2Session, name: string): Promise<number
 async function withGc(s: http2.ClientHttp2Session, verb: string, boundMs: number, run: () => Promise<LoadResult>): Promise<LoadResult & { gc: string }> {
   const a = await scrapeGc(s);
   const la = await scrapeLatency(s, verb, 'configmaps');
+  const ca = clientGc();
   const r = await run();
+  const cb = clientGc();
   const lb = await scrapeLatency(s, verb, 'configmaps');
-  return { ...r, gc: [latencyNote(la, lb, boundMs), gcNote(a, await scrapeGc(s))].filter(Boolean).join('; ') };
+  const client = gcNote(ca, cb).replace(/^GC /, 'client GC ');
+  return { ...r, gc: [latencyNote(la, lb, boundMs), gcNote(a, await scrapeGc(s)), client].filter(Boolean).join('; ') };
 }
 
 /** The bare server as a child process, with a GET and a POST-echo load row builder. */

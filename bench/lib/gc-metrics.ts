@@ -5,6 +5,7 @@
  * flight; printing the pauses next to it says so.
  */
 import type * as http2 from 'node:http2';
+import { PerformanceObserver, constants as perf } from 'node:perf_hooks';
 import { send } from './h2-load.js';
 
 /** Per GC kind: pauses, their total seconds, and pauses of 10 ms or more. */
@@ -60,3 +61,33 @@ export function gcNote(before: GcTally, after: GcTally, countsOnly = false): str
   }
   return parts.length ? `GC ${parts.join(', ')}` : '';
 }
+
+/**
+ * This process's own GC pauses so far, as a GcTally (the load client's: a pause of the client
+ * delays every response it is waiting for, so it is part of the latencies it measures). The
+ * first call starts watching; pauses before it are not counted.
+ */
+export function clientGc(): GcTally {
+  if (!clientTally) {
+    clientTally = new Map();
+    const tally = clientTally;
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) {
+        const kind = GC_KINDS.get(((e as { detail?: { kind?: number } }).detail)?.kind ?? 0) ?? 'other';
+        let t = tally.get(kind);
+        if (!t) tally.set(kind, t = { count: 0, sum: 0, over10ms: 0 });
+        t.count++;
+        t.sum += e.duration / 1000;
+        if (e.duration >= 10) t.over10ms++;
+      }
+    }).observe({ entryTypes: ['gc'] });
+  }
+  return new Map([...clientTally].map(([k, v]) => [k, { ...v }]));
+}
+
+let clientTally: GcTally | undefined;
+/** perf_hooks' GC kinds, named as prom-client names them. */
+const GC_KINDS = new Map([
+  [perf.NODE_PERFORMANCE_GC_MAJOR, 'major'], [perf.NODE_PERFORMANCE_GC_MINOR, 'minor'],
+  [perf.NODE_PERFORMANCE_GC_INCREMENTAL, 'incremental'], [perf.NODE_PERFORMANCE_GC_WEAKCB, 'weakcb'],
+]);

@@ -2,7 +2,7 @@
 // (prom-client's own histogram text) and the machine's CPU steal from /proc/stat.
 import t from 'tap';
 import { Histogram, Registry } from 'prom-client';
-import { gcNote, parseGcTally } from '../../bench/lib/gc-metrics.js';
+import { clientGc, gcNote, parseGcTally } from '../../bench/lib/gc-metrics.js';
 import { cpuTicks, stealNote, stealPercent } from '../../bench/lib/steal.js';
 
 /** The GC histogram as prom-client's default metrics declare it (name, label, buckets). */
@@ -41,4 +41,27 @@ t.test('steal: percent of all CPU time between two samples', (t) => {
     t.equal(now, undefined);
   }
   t.end();
+});
+
+t.test("the load client's own GC pauses, counted from the first call on", async (t) => {
+  const before = clientGc();
+  // Short-lived garbage that escapes (kept for a while), so the optimizer cannot drop it.
+  let junk: unknown[] = [];
+  let made = 0;
+  for (let i = 0; i < 1_000_000; i++) {
+    junk.push({ i, s: String(i) });
+    if (junk.length === 1000) { made += junk.length; junk = []; }
+  }
+  t.ok(made > 0);
+  // The observer hears of GCs asynchronously.
+  let after = clientGc();
+  for (let i = 0; i < 100 && (after.get('minor')?.count ?? 0) === (before.get('minor')?.count ?? 0); i++) {
+    await new Promise((r) => setTimeout(r, 20));
+    after = clientGc();
+  }
+  const minor = after.get('minor');
+  t.ok(minor && minor.count > (before.get('minor')?.count ?? 0), 'scavenges counted');
+  t.match(gcNote(before, after), /^GC minor \d+×\/\d+ ms/);
+  after.get('minor')!.count += 100;
+  t.not(clientGc().get('minor')!.count, after.get('minor')!.count, 'a snapshot is a copy');
 });
