@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import { CORECTL_VERSION, GIT_VERSION, KUBE_MAJOR, KUBE_MINOR } from './version.js';
 import type { DaemonFlagSet, ParseResult } from './flags/parser.js';
+import { installLeanAsyncResourceBind } from './util/async-resource-bind.js';
 
 /** What a daemon's run() receives besides its config. */
 export interface DaemonContext {
@@ -74,6 +75,9 @@ function fail(daemon: string, message: string): number {
 
 /** Runs the program; resolves to the process exit code. */
 export async function main(argv: string[]): Promise<number> {
+  // Node 20's AsyncResource.bind keeps what it binds alive through young-generation GCs, and
+  // its HTTP/2 client binds once per request (see util/async-resource-bind.ts).
+  installLeanAsyncResourceBind();
   const invoked = basename(argv[1] ?? 'corectl').replace(/\.(c|m)?js$/, '');
   let daemon: string;
   let args: string[];

@@ -4,6 +4,8 @@
  * Latency is measured per request (send to last byte) in milliseconds.
  */
 import * as http2 from 'node:http2';
+import { installLeanAsyncResourceBind } from '../../src/util/async-resource-bind.js';
+import { adoptStreamTable } from '../../src/util/h2-stream-table.js';
 import { cpuTicks, stealPercent } from './steal.js';
 
 export interface TlsClient {
@@ -31,8 +33,12 @@ export interface BenchResponse {
 
 /** Opens `count` HTTP/2 sessions to `url` and waits until each is connected. */
 export async function openSessions(url: string, tls: TlsClient, count: number): Promise<http2.ClientHttp2Session[]> {
+  // The load client's own GC pauses are part of every latency it measures: the same two fixes
+  // as the daemons' clients (util/async-resource-bind.ts, util/h2-stream-table.ts).
+  installLeanAsyncResourceBind();
   return Promise.all(Array.from({ length: count }, () => new Promise<http2.ClientHttp2Session>((resolve, reject) => {
     const s = http2.connect(url, { ...tls, settings: { initialWindowSize: 4 * 1024 * 1024 } });
+    adoptStreamTable(s);
     s.once('error', reject);
     s.once('connect', () => {
       s.off('error', reject);
