@@ -128,18 +128,6 @@ async function benchGet(api: http2.ClientHttp2Session[], bare: http2.ClientHttp2
   out(`GET x1: apiserver ${(one.ops / one.seconds).toFixed(0)}/s p50 ${f(percentile(one.lat, 50))} p99 ${f(percentile(one.lat, 99))} ms`);
 }
 
-/** Sum (s) and count of the API server's own request durations for LISTs of pods (/metrics). */
-async function serverListTime(s: http2.ClientHttp2Session): Promise<{ sum: number; count: number }> {
-  const text = (await send(s, { path: '/metrics' })).body.toString();
-  const read = (suffix: string): number => {
-    let total = 0;
-    const re = new RegExp(`^apiserver_request_duration_seconds_${suffix}\\{([^}]*)\\} ([0-9.e+-]+)$`, 'gm');
-    for (const m of text.matchAll(re)) if (m[1]!.includes('verb="LIST"') && m[1]!.includes('resource="pods"')) total += Number(m[2]);
-    return total;
-  };
-  return { sum: read('sum'), count: read('count') };
-}
-
 async function benchList(api: http2.ClientHttp2Session[]): Promise<void> {
   const r = await runLoad({
     sessions: api, concurrency: 64, durationMs: 120_000, maxOps: PODS,
@@ -149,10 +137,10 @@ async function benchList(api: http2.ClientHttp2Session[]): Promise<void> {
   const s = api[0]!;
   const names = Array.from({ length: r.ops }, (_, i) => `pod-${String(i).padStart(6, '0')}`);
   for (const [label, accept] of [['JSON', 'application/json'], ['protobuf', 'application/vnd.kubernetes.protobuf']] as const) {
-    const m0 = await serverListTime(s);
+    const m0 = await scrapeLatency(s, 'LIST', 'pods'); // the server's own LIST durations
     const child = apiChild;
     const l = await measureLists({ sessions: api, path: '/api/v1/namespaces/bench/pods', accept, lists: LISTS, names, ...(child ? { cpu: () => cpuOf(child) } : {}) });
-    const m1 = await serverListTime(s);
+    const m1 = await scrapeLatency(s, 'LIST', 'pods');
     const serverMs = (1000 * (m1.sum - m0.sum)) / Math.max(1, m1.count - m0.count);
     out(`LIST ${r.ops} pods (${label}, whole; ${l.churn} pods patched before each of ${LISTS} lists): server time (to headers) p50 ${f(percentile(l.headers, 50))} p99 ${f(percentile(l.headers, 99))} ms; ` +
       `to the last byte p50 ${f(percentile(l.total, 50))} p99 ${f(percentile(l.total, 99))} ms, ${(l.bytes / 1048576).toFixed(1)} MiB; ` +

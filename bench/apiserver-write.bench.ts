@@ -20,8 +20,7 @@ import type * as http2 from 'node:http2';
 import { canPin, freePort, makePki, pinSelf, procStat, spawnReady, type BenchPki, type Child } from './lib/children.js';
 import { closeSessions, openSessions, percentile, runLoad, send, type LoadResult } from './lib/h2-load.js';
 import { stealNote } from './lib/steal.js';
-import { gcNote, scrapeGc } from './lib/gc-metrics.js';
-import { latencyNote, scrapeLatency } from './lib/request-latency.js';
+import { scrapeServer, serverNote } from './lib/request-latency.js';
 import { apiserverArgs, configMapBody } from './lib/apiserver-child.js';
 
 const ROW_MS = Number(process.env['WRITEBENCH_ROW_MS'] ?? 3000);
@@ -64,15 +63,13 @@ function threadCpu(): Map<string, number> {
 /** Runs one load row and records it with the server CPU it cost per request (robust to a busy machine). */
 async function row(name: string, verb: string, conc: number, load: () => Promise<LoadResult>): Promise<void> {
   if (ONLY && !ONLY.test(`${name} x${conc}`)) return;
-  const gc0 = scrapeSession ? await scrapeGc(scrapeSession) : undefined;
-  const served0 = scrapeSession ? await scrapeLatency(scrapeSession, verb, 'configmaps') : undefined;
+  const server0 = scrapeSession ? await scrapeServer(scrapeSession, verb, 'configmaps') : undefined;
   const c0 = childCpu();
   const s0 = childCpu('sys');
   const t0 = threadCpu();
   const r = await load();
   const t1 = threadCpu();
-  const served = served0 && scrapeSession ? latencyNote(served0, await scrapeLatency(scrapeSession, verb, 'configmaps'), 25) : '';
-  const gc = [served, gc0 && scrapeSession ? gcNote(gc0, await scrapeGc(scrapeSession)) : ''].filter(Boolean).join('; ');
+  const gc = server0 && scrapeSession ? serverNote(server0, await scrapeServer(scrapeSession, verb, 'configmaps'), 25) : '';
   const per = [...t1].map(([k, v]) => `${k} ${(((v - (t0.get(k) ?? 0)) * 1e6) / Math.max(1, r.ops)).toFixed(0)}`).join(', ');
   process.stderr.write(`  (µs/op by thread: ${per})\n`);
   const cpuUs = ((childCpu() - c0) * 1e6) / Math.max(1, r.ops);

@@ -6,9 +6,9 @@
  * headers (server time) and to the last byte, the first list on its own: bench/lib/list-load.ts;
  * and limit=500 pages); watch delivery lag for 100 (and 1 000) watchers; heap
  * per 1 000 pods from /metrics. Each configmap row notes the share of its requests the server
- * itself timed within the aim's bound (bench/lib/request-latency.ts), its GC pauses and this
- * load client's own (bench/lib/gc-metrics.ts). Servers are pinned to CPU 0 and this client to CPU 1 when taskset
- * exists. Aims are from /work/shared/research/perf-anchors.md ("Proposed targets").
+ * itself timed within the aim's bound and its GC pauses (bench/lib/request-latency.ts), and this
+ * load client's own GC pauses (bench/lib/gc-metrics.ts). Servers are pinned to CPU 0 and this
+ * client to CPU 1 when taskset exists. Aims are from /work/shared/research/perf-anchors.md ("Proposed targets").
  * Run: node dist/bench/apiserver.bench.js   (about 1.5–2 minutes). APIBENCH_PIN=0 disables pinning
  * (useful when other work also pins to CPU 0); APIBENCH_ROW_MS sets the length of each load row.
  */
@@ -22,8 +22,8 @@ import { closeSessions, openSessions, percentile, runLoad, send, type LoadResult
 import { openWatchers } from './lib/watch-load.js';
 import { measureLists } from './lib/list-load.js';
 import { memoryAfterGc, type GcMemory } from './lib/inspect-memory.js';
-import { clientGc, gcNote, scrapeGc } from './lib/gc-metrics.js';
-import { latencyNote, scrapeLatency } from './lib/request-latency.js';
+import { clientGc, gcNote } from './lib/gc-metrics.js';
+import { scrapeServer, serverNote } from './lib/request-latency.js';
 import { stealNote } from './lib/steal.js';
 import { apiserverArgs, configMapBody, podBody } from './lib/apiserver-child.js';
 
@@ -38,13 +38,12 @@ interface Row { name: string; conc: string; opsPerSec?: number; p50?: number; p9
 const rows: Row[] = [];
 const log = (s: string): void => { process.stderr.write(`[apibench ${((performance.now() - T0) / 1000).toFixed(1)}s] ${s}\n`); };
 
-function loadRow(name: string, conc: number, r: LoadResult, extra: Partial<Row> = {}): Row {
+function loadRow(name: string, conc: number, r: LoadResult & { notes?: string }, extra: Partial<Row> = {}): Row {
   const row: Row = {
     name, conc: String(conc), opsPerSec: r.ops / r.seconds, p50: percentile(r.lat, 50), p99: percentile(r.lat, 99), ...extra,
   };
   if (r.errors > 0) row.note = `${r.errors} errors (${r.firstError ?? ''})`.slice(0, 120);
-  const gc = (r as { gc?: string }).gc;
-  if (gc) row.note = row.note ? `${row.note}; ${gc}` : gc;
+  if (r.notes) row.note = row.note ? `${row.note}; ${r.notes}` : r.notes;
   const steal = stealNote(r.stealPct);
   if (steal) row.note = row.note ? `${row.note}; ${steal}` : steal;
   rows.push(row);
@@ -61,18 +60,16 @@ async function metric(s: http2.ClientHttp2Session, name: string): Promise<number
 }
 
 /**
- * Runs one apiserver load row and notes the server's GC pauses during it and, for `verb` on
- * configmaps, the share of requests the server itself timed within `boundMs`.
+ * Runs one apiserver load row and notes, for `verb` on configmaps, the share of requests the
+ * server itself timed within `boundMs`, the server's GC pauses and this load client's own.
  */
-async function withGc(s: http2.ClientHttp2Session, verb: string, boundMs: number, run: () => Promise<LoadResult>): Promise<LoadResult & { gc: string }> {
-  const a = await scrapeGc(s);
-  const la = await scrapeLatency(s, verb, 'configmaps');
+async function withServerNotes(s: http2.ClientHttp2Session, verb: string, boundMs: number, run: () => Promise<LoadResult>): Promise<LoadResult & { notes: string }> {
+  const a = await scrapeServer(s, verb, 'configmaps');
   const ca = clientGc();
   const r = await run();
   const cb = clientGc();
-  const lb = await scrapeLatency(s, verb, 'configmaps');
   const client = gcNote(ca, cb).replace(/^GC /, 'client GC ');
-  return { ...r, gc: [latencyNote(la, lb, boundMs), gcNote(a, await scrapeGc(s)), client].filter(Boolean).join('; ') };
+  return { ...r, notes: [serverNote(a, await scrapeServer(s, verb, 'configmaps'), boundMs), client].filter(Boolean).join('; ') };
 }
 
 /** The bare server as a child process, with a GET and a POST-echo load row builder. */
@@ -118,7 +115,7 @@ async function benchConfigmaps(sessions: http2.ClientHttp2Session[], bare: http2
   const base = new Map<string, number>();
   const path = '/api/v1/namespaces/bench/configmaps';
   const rv = new Map<string, string>();
-  const create = (tag: string) => async (conc: number): Promise<LoadResult> => withGc(sessions[0]!, 'POST', 25, () => runLoad({
+  const create = (tag: string) => async (conc: number): Promise<LoadResult> => withServerNotes(sessions[0]!, 'POST', 25, () => runLoad({
     sessions, concurrency: conc, durationMs: ROW_MS,
     request: (i) => ({ path, method: 'POST', headers: JSON_CT, body: configMapBody(`cm-${tag}-${i}`, 'bench', { i: String(i) }) }),
     onResponse: (i, res) => { rv.set(`cm-${tag}-${i}`, rvOf(res.body)); },
@@ -135,14 +132,14 @@ async function benchConfigmaps(sessions: http2.ClientHttp2Session[], bare: http2
   const names = [...rv.keys()].slice(0, 2000);
   for (const conc of [1, 50]) {
     base.set(`get${conc}`, await bareRow(bare, 'GET', conc));
-    const r = await withGc(sessions[0]!, 'GET', 5, () => runLoad({ sessions, concurrency: conc, durationMs: ROW_MS, request: (i) => ({ path: `${path}/${names[i % names.length]}`, headers: JSON_CT }) }));
+    const r = await withServerNotes(sessions[0]!, 'GET', 5, () => runLoad({ sessions, concurrency: conc, durationMs: ROW_MS, request: (i) => ({ path: `${path}/${names[i % names.length]}`, headers: JSON_CT }) }));
     loadRow('apiserver get configmap', conc, r, {
       ratio: `${(100 * (r.ops / r.seconds) / base.get(`get${conc}`)!).toFixed(1)}% of GET`,
       ...(conc === 50 ? { aim: '≥ 40% of bare, p99 ≤ 5 ms' } : { aim: 'p50 ≤ 0.25 ms' }),
     });
   }
   for (const conc of [1, 50]) {
-    const r = await withGc(sessions[0]!, 'PUT', 25, () => runLoad({
+    const r = await withServerNotes(sessions[0]!, 'PUT', 25, () => runLoad({
       sessions, concurrency: conc, durationMs: ROW_MS,
       request: (i) => {
         const n = names[i % names.length]!;

@@ -1,7 +1,8 @@
 // The server-side latency share a bench row prints, parsed from apiserver_request_duration_seconds
 // as the API server's /metrics serves it.
 import t from 'tap';
-import { latencyNote, parseLatency } from '../../bench/lib/request-latency.js';
+import { latencyNote, parseLatency, serverNote } from '../../bench/lib/request-latency.js';
+import { parseGcTally } from '../../bench/lib/gc-metrics.js';
 
 function text(post: [number, number, number], extra = ''): string {
   const [le5, le25, n] = post;
@@ -29,7 +30,8 @@ t.test('one verb and resource, main resource only, cumulative per bound', async 
   t.equal(l.within.get(0.005), 10);
   t.equal(l.within.get(0.025), 90);
   t.equal(l.within.has(Number.POSITIVE_INFINITY), false);
-  t.same(parseLatency('', 'POST', 'configmaps'), { count: 0, within: new Map() });
+  t.equal(l.sum, 1.5, 'summed seconds');
+  t.same(parseLatency('', 'POST', 'configmaps'), { count: 0, sum: 0, within: new Map() });
 });
 
 t.test('the share within a bound between two scrapes', async (t) => {
@@ -39,4 +41,14 @@ t.test('the share within a bound between two scrapes', async (t) => {
   t.equal(latencyNote(a, b, 5), 'server-side 0.0% ≤ 5 ms of 1000');
   t.equal(latencyNote(a, b, 7), '', 'no such bucket: nothing said');
   t.equal(latencyNote(b, b, 25), '', 'no requests: nothing said');
+});
+
+t.test('one scrape gives the row note: latency share, then the GC pauses', async (t) => {
+  const gc = (n: number, sec: number): string => `nodejs_gc_duration_seconds_bucket{le="0.01",kind="minor"} ${n}\nnodejs_gc_duration_seconds_sum{kind="minor"} ${sec}\nnodejs_gc_duration_seconds_count{kind="minor"} ${n}`;
+  const a = text([10, 90, 100], gc(2, 0.004));
+  const b = text([10, 1080, 1100], gc(7, 0.014));
+  const note = serverNote(
+    { latency: parseLatency(a, 'POST', 'configmaps'), gc: parseGcTally(a) },
+    { latency: parseLatency(b, 'POST', 'configmaps'), gc: parseGcTally(b) }, 25);
+  t.equal(note, 'server-side 99.0% ≤ 25 ms of 1000; GC minor 5×/10 ms');
 });
