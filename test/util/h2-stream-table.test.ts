@@ -5,6 +5,7 @@ import t, { type Test } from 'tap';
 import * as http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { PendingStreams, StreamTable, adoptStreamTable } from '../../src/util/h2-stream-table.js';
+import { sessionState } from '../helpers/h2-session-state.js';
 
 /** A small deterministic PRNG (mulberry32) so failures replay. */
 function prng(seed: number): () => number {
@@ -116,15 +117,9 @@ t.test('PendingStreams is a small insertion-ordered set', async (t) => {
   t.equal(p.size, 0);
 });
 
-/** The state object in which Node keeps a session's streams. */
-function stateOf(session: http2.Http2Session): { streams: unknown; pendingStreams: unknown } {
-  const sym = Object.getOwnPropertySymbols(session).find((s) => s.description === 'state')!;
-  return (session as unknown as Record<symbol, { streams: unknown; pendingStreams: unknown }>)[sym]!;
-}
-
 /** The table or map in which Node keeps a session's streams. */
 function streamsOf(session: http2.Http2Session): unknown {
-  return stateOf(session).streams;
+  return sessionState(session).streams;
 }
 
 async function h2Pair(t: Test, onStream: (s: http2.ServerHttp2Stream, h: http2.IncomingHttpHeaders) => void): Promise<{ server: http2.Http2Server; client: http2.ClientHttp2Session; sessions: http2.ServerHttp2Session[] }> {
@@ -173,8 +168,8 @@ t.test('a real session serves many concurrent streams through the table', async 
   const serverTable = streamsOf(sessions[0]!) as StreamTable<unknown>;
   const clientTable = streamsOf(client) as StreamTable<unknown>;
   t.ok(serverTable instanceof StreamTable && clientTable instanceof StreamTable);
-  t.ok(stateOf(client).pendingStreams instanceof PendingStreams && stateOf(sessions[0]!).pendingStreams instanceof PendingStreams, 'pending sets replaced too');
-  t.equal((stateOf(client).pendingStreams as PendingStreams<unknown>).size, 0, 'every client stream was numbered');
+  t.ok(sessionState(client).pendingStreams instanceof PendingStreams && sessionState(sessions[0]!).pendingStreams instanceof PendingStreams, 'pending sets replaced too');
+  t.equal((sessionState(client).pendingStreams as PendingStreams<unknown>).size, 0, 'every client stream was numbered');
   // Streams leave the table once closed (the server side may take a tick more).
   for (let i = 0; i < 100 && (serverTable.size > 0 || clientTable.size > 0); i++) await new Promise((r) => setTimeout(r, 10));
   t.equal(serverTable.size, 0);
