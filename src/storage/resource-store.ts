@@ -149,9 +149,18 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   if (Array.isArray(b)) return false;
   const ao = a as Record<string, unknown>;
   const bo = b as Record<string, unknown>;
-  const ak = Object.keys(ao).filter((k) => ao[k] !== undefined);
-  const bk = Object.keys(bo).filter((k) => bo[k] !== undefined);
-  if (ak.length !== bk.length) return false;
-  for (const k of ak) if (!jsonEqual(ao[k], bo[k])) return false;
-  return true;
+  // Without key arrays: every member of `a` (undefined ones count as absent) must equal `b`'s,
+  // and then `b` must have no more members than `a`.
+  let members = 0;
+  for (const k in ao) {
+    if (!Object.prototype.hasOwnProperty.call(ao, k)) continue;
+    const v = ao[k];
+    if (v === undefined) continue;
+    members++;
+    if (!Object.prototype.hasOwnProperty.call(bo, k) || !jsonEqual(v, bo[k])) return false;
+  }
+  for (const k in bo) {
+    if (Object.prototype.hasOwnProperty.call(bo, k) && bo[k] !== undefined && --members < 0) return false;
+  }
+  return members === 0;
 }

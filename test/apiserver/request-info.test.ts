@@ -55,6 +55,10 @@ const rows: Row[] = [
   ['GET', '/api/v1/namespaces/other/pods?fieldSelector=metadata.name!%3Dfoo', 'list', '', 'v1', 'other', 'pods', '', ''],
   ['GET', '/api/v1/namespaces/other/pods?fieldSelector=metadata.name%3D..', 'list', '', 'v1', 'other', 'pods', '', ''],
   ['DELETE', '/api/v1/namespaces/other/pods?fieldSelector=metadata.name%3Dfoo', 'deletecollection', '', 'v1', 'other', 'pods', '', ''],
+  // Leading and trailing slashes are trimmed before the path is split, as Kubernetes does.
+  ['GET', '/api/v1/namespaces/other/pods/', 'list', '', 'v1', 'other', 'pods', '', ''],
+  ['GET', '/api/v1/namespaces/other/pods/foo///', 'get', '', 'v1', 'other', 'pods', '', 'foo'],
+  ['GET', '/apis/apps/v1/namespaces/other/deployments/web/scale/', 'get', 'apps', 'v1', 'other', 'deployments', 'scale', 'web'],
 ];
 
 t.test('resource requests', async (t) => {

@@ -58,8 +58,12 @@ export const GROUP_ORDER: readonly string[] = [
 ];
 
 const extra: ResourceDefinition[] = [];
-/** findResource's index ("group NUL version NUL plural" → definition), rebuilt after registerResource. */
-let byGvr: Map<string, ResourceDefinition> | undefined;
+/**
+ * findResource's index, group → version → plural → definition, rebuilt after registerResource.
+ * Nested maps, because looking up the path's own segments hashes three short strings, where one
+ * key built per request would be flattened and hashed whole every time.
+ */
+let byGvr: Map<string, Map<string, Map<string, ResourceDefinition>>> | undefined;
 
 /** Adds a definition (tests, custom resources later); replaces one with the same group/plural. */
 export function registerResource(def: ResourceDefinition): void {
@@ -75,14 +79,18 @@ export function allResources(): readonly ResourceDefinition[] {
 /** The definition serving group/version/plural, or undefined (every request asks: an index, not a scan). */
 export function findResource(group: string, version: string, plural: string): ResourceDefinition | undefined {
   if (!byGvr) {
-    byGvr = new Map();
+    const index = new Map<string, Map<string, Map<string, ResourceDefinition>>>();
     // The first definition in allResources() order wins, as a scan would find it.
     for (const d of allResources()) for (const v of d.versions) {
-      const k = `${d.group}\0${v}\0${d.plural}`;
-      if (!byGvr.has(k)) byGvr.set(k, d);
+      let versions = index.get(d.group);
+      if (!versions) index.set(d.group, versions = new Map());
+      let plurals = versions.get(v);
+      if (!plurals) versions.set(v, plurals = new Map());
+      if (!plurals.has(d.plural)) plurals.set(d.plural, d);
     }
+    byGvr = index;
   }
-  return byGvr.get(`${group}\0${version}\0${plural}`);
+  return byGvr.get(group)?.get(version)?.get(plural);
 }
 
 /** The definition of a kind in a group (any served version when version is omitted). */

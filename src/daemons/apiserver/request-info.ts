@@ -74,7 +74,20 @@ function splitPath(path: string): string[] {
   let end = path.length;
   while (start < end && path.charCodeAt(start) === 47) start++;
   while (end > start && path.charCodeAt(end - 1) === 47) end--;
-  return start === end ? [] : path.slice(start, end).split('/');
+  // A loop of indexOf and slice instead of slice().split('/'), which makes one more string and
+  // takes V8's runtime path; the loop took half the time in a micro-benchmark (every request
+  // comes through here).
+  const parts: string[] = [];
+  if (start === end) return parts;
+  for (let i = start; ;) {
+    const j = path.indexOf('/', i);
+    if (j < 0 || j >= end) {
+      parts.push(path.slice(i, end));
+      return parts;
+    }
+    parts.push(path.slice(i, j));
+    i = j + 1;
+  }
 }
 
 function verbForMethod(method: string): string {
