@@ -39,11 +39,7 @@ export function parseLatency(text: string, verb: string, resource: string): Late
 }
 
 export async function scrapeLatency(session: http2.ClientHttp2Session, verb: string, resource: string): Promise<LatencyTally> {
-  try {
-    return parseLatency((await send(session, { path: '/metrics' })).body.toString(), verb, resource);
-  } catch {
-    return EMPTY;
-  }
+  return (await scrapeServer(session, verb, resource)).latency;
 }
 
 /** The server's request latencies of `verb` on `resource` and its GC pauses, from one /metrics scrape. */

@@ -66,7 +66,8 @@ export function watchObjects(rs: ResourceStore, storePrefix: string, q: WatchQue
       for (const kv of page.kvs) {
         let obj: KubeObject;
         try {
-          obj = rs.canDecodeSync ? rs.decodeSync(kv) : await rs.decode(kv);
+          const d = rs.decodeNow(kv);
+          obj = d instanceof Promise ? await d : d;
         } catch (e) {
           yield failure(e, 0);
           return;
@@ -150,7 +151,8 @@ export function watchObjects(rs: ResourceStore, storePrefix: string, q: WatchQue
           if (ended) return;
           let obj: KubeObject;
           try {
-            obj = rs.canDecodeSync ? rs.decodeSync(kv) : await rs.decode(kv);
+            const d = rs.decodeNow(kv);
+            obj = d instanceof Promise ? await d : d;
           } catch (e) {
             emit(failure(e, 0));
             return end();

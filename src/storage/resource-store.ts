@@ -77,7 +77,7 @@ export class ResourceStore {
 
   /** decodeSync() when the store allows it (canDecodeSync), else decode(). */
   decodeNow(kv: KeyValue): KubeObject | Promise<KubeObject> {
-    return this.transformer ? this.decode(kv) : this.decodeValue(kv, kv.value, kv.modRevision);
+    return this.canDecodeSync ? this.decodeSync(kv) : this.decode(kv);
   }
 
   /** decode() without a promise, for stores without an at-rest transformer (see canDecodeSync). */
@@ -153,14 +153,14 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   // and then `b` must have no more members than `a`.
   let members = 0;
   for (const k in ao) {
-    if (!Object.prototype.hasOwnProperty.call(ao, k)) continue;
+    if (!Object.hasOwn(ao, k)) continue;
     const v = ao[k];
     if (v === undefined) continue;
     members++;
-    if (!Object.prototype.hasOwnProperty.call(bo, k) || !jsonEqual(v, bo[k])) return false;
+    if (!Object.hasOwn(bo, k) || !jsonEqual(v, bo[k])) return false;
   }
   for (const k in bo) {
-    if (Object.prototype.hasOwnProperty.call(bo, k) && bo[k] !== undefined && --members < 0) return false;
+    if (Object.hasOwn(bo, k) && bo[k] !== undefined && --members < 0) return false;
   }
   return members === 0;
 }

@@ -48,12 +48,6 @@ export class StreamTable<V> {
   private mask = MIN_CAPACITY - 1;
   private count = 0;
 
-  static from<V>(entries: Iterable<readonly [number, V]>): StreamTable<V> {
-    const t = new StreamTable<V>();
-    for (const [id, v] of entries) t.set(id, v);
-    return t;
-  }
-
   get size(): number { return this.count; }
 
   /** Client-initiated ids are odd and server-initiated even, each rising by 2. */
@@ -224,12 +218,12 @@ export function adoptStreamTable(session: Http2Session): boolean {
   const s = state as { streams?: unknown };
   const current = s.streams;
   if (current instanceof StreamTable) return true;
-  if (!isStreamMap(current)) return false;
+  if (!hasMethods(current, ['get', 'set', 'delete', 'forEach'])) return false;
   const table = new StreamTable<unknown>();
   current.forEach((stream, id) => table.set(id, stream));
   s.streams = table;
   const p = state as { pendingStreams?: unknown };
-  if (isStreamSet(p.pendingStreams)) {
+  if (hasMethods(p.pendingStreams, ['add', 'delete', 'forEach'])) {
     const pending = new PendingStreams<unknown>();
     p.pendingStreams.forEach((stream) => pending.add(stream));
     p.pendingStreams = pending;
@@ -237,18 +231,12 @@ export function adoptStreamTable(session: Http2Session): boolean {
   return true;
 }
 
-/** Node's pending set is a primordials SafeSet: a Set by behaviour, not by `instanceof Set`. */
-function isStreamSet(m: unknown): m is { forEach(fn: (stream: unknown) => void): void } {
+/**
+ * Node's map and set are primordials' SafeMap and SafeSet: a Map or Set by behaviour, not by
+ * `instanceof`. True when `m` has a numeric size and the named methods.
+ */
+function hasMethods(m: unknown, methods: readonly string[]): m is { forEach(fn: (value: unknown, key: number) => void): void } {
   if (typeof m !== 'object' || m === null) return false;
   const x = m as Record<string, unknown>;
-  return typeof x['add'] === 'function' && typeof x['delete'] === 'function' && typeof x['forEach'] === 'function'
-    && typeof x['size'] === 'number';
-}
-
-/** Node's map is a primordials SafeMap: a Map by behaviour, not by `instanceof Map`. */
-function isStreamMap(m: unknown): m is { forEach(fn: (stream: unknown, id: number) => void): void } {
-  if (typeof m !== 'object' || m === null) return false;
-  const x = m as Record<string, unknown>;
-  return typeof x['get'] === 'function' && typeof x['set'] === 'function' && typeof x['delete'] === 'function'
-    && typeof x['forEach'] === 'function' && typeof x['size'] === 'number';
+  return typeof x['size'] === 'number' && methods.every((name) => typeof x[name] === 'function');
 }

@@ -94,6 +94,17 @@ for (const [name, provider, prefix] of [
     t.same(await store.get(secretRef('s')), created);
     const listed = await store.list({ group: '', resource: 'secrets', namespace: 'default' });
     t.equal((listed.items[0]!['stringData'] as { password: string }).password, PLAIN);
+    // A watch from no resourceVersion starts with the stored objects, decrypted.
+    const w = store.watch({ group: '', resource: 'secrets', namespace: 'default' });
+    try {
+      for await (const e of w) {
+        t.equal(e.type, 'ADDED');
+        t.equal((e.object['stringData'] as { password: string }).password, PLAIN, 'the watch decrypts its initial objects');
+        break;
+      }
+    } finally {
+      w.close();
+    }
     // Configmaps are not named in the config: stored as is.
     await store.create({ group: '', resource: 'configmaps', namespace: 'default', name: 'c' }, { metadata: { name: 'c' }, data: { k: PLAIN } });
     t.ok((await backend.get('/registry/configmaps/default/c')).kv!.value.includes(PLAIN));

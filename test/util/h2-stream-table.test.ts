@@ -75,7 +75,7 @@ t.test('set replaces, clear empties, and invalid ids are refused or simply absen
 });
 
 t.test('forEach visits what was there and skips what a callback removed', async (t) => {
-  const table = StreamTable.from<string>([[1, 'a'], [3, 'b'], [5, 'c'], [7, 'd']]);
+  const table = new StreamTable<string>().set(1, 'a').set(3, 'b').set(5, 'c').set(7, 'd');
   const seen: number[] = [];
   const self: unknown[] = [];
   table.forEach(function (this: unknown, v, id, tb) {
