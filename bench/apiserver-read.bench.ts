@@ -117,9 +117,9 @@ async function benchGet(api: http2.ClientHttp2Session[], bare: http2.ClientHttp2
     out(`GET x50 (h2load, bearer token): bare ${b.rps.toFixed(0)}/s, apiserver ${a.rps.toFixed(0)}/s = ${(100 * a.rps / b.rps).toFixed(1)}%; apiserver p50 ${f(percentile(a.lat, 50))} p99 ${f(percentile(a.lat, 99))} ms (bare p99 ${f(percentile(b.lat, 99))} ms); ${latencyNote(served0, served1, 5)}; server CPU per request: bare ${(1e6 * bc / (b.rps * 4)).toFixed(1)} µs, apiserver ${(1e6 * ac / (a.rps * 4)).toFixed(1)} µs`);
     // At an offered 5 000 GETs/s (the rate of the Kubernetes figure the issue quotes: p99
     // 12–20 ms for cached GETs at 5k QPS): latency with the server below saturation.
-    const r5 = runH2load(`${urls.api}${path}/${names[0]}`, { streams: 50, seconds: 3, rps: 5000, cpu: urls.clientCpu, headers: { authorization: `Bearer ${BENCH_TOKEN}`, accept: 'application/json' } });
+    const r5 = await runH2load(`${urls.api}${path}/${names[0]}`, { streams: 50, seconds: 3, rps: 5000, cpu: urls.clientCpu, headers: { authorization: `Bearer ${BENCH_TOKEN}`, accept: 'application/json' } });
     const served5 = await scrapeLatency(api[0]!, 'GET', 'configmaps');
-    const b5 = runH2load(`${urls.bare}/api/v1/namespaces/bench/configmaps/x`, { streams: 50, seconds: 3, rps: 5000, cpu: urls.clientCpu });
+    const b5 = await runH2load(`${urls.bare}/api/v1/namespaces/bench/configmaps/x`, { streams: 50, seconds: 3, rps: 5000, cpu: urls.clientCpu });
     out(`GET at 5000/s offered (h2load --rps, up to 50 streams): apiserver ${r5.rps.toFixed(0)}/s p50 ${f(percentile(r5.lat, 50))} p99 ${f(percentile(r5.lat, 99))} ms (${latencyNote(served1, served5, 5)}); bare p50 ${f(percentile(b5.lat, 50))} p99 ${f(percentile(b5.lat, 99))} ms`);
   } else {
     out('GET x50 (h2load): h2load not installed (Debian nghttp2-client), row skipped');

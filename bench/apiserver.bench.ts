@@ -4,7 +4,8 @@
  * same run, and, for creates, the minimal create server of perf-anchors.md §2g (JSON parse and
  * stringify, LevelDB with group commit: bench/fixtures/minimal-create-server.ts), whose rate the
  * anchors' create aim is half of. Rows: bare GET/POST; minimal creates; configmap
- * create/get/update at 1 and 50 streams; create and list 10 000 pods (whole lists with 1 % of the pods patched before each, timed to the response
+ * create/get/update at 1 and 50 streams; creates at 50 streams from h2load as well (one
+ * generateName body; bench/lib/h2load.ts), when it is installed; create and list 10 000 pods (whole lists with 1 % of the pods patched before each, timed to the response
  * headers (server time) and to the last byte, the first list on its own: bench/lib/list-load.ts;
  * and limit=500 pages); watch delivery lag for 100 (and 1 000) watchers; heap
  * per 1 000 pods from /metrics. Each configmap row notes the share of its requests the server
@@ -14,7 +15,7 @@
  * Run: node dist/bench/apiserver.bench.js   (about 1.5–2 minutes). APIBENCH_PIN=0 disables pinning
  * (useful when other work also pins to CPU 0); APIBENCH_ROW_MS sets the length of each load row.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,8 +27,9 @@ import { measureLists } from './lib/list-load.js';
 import { memoryAfterGc, type GcMemory } from './lib/inspect-memory.js';
 import { clientGc, gcNote } from './lib/gc-metrics.js';
 import { scrapeServer, serverNote } from './lib/request-latency.js';
-import { stealNote } from './lib/steal.js';
-import { apiserverArgs, configMapBody, podBody } from './lib/apiserver-child.js';
+import { cpuTicks, stealNote, stealPercent } from './lib/steal.js';
+import { h2loadAvailable, runH2load, type H2loadResult } from './lib/h2load.js';
+import { apiserverArgs, configMapBody, configMapGenerateBody, podBody } from './lib/apiserver-child.js';
 
 const ROW_MS = Number(process.env['APIBENCH_ROW_MS'] ?? 3000);
 const PODS = 10_000;
@@ -74,7 +76,7 @@ async function withServerNotes(s: http2.ClientHttp2Session, verb: string, boundM
   return { ...r, notes: [serverNote(a, await scrapeServer(s, verb, 'configmaps'), boundMs), client].filter(Boolean).join('; ') };
 }
 
-interface Baseline { child: Child; sessions: http2.ClientHttp2Session[] }
+interface Baseline { child: Child; url: string; sessions: http2.ClientHttp2Session[] }
 
 /** A baseline server (bench/fixtures/<script>) as a child process on `cpu`, warmed up with GETs of `/`. */
 async function startBaseline(script: string, extraArgs: string[], pki: Awaited<ReturnType<typeof makePki>>, cpu: number | undefined): Promise<Baseline> {
@@ -86,7 +88,7 @@ async function startBaseline(script: string, extraArgs: string[], pki: Awaited<R
     await waitReady(url, { ca: pki.client.ca }, '/', child);
     const sessions = await openSessions(url, { ca: pki.client.ca }, 1);
     await runLoad({ sessions, concurrency: 50, durationMs: 500, request: () => ({ path: '/' }) }); // warm-up
-    return { child, sessions };
+    return { child, url, sessions };
   } catch (e) {
     await child.stop();
     throw e;
@@ -120,13 +122,56 @@ async function minimalCreateRow(sessions: http2.ClientHttp2Session[], conc: numb
 
 interface Api { child: Child; url: string; inspectPort: number }
 
+/** The bearer token of the h2load rows. */
+const BENCH_TOKEN = 'api-bench-token';
+
+/** Where the h2load create rows send their POSTs. */
+interface H2loadTargets { bare: string; minimal: string; api: string; cpu: number | undefined; body: string }
+
+function h2loadRow(name: string, r: H2loadResult, ticks: ReturnType<typeof cpuTicks>, extra: Partial<Row> = {}): number {
+  const rate = r.total > 0 ? r.rps * (r.ok / r.total) : 0;
+  const notes = [extra.note, r.ok !== r.total ? `${r.total - r.ok} of ${r.total} not 2xx` : '', stealNote(stealPercent(ticks, cpuTicks()))].filter(Boolean);
+  rows.push({ name, conc: '50', opsPerSec: rate, p50: percentile(r.lat, 50), p99: percentile(r.lat, 99), ...extra, note: notes.join('; ') });
+  log(`${name}: ${rate.toFixed(0)}/s p50 ${percentile(r.lat, 50).toFixed(2)} p99 ${percentile(r.lat, 99).toFixed(2)}`);
+  return rate;
+}
+
+/**
+ * Creates at 50 streams from h2load (a C client, so the servers and not this Node client set
+ * the pace and the tail): one body with generateName, POSTed to the bare server (echo), the
+ * minimal create server and the API server in turn.
+ */
+async function h2loadCreates(h: H2loadTargets, scrape: http2.ClientHttp2Session): Promise<void> {
+  const path = '/api/v1/namespaces/bench/configmaps';
+  const run = (url: string, headers: Record<string, string> = {}): Promise<H2loadResult> => runH2load(`${url}${path}`, {
+    streams: 50, seconds: ROW_MS / 1000, cpu: h.cpu, data: h.body, headers: { 'content-type': 'application/json', accept: 'application/json', ...headers },
+  });
+  let ticks = cpuTicks();
+  const bare = h2loadRow('bare h2 POST echo 1 KiB (h2load)', await run(h.bare), ticks);
+  ticks = cpuTicks();
+  const minimal = h2loadRow('minimal create server (h2load, generateName)', await run(h.minimal), ticks);
+  ticks = cpuTicks();
+  const a = await scrapeServer(scrape, 'POST', 'configmaps');
+  const api = await run(h.api, { authorization: `Bearer ${BENCH_TOKEN}` });
+  const note = serverNote(a, await scrapeServer(scrape, 'POST', 'configmaps'), 25);
+  const rate = api.total > 0 ? api.rps * (api.ok / api.total) : 0;
+  h2loadRow('apiserver create configmap (h2load, generateName)', api, ticks, {
+    ratio: `${(100 * rate / bare).toFixed(1)}% of POST, ${(100 * rate / minimal).toFixed(1)}% of minimal`,
+    aim: '≥ 4 500/s (50% of minimal), p99 ≤ 25 ms', note,
+  });
+}
+
 async function startApiserver(dir: string, pki: Awaited<ReturnType<typeof makePki>>, cpu: number | undefined): Promise<Api> {
   const port = await freePort();
   // The inspector stays off until SIGUSR1 (memory row); it is only used to force a GC.
   const inspectPort = await freePort();
   const cli = fileURLToPath(new URL('../src/cli.js', import.meta.url));
   const url = `https://127.0.0.1:${port}`;
-  const child = await spawnReady(apiserverArgs(cli, dir, pki, port, [`--inspect-port=127.0.0.1:${inspectPort}`]), cpu, url, pki.client, '/healthz');
+  // h2load has no client certificates: its rows authenticate with a bearer token.
+  const tokens = join(dir, 'tokens.csv');
+  await writeFile(tokens, `${BENCH_TOKEN},bench-admin,bench-admin,"system:masters"\n`);
+  const args = [...apiserverArgs(cli, dir, pki, port, [`--inspect-port=127.0.0.1:${inspectPort}`]), `--token-auth-file=${tokens}`];
+  const child = await spawnReady(args, cpu, url, pki.client, '/healthz');
   return { child, url, inspectPort };
 }
 
@@ -134,7 +179,7 @@ async function startApiserver(dir: string, pki: Awaited<ReturnType<typeof makePk
  * Each apiserver row runs right after its baselines (the bare server; for creates also the minimal
  * create server), so load from other work hits them alike.
  */
-async function benchConfigmaps(sessions: http2.ClientHttp2Session[], bare: http2.ClientHttp2Session[], minimal: http2.ClientHttp2Session[]): Promise<void> {
+async function benchConfigmaps(sessions: http2.ClientHttp2Session[], bare: http2.ClientHttp2Session[], minimal: http2.ClientHttp2Session[], h2: H2loadTargets | undefined): Promise<void> {
   const base = new Map<string, number>();
   const path = '/api/v1/namespaces/bench/configmaps';
   const rv = new Map<string, string>();
@@ -154,6 +199,7 @@ async function benchConfigmaps(sessions: http2.ClientHttp2Session[], bare: http2
       aim: conc === 50 ? '≥ 4 500/s (50% of minimal), p99 ≤ 25 ms' : 'p50 ≤ 1 ms',
     });
   }
+  if (h2) await h2loadCreates(h2, sessions[0]!);
   const names = [...rv.keys()].slice(0, 2000);
   for (const conc of [1, 50]) {
     base.set(`get${conc}`, await bareRow(bare, 'GET', conc));
@@ -342,7 +388,15 @@ async function main(): Promise<void> {
       const res = await send(sessions[0]!, { path: '/api/v1/namespaces', method: 'POST', headers: JSON_CT, body: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }) });
       if (res.status !== 201) throw new Error(`namespace ${ns}: HTTP ${res.status} ${res.body.toString().slice(0, 300)}`);
     }
-    await benchConfigmaps(sessions, bare.sessions, minimal.sessions);
+    let h2: H2loadTargets | undefined;
+    if (h2loadAvailable()) {
+      const body = join(dir, 'generate-configmap.json');
+      await writeFile(body, configMapGenerateBody('h2load-', 'bench'));
+      h2 = { bare: bare.url, minimal: minimal.url, api: api.url, cpu: pinned ? 1 : undefined, body };
+    } else {
+      rows.push({ name: 'create configmap (h2load)', conc: '50', note: 'skipped: h2load not installed (Debian nghttp2-client)' });
+    }
+    await benchConfigmaps(sessions, bare.sessions, minimal.sessions, h2);
     await stopBaseline(bare);
     await stopBaseline(minimal);
     bare = minimal = undefined;

@@ -42,6 +42,17 @@ export function configMapBody(name: string, ns: string, data: Record<string, str
   return JSON.stringify(o);
 }
 
+/**
+ * The same ConfigMap with metadata.generateName `prefix` instead of a name: one body the server
+ * names anew on every POST (for load generators that send one fixed body, such as h2load).
+ */
+export function configMapGenerateBody(prefix: string, ns: string, size = 1024): string {
+  const o = JSON.parse(configMapBody('', ns, {}, undefined, size)) as { metadata: Record<string, string> };
+  delete o.metadata['name'];
+  o.metadata['generateName'] = prefix;
+  return JSON.stringify(o);
+}
+
 /** A small pod in namespace `bench`. */
 export function podBody(name: string): string {
   return JSON.stringify({

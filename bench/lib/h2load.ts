@@ -1,10 +1,10 @@
 /**
  * h2load (nghttp2's C load generator, Debian package nghttp2-client) as a second client for the
- * GET rows: it drives a server several times harder than a Node client can, so the server, not
+ * GET rows and the create rows (one body with generateName): it drives a server several times harder than a Node client can, so the server, not
  * the client, is what the row measures (as in shared/research/perf-anchors.md §2a). h2load has
  * no client certificates, so the API server is asked with a bearer token.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,18 +32,29 @@ export function h2loadAvailable(): boolean {
 /**
  * Runs h2load with one connection and up to `streams` concurrent streams for `seconds` (pinned to
  * `cpu` when given): as fast as the server answers, or `rps` requests per second (an offered
- * rate, as load generators that quote "p99 at N QPS" use).
+ * rate, as load generators that quote "p99 at N QPS" use). With `data` (a file) every request
+ * POSTs that file.
  */
-export function runH2load(url: string, o: { streams: number; seconds: number; headers?: Record<string, string>; cpu?: number; rps?: number }): H2loadResult {
+export async function runH2load(url: string, o: { streams: number; seconds: number; headers?: Record<string, string>; cpu?: number; rps?: number; data?: string }): Promise<H2loadResult> {
   const logDir = mkdtempSync(join(tmpdir(), 'h2load-'));
   const log = join(logDir, 'requests.tsv');
   const args = ['-c', '1', '-m', String(o.streams), '-D', String(o.seconds), '--warm-up-time=1', `--log-file=${log}`];
   for (const [k, v] of Object.entries(o.headers ?? {})) args.push('-H', `${k}: ${v}`);
   if (o.rps !== undefined) args.push(`--rps=${o.rps}`);
+  if (o.data !== undefined) args.push(`--data=${o.data}`);
   args.push(url);
   const cmd = o.cpu === undefined ? 'h2load' : 'taskset';
   const argv = o.cpu === undefined ? args : ['-c', String(o.cpu), 'h2load', ...args];
-  const r = spawnSync(cmd, argv, { encoding: 'utf8', timeout: (o.seconds + 30) * 1000 });
+  // Spawned, not spawnSync: the caller's own sessions keep being served while h2load runs.
+  const text = await new Promise<string>((resolve, reject) => {
+    const child = spawn(cmd, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => { out += d.toString(); });
+    child.stderr.on('data', (d: Buffer) => { out += d.toString(); });
+    const timer = setTimeout(() => child.kill('SIGKILL'), (o.seconds + 30) * 1000);
+    child.on('error', (e) => { clearTimeout(timer); reject(e); });
+    child.on('close', () => { clearTimeout(timer); resolve(out); });
+  });
   let lat = new Float64Array(0);
   try {
     // Columns: start (µs since the epoch), status, µs until the response ended.
@@ -52,7 +63,6 @@ export function runH2load(url: string, o: { streams: number; seconds: number; he
   } catch { /* no log: percentiles unknown */ } finally {
     rmSync(logDir, { recursive: true, force: true });
   }
-  const text = `${r.stdout ?? ''}${r.stderr ?? ''}`;
   const rps = /finished in [^,]*, ([\d.]+) req\/s/.exec(text);
   const codes = /status codes: (\d+) 2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx/.exec(text);
   const t = /time for request:\s+(\S+)\s+(\S+)\s+(\S+)/.exec(text);

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { ClassicLevel } from 'classic-level';
 import { freePort, makePki, spawnNode, waitReady } from '../../bench/lib/children.js';
 import { closeSessions, openSessions, runLoad, send } from '../../bench/lib/h2-load.js';
-import { configMapBody } from '../../bench/lib/apiserver-child.js';
+import { configMapBody, configMapGenerateBody } from '../../bench/lib/apiserver-child.js';
 
 const SCRIPT = fileURLToPath(new URL('../../bench/fixtures/minimal-create-server.js', import.meta.url));
 const PATH = '/api/v1/namespaces/bench/configmaps';
@@ -42,6 +42,14 @@ t.test('creates are stamped, durable in LevelDB, served back, and not made twice
   t.equal((await send(sessions[0]!, { path: `${PATH}/none` })).status, 404);
   t.equal((await send(sessions[0]!, { path: PATH, method: 'POST', headers: JSON_CT, body: configMapBody('one', 'bench', {}) })).status, 409);
   t.equal((await send(sessions[0]!, { path: PATH, method: 'POST', headers: JSON_CT, body: '{' })).status, 400);
+  const generated = new Set<string>();
+  for (let i = 0; i < 20; i++) {
+    const res = await send(sessions[0]!, { path: PATH, method: 'POST', headers: JSON_CT, body: configMapGenerateBody('gen-', 'bench') });
+    t.equal(res.status, 201);
+    generated.add((JSON.parse(res.body.toString()) as { metadata: { name: string } }).metadata.name);
+  }
+  t.equal(generated.size, 20, 'generateName gives each create its own name');
+  t.ok([...generated].every((n) => /^gen-[a-z0-9]{5}$/.test(n)), 'prefix and 5 random characters');
 
   // 50 in flight share batches; each create gets its own revision and reaches the disk.
   const r = await runLoad({
@@ -58,9 +66,9 @@ t.test('creates are stamped, durable in LevelDB, served back, and not made twice
   await db.open();
   t.teardown(() => db.close());
   const keys = await db.keys().all();
-  t.equal(keys.length, 501, 'every create is in LevelDB');
+  t.equal(keys.length, 521, 'every create is in LevelDB');
   const revisions = new Set<string>();
   for (const v of await db.values().all()) revisions.add((JSON.parse(v) as { metadata: { resourceVersion: string } }).metadata.resourceVersion);
-  t.equal(revisions.size, 501, 'no revision is handed out twice');
+  t.equal(revisions.size, 521, 'no revision is handed out twice');
   t.equal(await db.get(`${PATH}/one`), first.body.toString());
 });
