@@ -204,6 +204,27 @@ t.test('end(body): END_STREAM goes out only once the body\'s write completed', a
   await waitFor('the stream ended', () => endedLater);
 });
 
+t.test('end(body) on an unread request: body and END_STREAM go out together', async (t) => {
+  // Nobody read the GET's stream, so Node destroys it only after its readable side ends (a
+  // later tick), and the body's write completes on a live stream: the end needs no second write.
+  let endedWithBody: boolean | undefined;
+  let flowing: boolean | null | undefined;
+  const s = await leanServer((_req, res) => {
+    flowing = res.stream.readableFlowing;
+    res.end('{"kind":"ConfigMap"}');
+    endedWithBody = res.stream.writableEnded;
+  });
+  t.teardown(() => s.close());
+  for (let i = 0; i < 3; i++) {
+    const r = await exchange(s.session, { ':path': '/get', ':method': 'GET' });
+    t.equal(r.status, 200);
+    t.equal(r.body.toString(), '{"kind":"ConfigMap"}', 'the body arrives whole');
+    t.equal(r.frames, 1, 'in one DATA frame');
+  }
+  t.equal(flowing, null, 'the request was not read');
+  t.equal(endedWithBody, true, 'the stream\'s writable side ended with the body');
+});
+
 t.test('back-pressure: write returns false and drain follows', async (t) => {
   let sawFalse = false;
   let drained = false;

@@ -2,8 +2,9 @@
  * The response side of an HTTP/2 stream, without Node's compat layer (Http2ServerResponse):
  * exactly the part of the http.ServerResponse API this API server uses, written straight onto
  * the Http2Stream. Headers are collected until the first write, writeHead, flushHeaders or end,
- * then go out in one `stream.respond()`; `end(body)` before that sends HEADERS, the body in one
- * DATA frame and, once that write completed, an empty DATA frame carrying END_STREAM (see end()).
+ * then go out in one `stream.respond()`; `end(body)` before that sends HEADERS and the body
+ * with END_STREAM in one write when the request was not read, and otherwise the body in one DATA
+ * frame and, once that write completed, an empty DATA frame carrying END_STREAM (see end()).
  * No trailers are ever sent.
  *
  * Events are the stream's own: listeners given to on/once/off for 'close', 'drain' and 'error'
@@ -141,12 +142,19 @@ export class H2Response {
       return this;
     }
     if (callback) s.once('finish', callback);
-    if (hasBody) {
-      // The body first, END_STREAM once its write has completed. Ending with the body would
-      // close the stream before the write completes; a stream whose request body was read to
-      // its end is then destroyed at once, and Node's Writable builds an ERR_STREAM_DESTROYED
-      // Error (with its stack) for every such late write: about a fifth of a bare POST
-      // server's CPU here. Node's compat layer also sent the end apart from the body.
+    if (hasBody && s.readableFlowing === null) {
+      // Nobody read the request (a GET, a DELETE without a body): end with the body, so body
+      // and END_STREAM leave in one write. When the stream then closes, Node waits for its
+      // readable side to end (on a later tick) before destroying it, so the write completes
+      // on a live stream.
+      if (enc) s.end(body, enc); else s.end(body);
+    } else if (hasBody) {
+      // The request body was read (to its end): the body first, END_STREAM once its write has
+      // completed. Ending with the body would close the stream before the write completes; a
+      // stream whose request body was read to its end is then destroyed at once, and Node's
+      // Writable builds an ERR_STREAM_DESTROYED Error (with its stack) for the late write
+      // (even with no callback waiting for it): about a fifth of a bare POST server's CPU.
+      // The price is a second write (and TLS record) for END_STREAM.
       const endAfterWrite = (err?: Error | null): void => { if (!err && !s.destroyed) s.end(); };
       if (enc) s.write(body, enc, endAfterWrite); else s.write(body, endAfterWrite);
     } else s.end();
