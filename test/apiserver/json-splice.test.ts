@@ -57,7 +57,7 @@ t.test('splice plans: the length computed up front is the length written, at any
     const s = scanStored(Buffer.from(JSON.stringify(o), 'utf8'));
     if (!s) continue;
     const plan = splicePlan(s);
-    for (const rv of [1, 9, 10, 99, 100, 123_456_789, 2 ** 40]) {
+    for (const rv of [0, 1, 9, 10, 99, 100, 123_456_789, 2 ** 40, Number.MAX_SAFE_INTEGER]) {
       const out = Buffer.alloc(splicedLength(plan, rv) + 8, 0x23);
       const end = writeSpliced(plan, s.bytes, rv, out, 4);
       t.equal(end - 4, splicedLength(plan, rv), `length at ${rv}`);

@@ -220,8 +220,33 @@ export function splicePlan(s: StoredJson, withPrefix = false): SplicePlan {
   return { ranges, rvAfter, metadataEmpty: s.metadataEmpty, baseLength: len };
 }
 
-function rvText(plan: SplicePlan, revision: number): string {
-  return `${plan.metadataEmpty ? '' : ','}"resourceVersion":"${revision}"}`; // ASCII only
+/** The bytes of `"resourceVersion":"`. */
+const RV_OPEN = Buffer.from('"resourceVersion":"', 'latin1');
+
+/**
+ * Writes `,"resourceVersion":"<revision>"}` (without the comma when metadata is empty) into
+ * `out` at `at`, byte by byte: a list writes one per item, and a string for each plus Buffer's
+ * write call cost more than the bytes. Returns the offset past it.
+ */
+function writeRv(plan: SplicePlan, revision: number, out: Buffer, at: number): number {
+  if (!plan.metadataEmpty) out[at++] = 0x2c;
+  for (let i = 0; i < RV_OPEN.length; i++) out[at++] = RV_OPEN[i]!;
+  const end = at + digitCount(revision);
+  let r = revision;
+  for (let i = end - 1; i >= at; i--) {
+    out[i] = 0x30 + (r % 10);
+    r = Math.floor(r / 10);
+  }
+  out[end] = 0x22;
+  out[end + 1] = 0x7d;
+  return end + 2;
+}
+
+/** Decimal digits of a non-negative integer. */
+function digitCount(n: number): number {
+  let digits = 1;
+  for (let r = n; r >= 10; r = Math.floor(r / 10)) digits++;
+  return digits;
 }
 
 /** `"resourceVersion":""` and the closing `}` of metadata. */
@@ -229,14 +254,11 @@ const RV_FIXED = '"resourceVersion":""}'.length;
 
 /** The length of the spliced form at `revision` (prefix excluded), without building it. */
 export function splicedLength(plan: SplicePlan, revision: number): number {
-  let digits = 1;
-  for (let r = revision; r >= 10; r = Math.floor(r / 10)) digits++;
-  return plan.baseLength + (plan.metadataEmpty ? 0 : 1) + RV_FIXED + digits;
+  return plan.baseLength + (plan.metadataEmpty ? 0 : 1) + RV_FIXED + digitCount(revision);
 }
 
 /** Writes the spliced form of `bytes` at `revision` into `out` at `at`; returns the offset past it. */
 export function writeSpliced(plan: SplicePlan, bytes: Buffer, revision: number, out: Buffer, at: number, prefix?: Buffer): number {
-  const rv = rvText(plan, revision);
   out[at++] = 0x7b;
   if (prefix) at += prefix.copy(out, at);
   const ranges = plan.ranges;
@@ -244,7 +266,7 @@ export function writeSpliced(plan: SplicePlan, bytes: Buffer, revision: number, 
     const start = ranges[i]!;
     if (start < 0) out[at++] = 0x2c;
     at += bytes.copy(out, at, start < 0 ? -start : start, ranges[i + 1]!);
-    if (i + 1 === plan.rvAfter) at += out.write(rv, at, 'latin1');
+    if (i + 1 === plan.rvAfter) at = writeRv(plan, revision, out, at);
   }
   out[at++] = 0x7d;
   return at;
