@@ -275,11 +275,14 @@ export function writeSpliced(plan: SplicePlan, bytes: Buffer, revision: number, 
 /**
  * The served JSON of a stored object at `revision`: its members without kind and apiVersion,
  * metadata.resourceVersion appended to metadata, and `prefix` (e.g. `"kind":"Pod","apiVersion":"v1"`)
- * in front when given. Returns an exact-size buffer of its own.
+ * in front when given. Returns an exact-size buffer of its own, or with `oneShot` (a body
+ * written once and dropped) possibly a slice of Node's shared pool, which is cheaper to get
+ * but must not be kept.
  */
-export function spliceServed(s: StoredJson, revision: number, prefix?: Buffer): Buffer {
+export function spliceServed(s: StoredJson, revision: number, prefix?: Buffer, oneShot = false): Buffer {
   const plan = splicePlan(s, prefix !== undefined);
-  const out = Buffer.allocUnsafeSlow(splicedLength(plan, revision) + (prefix ? prefix.length : 0));
+  const size = splicedLength(plan, revision) + (prefix ? prefix.length : 0);
+  const out = oneShot ? Buffer.allocUnsafe(size) : Buffer.allocUnsafeSlow(size);
   writeSpliced(plan, s.bytes, revision, out, 0, prefix);
   return out;
 }

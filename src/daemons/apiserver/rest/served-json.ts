@@ -37,11 +37,12 @@ export function storedInOtherVersion(s: Scope, scanned: StoredJson): boolean {
  * The compact served JSON of a stored plain-JSON value at `revision`, spliced; undefined when
  * the value is not in the canonical form the splice needs, or was stored in another version
  * than the definition's (it must be converted). Callers check that serving converts nothing.
+ * `oneShot`: the body is written once and not kept (see spliceServed).
  */
-export function servedJsonOf(s: Scope, stored: Buffer, revision: number): Buffer | undefined {
+export function servedJsonOf(s: Scope, stored: Buffer, revision: number, oneShot = false): Buffer | undefined {
   const scanned = scanStored(stored);
   if (scanned === undefined || storedInOtherVersion(s, scanned)) return undefined;
-  return spliceServed(scanned, revision, servedTypePrefix(s));
+  return spliceServed(scanned, revision, servedTypePrefix(s), oneShot);
 }
 
 /**
@@ -59,7 +60,7 @@ export function servesSplicedJson(s: Scope, fmt: OutputFormat): boolean {
  */
 export function respondWritten(s: Scope, code: number, obj: KubeObject, fmt: OutputFormat, written: WrittenJson | undefined): void {
   if (written !== undefined && written.object === obj && servesSplicedJson(s, fmt)) {
-    const body = servedJsonOf(s, written.json, written.revision);
+    const body = servedJsonOf(s, written.json, written.revision, true);
     if (body !== undefined) {
       writeBody(s.res, code, body, fmt.contentType ?? 'application/json', warningHeaders(s));
       return;
