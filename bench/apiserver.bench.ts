@@ -5,10 +5,12 @@
  * stringify, LevelDB with group commit: bench/fixtures/minimal-create-server.ts), whose rate the
  * anchors' create aim is half of. Rows: bare GET/POST; minimal creates; configmap
  * create/get/update at 1 and 50 streams; creates at 50 streams from h2load as well (one
- * generateName body; bench/lib/h2load.ts), when it is installed; create and list 10 000 pods (whole lists with 1 % of the pods patched before each, timed to the response
- * headers (server time) and to the last byte, the first list on its own: bench/lib/list-load.ts;
- * and limit=500 pages); watch delivery lag for 100 (and 1 000) watchers; heap
- * per 1 000 pods from /metrics. Each configmap row notes the share of its requests the server
+ * generateName body; bench/lib/h2load.ts), when it is installed; create and list 10 000 pods
+ * (whole lists with 1 % of the pods patched before each, timed to the response headers (server
+ * time) and to the last byte, the first list on its own: bench/lib/list-load.ts; and limit=500
+ * pages); watch delivery lag for 100 (and 1 000) watchers; heap per 1 000 pods from /metrics. A configmap row and its baselines take turns in three slices
+ * (this VM's speed changes within seconds; see interleave in bench/lib/h2-load.ts), so their
+ * ratio compares like with like. Each configmap row notes the share of its requests the server
  * itself timed within the aim's bound and its GC pauses (bench/lib/request-latency.ts), and this
  * load client's own GC pauses (bench/lib/gc-metrics.ts). Servers are pinned to CPU 0 and this
  * client to CPU 1 when taskset exists. Aims are from /work/shared/research/perf-anchors.md ("Proposed targets").
@@ -21,17 +23,19 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type * as http2 from 'node:http2';
 import { canPin, freePort, makePki, pinSelf, spawnNode, spawnReady, waitReady, type Child } from './lib/children.js';
-import { closeSessions, openSessions, percentile, runLoad, send, type LoadResult } from './lib/h2-load.js';
+import { closeSessions, interleave, openSessions, percentile, runLoad, send, type LoadResult } from './lib/h2-load.js';
 import { openWatchers } from './lib/watch-load.js';
 import { measureLists } from './lib/list-load.js';
 import { memoryAfterGc, type GcMemory } from './lib/inspect-memory.js';
-import { clientGc, gcNote } from './lib/gc-metrics.js';
+import { addGcDelta, clientGc, gcNote, type GcTally } from './lib/gc-metrics.js';
 import { scrapeServer, serverNote } from './lib/request-latency.js';
 import { cpuTicks, stealNote, stealPercent } from './lib/steal.js';
-import { h2loadAvailable, runH2load, type H2loadResult } from './lib/h2load.js';
+import { h2loadAvailable, mergeH2load, runH2load, type H2loadResult } from './lib/h2load.js';
 import { apiserverArgs, configMapBody, configMapGenerateBody, podBody } from './lib/apiserver-child.js';
 
 const ROW_MS = Number(process.env['APIBENCH_ROW_MS'] ?? 3000);
+/** Slices a row and its baselines take turns in (withBaselines). */
+const ROUNDS = 3;
 const PODS = 10_000;
 /** Whole LISTs after the first (1 % of the pods patched before each). */
 const LISTS = 20;
@@ -66,16 +70,26 @@ async function metric(s: http2.ClientHttp2Session, name: string): Promise<number
 }
 
 /**
- * Runs one apiserver load row and notes, for `verb` on configmaps, the share of requests the
- * server itself timed within `boundMs`, the server's GC pauses and this load client's own.
+ * Runs an apiserver load interleaved with its baselines (ROUNDS slices of ROW_MS / ROUNDS each:
+ * see interleave) and notes, for `verb` on configmaps, the share of requests the server itself
+ * timed within `boundMs`, the server's GC pauses (the baselines' slices leave it idle) and this
+ * load client's own GC pauses in the apiserver's slices. Returns the baselines' results, then
+ * the apiserver's.
  */
-async function withServerNotes(s: http2.ClientHttp2Session, verb: string, boundMs: number, run: () => Promise<LoadResult>): Promise<LoadResult & { notes: string }> {
+async function withBaselines(s: http2.ClientHttp2Session, verb: string, boundMs: number, baselines: readonly ((ms: number) => Promise<LoadResult>)[],
+  api: (ms: number) => Promise<LoadResult>): Promise<{ baselines: LoadResult[]; api: LoadResult & { notes: string } }> {
+  const ms = ROW_MS / ROUNDS;
   const a = await scrapeServer(s, verb, 'configmaps');
-  const ca = clientGc();
-  const r = await run();
-  const cb = clientGc();
-  const client = gcNote(ca, cb).replace(/^GC /, 'client GC ');
-  return { ...r, notes: [serverNote(a, await scrapeServer(s, verb, 'configmaps'), boundMs), client].filter(Boolean).join('; ') };
+  let client: GcTally = new Map();
+  const results = await interleave(ROUNDS, [...baselines.map((b) => () => b(ms)), async () => {
+    const before = clientGc();
+    const r = await api(ms);
+    client = addGcDelta(client, before, clientGc());
+    return r;
+  }]);
+  const notes = [serverNote(a, await scrapeServer(s, verb, 'configmaps'), boundMs), gcNote(new Map(), client).replace(/^GC /, 'client GC ')];
+  const r = results.pop()!;
+  return { baselines: results, api: { ...r, notes: notes.filter(Boolean).join('; ') } };
 }
 
 interface Baseline { child: Child; url: string; sessions: http2.ClientHttp2Session[] }
@@ -104,22 +118,25 @@ async function stopBaseline(b: Baseline | undefined): Promise<void> {
 }
 
 const BARE_POST = configMapBody('echo', 'bench', {});
-async function bareRow(sessions: http2.ClientHttp2Session[], verb: 'GET' | 'POST', conc: number): Promise<number> {
-  const r = await runLoad({
-    sessions, concurrency: conc, durationMs: ROW_MS,
+/** GETs or POST echoes on the bare server for `ms`. */
+function bareLoad(sessions: http2.ClientHttp2Session[], verb: 'GET' | 'POST', conc: number, ms: number): Promise<LoadResult> {
+  return runLoad({
+    sessions, concurrency: conc, durationMs: ms,
     request: () => (verb === 'GET' ? { path: '/api/v1/namespaces/bench/configmaps/x' } : { path: '/x', method: 'POST', headers: JSON_CT, body: BARE_POST }),
   });
-  return loadRow(verb === 'GET' ? 'bare h2 GET 1 KiB' : 'bare h2 POST echo 1 KiB', conc, r).opsPerSec!;
 }
 
-/** Durable configmap creates on the minimal create server (the composite ceiling). */
-async function minimalCreateRow(sessions: http2.ClientHttp2Session[], conc: number): Promise<number> {
+/** Names no earlier slice used, for creates spread over several slices. */
+let createSeq = 0;
+
+/** Durable configmap creates on the minimal create server (the composite ceiling) for `ms`. */
+async function minimalLoad(sessions: http2.ClientHttp2Session[], conc: number, ms: number): Promise<LoadResult> {
   const r = await runLoad({
-    sessions, concurrency: conc, durationMs: ROW_MS,
-    request: (i) => ({ path: '/api/v1/namespaces/bench/configmaps', method: 'POST', headers: JSON_CT, body: configMapBody(`cm-m${conc}-${i}`, 'bench', { i: String(i) }) }),
+    sessions, concurrency: conc, durationMs: ms,
+    request: () => ({ path: '/api/v1/namespaces/bench/configmaps', method: 'POST', headers: JSON_CT, body: configMapBody(`cm-m-${createSeq++}`, 'bench', { i: String(createSeq) }) }),
   });
   if (r.errors > 0) throw new Error(`minimal create server: ${r.errors} errors (${r.firstError ?? ''})`);
-  return loadRow('minimal create server (composite ceiling)', conc, r).opsPerSec!;
+  return r;
 }
 
 interface Api { child: Child; url: string; inspectPort: number }
@@ -141,24 +158,29 @@ function h2loadRow(name: string, r: H2loadResult, ticks: ReturnType<typeof cpuTi
 /**
  * Creates at 50 streams from h2load (a C client, so the servers and not this Node client set
  * the pace and the tail): one body with generateName, POSTed to the bare server (echo), the
- * minimal create server and the API server in turn.
+ * minimal create server and the API server in turn, ROUNDS times (as withBaselines does).
  */
 async function h2loadCreates(h: H2loadTargets, scrape: http2.ClientHttp2Session): Promise<void> {
   const path = '/api/v1/namespaces/bench/configmaps';
+  const seconds = ROW_MS / 1000 / ROUNDS;
   const run = (url: string, headers: Record<string, string> = {}): Promise<H2loadResult> => runH2load(`${url}${path}`, {
-    streams: 50, seconds: ROW_MS / 1000, cpu: h.cpu, data: h.body, headers: { 'content-type': 'application/json', accept: 'application/json', ...headers },
+    streams: 50, seconds, warmUpSeconds: 0.2, cpu: h.cpu, data: h.body, headers: { 'content-type': 'application/json', accept: 'application/json', ...headers },
   });
-  let ticks = cpuTicks();
-  const bare = h2loadRow('bare h2 POST echo 1 KiB (h2load)', await run(h.bare), ticks);
-  ticks = cpuTicks();
-  const minimal = h2loadRow('minimal create server (h2load, generateName)', await run(h.minimal), ticks);
-  ticks = cpuTicks();
+  const parts: H2loadResult[][] = [[], [], []];
+  const ticks = cpuTicks();
   const a = await scrapeServer(scrape, 'POST', 'configmaps');
-  const api = await run(h.api, { authorization: `Bearer ${BENCH_TOKEN}` });
+  for (let r = 0; r < ROUNDS; r++) {
+    parts[0]!.push(await run(h.bare));
+    parts[1]!.push(await run(h.minimal));
+    parts[2]!.push(await run(h.api, { authorization: `Bearer ${BENCH_TOKEN}` }));
+  }
   const note = serverNote(a, await scrapeServer(scrape, 'POST', 'configmaps'), 25);
+  const [bare, minimal, api] = parts.map(mergeH2load) as [H2loadResult, H2loadResult, H2loadResult];
+  const bareRate = h2loadRow('bare h2 POST echo 1 KiB (h2load)', bare, ticks);
+  const minimalRate = h2loadRow('minimal create server (h2load, generateName)', minimal, ticks);
   const rate = api.total > 0 ? api.rps * (api.ok / api.total) : 0;
   h2loadRow('apiserver create configmap (h2load, generateName)', api, ticks, {
-    ratio: `${(100 * rate / bare).toFixed(1)}% of POST, ${(100 * rate / minimal).toFixed(1)}% of minimal`,
+    ratio: `${(100 * rate / bareRate).toFixed(1)}% of POST, ${(100 * rate / minimalRate).toFixed(1)}% of minimal`,
     aim: '≥ 4 500/s (50% of minimal), p99 ≤ 25 ms', note,
   });
 }
@@ -185,42 +207,54 @@ async function benchConfigmaps(sessions: http2.ClientHttp2Session[], bare: http2
   const base = new Map<string, number>();
   const path = '/api/v1/namespaces/bench/configmaps';
   const rv = new Map<string, string>();
-  const create = (tag: string) => async (conc: number): Promise<LoadResult> => withServerNotes(sessions[0]!, 'POST', 25, () => runLoad({
-    sessions, concurrency: conc, durationMs: ROW_MS,
-    request: (i) => ({ path, method: 'POST', headers: JSON_CT, body: configMapBody(`cm-${tag}-${i}`, 'bench', { i: String(i) }) }),
-    onResponse: (i, res) => { rv.set(`cm-${tag}-${i}`, rvOf(res.body)); },
-  }));
+  const create = (conc: number) => (ms: number): Promise<LoadResult> => {
+    const names: string[] = [];
+    return runLoad({
+      sessions, concurrency: conc, durationMs: ms,
+      request: (i) => {
+        const name = names[i] = `cm-${createSeq++}`;
+        return { path, method: 'POST', headers: JSON_CT, body: configMapBody(name, 'bench', { i: String(i) }) };
+      },
+      onResponse: (i, res) => { rv.set(names[i]!, rvOf(res.body)); },
+    });
+  };
   await runLoad({ sessions, concurrency: 50, durationMs: 500, request: (i) => ({ path, method: 'POST', headers: JSON_CT, body: configMapBody(`warm-${i}`, 'bench', {}) }) });
   for (const conc of [1, 50]) {
-    base.set(`post${conc}`, await bareRow(bare, 'POST', conc));
-    const ceiling = await minimalCreateRow(minimal, conc);
-    const r = await create(`c${conc}`)(conc);
+    const { baselines: [post, ceiling], api: r } = await withBaselines(sessions[0]!, 'POST', 25,
+      [(ms) => bareLoad(bare, 'POST', conc, ms), (ms) => minimalLoad(minimal, conc, ms)], create(conc));
+    base.set(`post${conc}`, loadRow('bare h2 POST echo 1 KiB', conc, post!).opsPerSec!);
+    const ceilingRate = loadRow('minimal create server (composite ceiling)', conc, ceiling!).opsPerSec!;
     const rate = r.ops / r.seconds;
     loadRow('apiserver create configmap', conc, r, {
-      ratio: `${(100 * rate / base.get(`post${conc}`)!).toFixed(1)}% of POST, ${(100 * rate / ceiling).toFixed(1)}% of minimal`,
+      ratio: `${(100 * rate / base.get(`post${conc}`)!).toFixed(1)}% of POST, ${(100 * rate / ceilingRate).toFixed(1)}% of minimal`,
       aim: conc === 50 ? '≥ 4 500/s (50% of minimal), p99 ≤ 25 ms' : 'p50 ≤ 1 ms',
     });
   }
   if (h2) await h2loadCreates(h2, sessions[0]!);
   const names = [...rv.keys()].slice(0, 2000);
   for (const conc of [1, 50]) {
-    base.set(`get${conc}`, await bareRow(bare, 'GET', conc));
-    const r = await withServerNotes(sessions[0]!, 'GET', 5, () => runLoad({ sessions, concurrency: conc, durationMs: ROW_MS, request: (i) => ({ path: `${path}/${names[i % names.length]}`, headers: JSON_CT }) }));
+    const { baselines: [get], api: r } = await withBaselines(sessions[0]!, 'GET', 5, [(ms) => bareLoad(bare, 'GET', conc, ms)],
+      (ms) => runLoad({ sessions, concurrency: conc, durationMs: ms, request: (i) => ({ path: `${path}/${names[i % names.length]}`, headers: JSON_CT }) }));
+    base.set(`get${conc}`, loadRow('bare h2 GET 1 KiB', conc, get!).opsPerSec!);
     loadRow('apiserver get configmap', conc, r, {
       ratio: `${(100 * (r.ops / r.seconds) / base.get(`get${conc}`)!).toFixed(1)}% of GET`,
       ...(conc === 50 ? { aim: '≥ 40% of bare, p99 ≤ 5 ms' } : { aim: 'p50 ≤ 0.25 ms' }),
     });
   }
   for (const conc of [1, 50]) {
-    const r = await withServerNotes(sessions[0]!, 'PUT', 25, () => runLoad({
-      sessions, concurrency: conc, durationMs: ROW_MS,
-      request: (i) => {
-        const n = names[i % names.length]!;
-        // A value no earlier row wrote, so no update is a no-op.
-        return { path: `${path}/${n}`, method: 'PUT', headers: JSON_CT, body: configMapBody(n, 'bench', { i: `put${conc}-${i}` }, rv.get(n)) };
-      },
-      onResponse: (i, res) => { rv.set(names[i % names.length]!, rvOf(res.body)); },
-    }));
+    let k = 0;
+    const { api: r } = await withBaselines(sessions[0]!, 'PUT', 25, [], (ms) => {
+      const updated: string[] = [];
+      return runLoad({
+        sessions, concurrency: conc, durationMs: ms,
+        request: (i) => {
+          const n = updated[i] = names[k++ % names.length]!;
+          // A value no earlier row wrote, so no update is a no-op.
+          return { path: `${path}/${n}`, method: 'PUT', headers: JSON_CT, body: configMapBody(n, 'bench', { i: `put${conc}-${k}` }, rv.get(n)) };
+        },
+        onResponse: (i, res) => { rv.set(updated[i]!, rvOf(res.body)); },
+      });
+    });
     loadRow('apiserver update configmap (PUT)', conc, r, {
       ratio: `${(100 * (r.ops / r.seconds) / base.get(`post${conc}`)!).toFixed(1)}% of POST`,
       ...(conc === 50 ? { aim: '≥ 3 000/s durable' } : {}),

@@ -62,6 +62,17 @@ export function gcNote(before: GcTally, after: GcTally, countsOnly = false): str
   return parts.length ? `GC ${parts.join(', ')}` : '';
 }
 
+/** `sum` plus what happened between `before` and `after` (per kind), as a tally that starts from nothing. */
+export function addGcDelta(sum: GcTally, before: GcTally, after: GcTally): GcTally {
+  const out: GcTally = new Map([...sum].map(([k, v]) => [k, { ...v }]));
+  for (const [kind, a] of after) {
+    const b = before.get(kind) ?? { count: 0, sum: 0, over10ms: 0 };
+    const t = out.get(kind) ?? { count: 0, sum: 0, over10ms: 0 };
+    out.set(kind, { count: t.count + a.count - b.count, sum: t.sum + a.sum - b.sum, over10ms: t.over10ms + a.over10ms - b.over10ms });
+  }
+  return out;
+}
+
 /**
  * This process's own GC pauses so far, as a GcTally (the load client's: a pause of the client
  * delays every response it is waiting for, so it is part of the latencies it measures). The

@@ -33,12 +33,14 @@ export function h2loadAvailable(): boolean {
  * Runs h2load with one connection and up to `streams` concurrent streams for `seconds` (pinned to
  * `cpu` when given): as fast as the server answers, or `rps` requests per second (an offered
  * rate, as load generators that quote "p99 at N QPS" use). With `data` (a file) every request
- * POSTs that file.
+ * POSTs that file. The first `warmUpSeconds` (default 1) are not measured.
  */
-export async function runH2load(url: string, o: { streams: number; seconds: number; headers?: Record<string, string>; cpu?: number; rps?: number; data?: string }): Promise<H2loadResult> {
+export async function runH2load(url: string, o: { streams: number; seconds: number; headers?: Record<string, string>; cpu?: number; rps?: number; data?: string; warmUpSeconds?: number }): Promise<H2loadResult> {
   const logDir = mkdtempSync(join(tmpdir(), 'h2load-'));
   const log = join(logDir, 'requests.tsv');
-  const args = ['-c', '1', '-m', String(o.streams), '-D', String(o.seconds), '--warm-up-time=1', `--log-file=${log}`];
+  // Durations in ms: h2load reads "1.5" as an error but "1500ms" as meant.
+  const ms = (sec: number): string => `${Math.round(sec * 1000)}ms`;
+  const args = ['-c', '1', '-m', String(o.streams), '-D', ms(o.seconds), `--warm-up-time=${ms(o.warmUpSeconds ?? 1)}`, `--log-file=${log}`];
   for (const [k, v] of Object.entries(o.headers ?? {})) args.push('-H', `${k}: ${v}`);
   if (o.rps !== undefined) args.push(`--rps=${o.rps}`);
   if (o.data !== undefined) args.push(`--data=${o.data}`);
@@ -69,4 +71,26 @@ export async function runH2load(url: string, o: { streams: number; seconds: numb
   if (!rps || !codes) throw new Error(`h2load gave no figures: ${text.slice(-500)}`);
   const ok = Number(codes[1]);
   return { rps: Number(rps[1]), ok, total: ok + Number(codes[2]) + Number(codes[3]) + Number(codes[4]), mean: t?.[3] ?? '?', max: t?.[2] ?? '?', lat };
+}
+
+/**
+ * One result of several h2load runs of equal length: counts summed, latencies joined, the rate
+ * over their measured time together (the mean of their rates).
+ */
+export function mergeH2load(parts: readonly H2loadResult[]): H2loadResult {
+  let ok = 0;
+  let total = 0;
+  let samples = 0;
+  for (const p of parts) { ok += p.ok; total += p.total; samples += p.lat.length; }
+  const lat = new Float64Array(samples);
+  let at = 0;
+  let max = 0;
+  let sum = 0;
+  for (const p of parts) {
+    lat.set(p.lat, at);
+    at += p.lat.length;
+    for (const v of p.lat) { sum += v; if (v > max) max = v; }
+  }
+  const rps = parts.length > 0 ? parts.reduce((a, p) => a + p.rps, 0) / parts.length : 0;
+  return { rps, ok, total, lat, mean: samples ? `${(sum / samples).toFixed(2)}ms` : '?', max: samples ? `${max.toFixed(2)}ms` : '?' };
 }
