@@ -15,9 +15,11 @@
  * some 50 times slower). Needs valgrind (Debian package valgrind); without it the bench says so.
  * Environment: INSTRBENCH_N (requests per counted phase, default 2000; GETs count twice as many;
  * fewer than about 2000 leave the JIT's warm-up in the figures),
- * INSTRBENCH_CLI=<path to a compiled src/cli.js> (count another build, e.g. a baseline tree).
+ * INSTRBENCH_CLI=<path to a compiled src/cli.js> (count another build, e.g. a baseline tree),
+ * INSTRBENCH_KEEP=<dir> (keep callgrind's dump files there, for callgrind_annotate).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { readdirSync } from 'node:fs';
+import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,6 +32,7 @@ import { gcNote, scrapeGc } from './lib/gc-metrics.js';
 const N = Number(process.env['INSTRBENCH_N'] ?? 2000);
 const CLI = process.env['INSTRBENCH_CLI'] ? resolve(process.env['INSTRBENCH_CLI']) : fileURLToPath(new URL('../src/cli.js', import.meta.url));
 const CONC = 50;
+const KEEP = process.env['INSTRBENCH_KEEP'] ? resolve(process.env['INSTRBENCH_KEEP']) : undefined;
 const JSON_CT = { 'content-type': 'application/json', accept: 'application/json' };
 const BASE = '/api/v1/namespaces/bench/configmaps';
 
@@ -95,6 +98,11 @@ async function main(): Promise<void> {
     await server.stop();
   }
   const dumps = readDumps(dir, 'cg.out');
+  if (KEEP) {
+    // The dumps, for callgrind_annotate (JavaScript shows as unnamed addresses; native code by name).
+    await mkdir(KEEP, { recursive: true });
+    for (const f of readdirSync(dir)) if (f.startsWith('cg.out')) await copyFile(join(dir, f), join(KEEP, f));
+  }
   await rm(dir, { recursive: true, force: true });
   console.log(`apiserver instructions per request (callgrind Ir after a warm-up, ${CONC} in flight; cli ${CLI})`);
   for (const [k, row] of rows.entries()) {
