@@ -4,8 +4,8 @@
  * same run, and, for creates, the minimal create server of perf-anchors.md §2g (JSON parse and
  * stringify, LevelDB with group commit: bench/fixtures/minimal-create-server.ts), whose rate the
  * anchors' create aim is half of. Rows: bare GET/POST; minimal creates; configmap
- * create/get/update at 1 and 50 streams; creates at 50 streams from h2load as well (one
- * generateName body; bench/lib/h2load.ts), when it is installed; create and list 10 000 pods
+ * create/get/update at 1 and 50 streams; creates (one generateName body) and GETs at 1 and 50
+ * streams from h2load as well (bench/lib/h2load.ts), when it is installed; create and list 10 000 pods
  * (whole lists with 1 % of the pods patched before each, timed to the response headers (server
  * time) and to the last byte, the first list on its own: bench/lib/list-load.ts; and limit=500
  * pages); watch delivery lag for 100 (and 1 000) watchers; heap per 1 000 pods from /metrics. A configmap row and its baselines take turns in three slices
@@ -14,7 +14,7 @@
  * itself timed within the aim's bound and its GC pauses (bench/lib/request-latency.ts), and this
  * load client's own GC pauses (bench/lib/gc-metrics.ts). Servers are pinned to CPU 0 and this
  * client to CPU 1 when taskset exists. Aims are from /work/shared/research/perf-anchors.md ("Proposed targets").
- * Run: node dist/bench/apiserver.bench.js   (about 1.5–2 minutes). APIBENCH_PIN=0 disables pinning
+ * Run: node dist/bench/apiserver.bench.js   (about 2 minutes). APIBENCH_PIN=0 disables pinning
  * (useful when other work also pins to CPU 0); APIBENCH_ROW_MS sets the length of each load row.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -147,42 +147,71 @@ const BENCH_TOKEN = 'api-bench-token';
 /** Where the h2load create rows send their POSTs. */
 interface H2loadTargets { bare: string; minimal: string; api: string; cpu: number | undefined; body: string }
 
-function h2loadRow(name: string, r: H2loadResult, ticks: ReturnType<typeof cpuTicks>, extra: Partial<Row> = {}): number {
+function h2loadRow(name: string, streams: number, r: H2loadResult, ticks: ReturnType<typeof cpuTicks>, extra: Partial<Row> = {}): number {
   const rate = r.total > 0 ? r.rps * (r.ok / r.total) : 0;
   const notes = [extra.note, r.ok !== r.total ? `${r.total - r.ok} of ${r.total} not 2xx` : '', stealNote(stealPercent(ticks, cpuTicks()))].filter(Boolean);
-  rows.push({ name, conc: '50', opsPerSec: rate, p50: percentile(r.lat, 50), p99: percentile(r.lat, 99), ...extra, note: notes.join('; ') });
-  log(`${name}: ${rate.toFixed(0)}/s p50 ${percentile(r.lat, 50).toFixed(2)} p99 ${percentile(r.lat, 99).toFixed(2)}`);
+  rows.push({ name, conc: String(streams), opsPerSec: rate, p50: percentile(r.lat, 50), p99: percentile(r.lat, 99), ...extra, note: notes.join('; ') });
+  log(`${name} x${streams}: ${rate.toFixed(0)}/s p50 ${percentile(r.lat, 50).toFixed(2)} p99 ${percentile(r.lat, 99).toFixed(2)}`);
   return rate;
 }
 
+/** One h2load target: a URL, with a body to POST or none (GET), and extra headers. */
+interface H2loadTarget { url: string; data?: string; headers?: Record<string, string> }
+
 /**
- * Creates at 50 streams from h2load (a C client, so the servers and not this Node client set
- * the pace and the tail): one body with generateName, POSTed to the bare server (echo), the
- * minimal create server and the API server in turn, ROUNDS times (as withBaselines does).
+ * h2load against `targets` with `streams` in flight, taking turns ROUNDS times (as withBaselines
+ * does); each target's runs merged. The server notes of `verb` cover the turns (only the API
+ * server's own requests are in its /metrics).
  */
-async function h2loadCreates(h: H2loadTargets, scrape: http2.ClientHttp2Session): Promise<void> {
-  const path = '/api/v1/namespaces/bench/configmaps';
+async function h2loadTurns(h: H2loadTargets, scrape: http2.ClientHttp2Session, verb: string, boundMs: number, streams: number,
+  targets: readonly H2loadTarget[]): Promise<{ results: H2loadResult[]; note: string }> {
   const seconds = ROW_MS / 1000 / ROUNDS;
-  const run = (url: string, headers: Record<string, string> = {}): Promise<H2loadResult> => runH2load(`${url}${path}`, {
-    streams: 50, seconds, warmUpSeconds: 0.2, cpu: h.cpu, data: h.body, headers: { 'content-type': 'application/json', accept: 'application/json', ...headers },
-  });
-  const parts: H2loadResult[][] = [[], [], []];
-  const ticks = cpuTicks();
-  const a = await scrapeServer(scrape, 'POST', 'configmaps');
+  const parts: H2loadResult[][] = targets.map(() => []);
+  const a = await scrapeServer(scrape, verb, 'configmaps');
   for (let r = 0; r < ROUNDS; r++) {
-    parts[0]!.push(await run(h.bare));
-    parts[1]!.push(await run(h.minimal));
-    parts[2]!.push(await run(h.api, { authorization: `Bearer ${BENCH_TOKEN}` }));
+    for (const [i, t] of targets.entries()) {
+      parts[i]!.push(await runH2load(t.url, {
+        streams, seconds, warmUpSeconds: 0.2, cpu: h.cpu, ...(t.data ? { data: t.data } : {}), headers: { 'content-type': 'application/json', accept: 'application/json', ...t.headers },
+      }));
+    }
   }
-  const note = serverNote(a, await scrapeServer(scrape, 'POST', 'configmaps'), 25);
-  const [bare, minimal, api] = parts.map(mergeH2load) as [H2loadResult, H2loadResult, H2loadResult];
-  const bareRate = h2loadRow('bare h2 POST echo 1 KiB (h2load)', bare, ticks);
-  const minimalRate = h2loadRow('minimal create server (h2load, generateName)', minimal, ticks);
-  const rate = api.total > 0 ? api.rps * (api.ok / api.total) : 0;
-  h2loadRow('apiserver create configmap (h2load, generateName)', api, ticks, {
-    ratio: `${(100 * rate / bareRate).toFixed(1)}% of POST, ${(100 * rate / minimalRate).toFixed(1)}% of minimal`,
-    aim: '≥ 4 500/s (50% of minimal), p99 ≤ 25 ms', note,
-  });
+  return { results: parts.map(mergeH2load), note: serverNote(a, await scrapeServer(scrape, verb, 'configmaps'), boundMs) };
+}
+
+/**
+ * Creates and GETs from h2load (a C client, so the servers and not this Node client set the
+ * pace and the tail) at 1 and 50 streams: creates POST one body with generateName to the bare
+ * server (echo), the minimal create server and the API server; GETs read `name` from the API
+ * server and the bare server's GET answer.
+ */
+async function h2loadRows(h: H2loadTargets, scrape: http2.ClientHttp2Session, name: string): Promise<void> {
+  const path = '/api/v1/namespaces/bench/configmaps';
+  const token = { authorization: `Bearer ${BENCH_TOKEN}` };
+  for (const streams of [1, 50]) {
+    const ticks = cpuTicks();
+    const { results: [bare, minimal, api], note } = await h2loadTurns(h, scrape, 'POST', 25, streams, [
+      { url: `${h.bare}${path}`, data: h.body }, { url: `${h.minimal}${path}`, data: h.body }, { url: `${h.api}${path}`, data: h.body, headers: token },
+    ]);
+    const bareRate = h2loadRow('bare h2 POST echo 1 KiB (h2load)', streams, bare!, ticks);
+    const minimalRate = h2loadRow('minimal create server (h2load, generateName)', streams, minimal!, ticks);
+    const rate = api!.total > 0 ? api!.rps * (api!.ok / api!.total) : 0;
+    h2loadRow('apiserver create configmap (h2load, generateName)', streams, api!, ticks, {
+      ratio: `${(100 * rate / bareRate).toFixed(1)}% of POST, ${(100 * rate / minimalRate).toFixed(1)}% of minimal`,
+      aim: streams === 50 ? '≥ 4 500/s (50% of minimal), p99 ≤ 25 ms' : 'p50 ≤ 1 ms', note,
+    });
+  }
+  for (const streams of [1, 50]) {
+    const ticks = cpuTicks();
+    const { results: [bare, api], note } = await h2loadTurns(h, scrape, 'GET', 5, streams, [
+      { url: `${h.bare}${path}/x` }, { url: `${h.api}${path}/${name}`, headers: token },
+    ]);
+    const bareRate = h2loadRow('bare h2 GET 1 KiB (h2load)', streams, bare!, ticks);
+    const rate = api!.total > 0 ? api!.rps * (api!.ok / api!.total) : 0;
+    h2loadRow('apiserver get configmap (h2load)', streams, api!, ticks, {
+      ratio: `${(100 * rate / bareRate).toFixed(1)}% of GET`,
+      aim: streams === 50 ? '≥ 40% of bare, p99 ≤ 5 ms' : 'p50 ≤ 0.25 ms', note,
+    });
+  }
 }
 
 async function startApiserver(dir: string, pki: Awaited<ReturnType<typeof makePki>>, cpu: number | undefined): Promise<Api> {
@@ -230,8 +259,8 @@ async function benchConfigmaps(sessions: http2.ClientHttp2Session[], bare: http2
       aim: conc === 50 ? '≥ 4 500/s (50% of minimal), p99 ≤ 25 ms' : 'p50 ≤ 1 ms',
     });
   }
-  if (h2) await h2loadCreates(h2, sessions[0]!);
   const names = [...rv.keys()].slice(0, 2000);
+  if (h2) await h2loadRows(h2, sessions[0]!, names[0]!);
   for (const conc of [1, 50]) {
     const { baselines: [get], api: r } = await withBaselines(sessions[0]!, 'GET', 5, [(ms) => bareLoad(bare, 'GET', conc, ms)],
       (ms) => runLoad({ sessions, concurrency: conc, durationMs: ms, request: (i) => ({ path: `${path}/${names[i % names.length]}`, headers: JSON_CT }) }));
@@ -431,7 +460,7 @@ async function main(): Promise<void> {
       await writeFile(body, configMapGenerateBody('h2load-', 'bench'));
       h2 = { bare: bare.url, minimal: minimal.url, api: api.url, cpu: pinned ? 1 : undefined, body };
     } else {
-      rows.push({ name: 'create configmap (h2load)', conc: '50', note: 'skipped: h2load not installed (Debian nghttp2-client)' });
+      rows.push({ name: 'create and get configmap (h2load)', conc: '-', note: 'skipped: h2load not installed (Debian nghttp2-client)' });
     }
     await benchConfigmaps(sessions, bare.sessions, minimal.sessions, h2);
     await stopBaseline(bare);
@@ -439,7 +468,7 @@ async function main(): Promise<void> {
     bare = minimal = undefined;
     await benchPods(api, sessions);
     await benchWatch(api.url, pki.client, sessions[1]!, 100, 100, 5, 0);
-    if ((performance.now() - T0) / 1000 < 95) await benchWatch(api.url, pki.client, sessions[1]!, 1000, 100, 5, 100_000);
+    if ((performance.now() - T0) / 1000 < 180) await benchWatch(api.url, pki.client, sessions[1]!, 1000, 100, 5, 100_000);
     else rows.push({ name: 'watch 1000 watchers × 100 creates/s', conc: '1000', note: 'skipped: time budget' });
     closeSessions(sessions);
   } finally {
