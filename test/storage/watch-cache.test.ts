@@ -161,6 +161,44 @@ async function suite(t: Test, open: Opener): Promise<void> {
     await t.rejects(store.get(ref('c1'), { resourceVersion: '99999999' }), { code: 'FutureRevision' });
   });
 
+  await t.test('a continued list is read from memory while nothing in its range changed, else from the backend', async (t) => {
+    const { store, backend } = await open(t);
+    const cache = store.watchCacheFor('', 'pods')!;
+    let innerRanges = 0;
+    const innerRange = backend.range.bind(backend);
+    backend.range = (...a: Parameters<Backend['range']>) => { innerRanges++; return innerRange(...a); };
+    t.teardown(() => { backend.range = innerRange; });
+    for (const n of ['a', 'b', 'c']) await store.create(ref(n), pod(n));
+    const list = (cont?: string) => store.list({ group: '', resource: 'pods', namespace: 'default', limit: 1, ...(cont ? { continue: cont } : {}) });
+    const first = await list();
+    t.same(first.items.map((o) => o.metadata?.name), ['a']);
+    // A write elsewhere (another namespace): the revision moves on, this range does not change.
+    const other = await store.create({ ...ref('x'), namespace: 'other' }, { ...pod('x'), metadata: { name: 'x', namespace: 'other' } });
+    await store.get(ref('a'), { resourceVersion: other.metadata!.resourceVersion }); // the cache has seen it
+    innerRanges = 0;
+    const second = await list(first.continue);
+    t.same(second.items.map((o) => o.metadata?.name), ['b']);
+    t.equal(second.resourceVersion, first.resourceVersion, 'the page is at the first page\'s revision');
+    t.equal(second.remainingItemCount, 1);
+    t.equal(innerRanges, 0, 'served from memory');
+    // A change inside the range (after the continue key): the page is a history read again.
+    await store.guaranteedUpdate(ref('c'), (o) => ({ ...o!, spec: { changed: true } }));
+    const d = await store.create(ref('d'), pod('d'));
+    await store.get(ref('a'), { resourceVersion: d.metadata!.resourceVersion });
+    const again = await list(first.continue);
+    t.same(again.items.map((o) => o.metadata?.name), ['b'], 'd did not exist at that revision');
+    t.equal(again.remainingItemCount, 1, 'nor is it counted');
+    t.ok(innerRanges > 0, 'read from the backend');
+    const third = await list(again.continue);
+    t.same(third.items.map((o) => o.metadata?.name), ['c']);
+    t.same(third.items[0]!.spec, {}, 'c as it was at that revision');
+    // Compacted past the page's revision: expired, whatever the cache still holds.
+    const e = await store.create({ ...ref('y'), namespace: 'other' }, { ...pod('y'), metadata: { name: 'y', namespace: 'other' } });
+    await backend.compact(Number(e.metadata!.resourceVersion));
+    await t.rejects(list(first.continue), { code: 'Compacted' });
+    t.equal(cache.ready, true);
+  });
+
   await t.test('peekEntry: the cached entry without a promise, once the cache is ready', async (t) => {
     const { store, backend } = await open(t);
     const cache = store.watchCacheFor('', 'pods')!;

@@ -8,7 +8,8 @@
  * - reads without a revision are consistent: the inner backend's current revision is fetched
  *   and the read is answered from memory once the feed has reached it (falling back to the
  *   inner backend if that takes longer than `consistentWaitMs`);
- * - reads at an explicit revision are answered from memory when it is the cache's revision,
+ * - reads at an explicit revision are answered from memory when it is the cache's revision, or
+ *   an earlier, uncompacted one after which no event in the history touched the keys read;
  *   else by the inner backend (history read);
  * - watches are served from the history ring; a start revision older than the ring either
  *   fails with 'Compacted' (`olderThanHistory: 'expired'`, what the object store uses: a 410
@@ -134,14 +135,14 @@ export class WatchCache implements Backend, FeedSink {
 
   async get(key: string, opts: ReadOptions = {}): Promise<{ kv: KeyValue | undefined; revision: number }> {
     if (!this.owns(key)) return this.inner.get(key, opts);
-    const served = await this.serve(opts.revision, (at) => ({ kv: this.store.get(key), revision: at }));
+    const served = await this.serve(opts.revision, { start: key, end: key + '\u0000' }, (at) => ({ kv: this.store.get(key), revision: at }));
     return served ?? this.inner.get(key, opts);
   }
 
   async range(key: string, opts: RangeOptions = {}): Promise<RangeResult> {
     const r = this.keyRange(key, opts);
     if (!r) return this.inner.range(key, opts);
-    const served = await this.serve(opts.revision, (at) => this.rangeNow(r, opts, at));
+    const served = await this.serve(opts.revision, r, (at) => this.rangeNow(r, opts, at));
     return served ?? this.inner.range(key, opts);
   }
 
@@ -353,15 +354,22 @@ export class WatchCache implements Backend, FeedSink {
   }
 
   /**
-   * Runs `read` against memory when the cache can answer: for an explicit revision, when it is
-   * exactly the cache's (and, with exact Backend semantics, never for history reads); for a
-   * consistent read, once the cache has reached the backend's current revision. Undefined: ask
-   * the inner backend. The readiness check and the read happen in one synchronous step.
+   * Runs `read` (of the keys in `r`) against memory when the cache can answer: for an explicit
+   * revision, when it is the cache's, or an earlier one that the backend has not compacted and
+   * after which the history holds no event in `r` (what the cache holds of `r` now is what it
+   * held then: a paginated list continued while other keys change); never for history reads
+   * with exact Backend semantics. For a consistent read, once the cache has reached the
+   * backend's current revision. Undefined: ask the inner backend. The checks of the cache's
+   * state and the read happen in one synchronous step.
    */
-  private async serve<T>(revision: number | undefined, read: (at: number) => T): Promise<T | undefined> {
+  private async serve<T>(revision: number | undefined, r: KeyRange, read: (at: number) => T): Promise<T | undefined> {
     if (revision !== undefined && revision > 0) {
       if (this.o.olderThanHistory === 'backend') return undefined; // the backend knows its compaction point
-      return this.ready && revision === this.revision ? read(revision) : undefined;
+      if (this.ready && revision === this.revision) return read(revision);
+      if (!this.ready || revision > this.revision || revision + 1 < this.ring.startRevision()) return undefined;
+      // Below the compaction point the backend answers Compacted, and so must this read.
+      if (revision < await this.inner.compactedRevision()) return undefined;
+      return this.ready && revision <= this.revision && this.unchangedSince(r, revision) ? read(revision) : undefined;
     }
     const deadline = this.now() + this.o.consistentWaitMs;
     if (!this.ready) {
@@ -382,6 +390,18 @@ export class WatchCache implements Backend, FeedSink {
     }
     this.log.debug({ want, have: this.revision }, 'watch cache lagging; consistent read from the backend');
     return undefined;
+  }
+
+  /** True when the history holds every event after `revision` and none of them is in `r`. */
+  private unchangedSince(r: KeyRange, revision: number): boolean {
+    if (revision + 1 < this.ring.startRevision()) return false;
+    for (const b of this.ring.since(revision + 1)) {
+      for (const e of b.events) {
+        const k = e.kv.key;
+        if (k >= r.start && (r.end === '' || k < r.end)) return false;
+      }
+    }
+    return true;
   }
 
   private owns(key: string): boolean {
