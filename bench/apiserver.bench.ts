@@ -8,7 +8,7 @@
  * streams from h2load as well (bench/lib/h2load.ts), when it is installed; create and list 10 000 pods
  * (whole lists with 1 % of the pods patched before each, timed to the response headers (server
  * time) and to the last byte, the first list on its own: bench/lib/list-load.ts; and limit=500
- * pages); watch delivery lag for 100 (and 1 000) watchers; heap per 1 000 pods from /metrics. A configmap row and its baselines take turns in three slices
+ * pages, alone and with a write to another resource before each); watch delivery lag for 100 (and 1 000) watchers; heap per 1 000 pods from /metrics. A configmap row and its baselines take turns in three slices
  * (this VM's speed changes within seconds; see interleave in bench/lib/h2-load.ts), so their
  * ratio compares like with like. Each configmap row notes the share of its requests the server
  * itself timed within the aim's bound and its GC pauses (bench/lib/request-latency.ts), and this
@@ -341,12 +341,25 @@ async function benchPods(api: Api, sessions: http2.ClientHttp2Session[]): Promis
   });
   log(`list whole: server time p50 ${percentile(l.headers, 50).toFixed(1)} p99 ${percentile(l.headers, 99).toFixed(1)}; last byte p99 ${percentile(l.total, 99).toFixed(1)}; first ${l.first.headersMs.toFixed(1)}/${l.first.totalMs.toFixed(1)}`);
 
+  for (const churn of [false, true]) await benchPages(sessions, churn);
+}
+
+/**
+ * limit=500 pages over every pod, PAGE_PASSES times. With `churn`, a configmap is created before
+ * each page (another resource, as Lease and Event writes are in a cluster): the revision moves
+ * on, so each continued page is a read at an earlier revision.
+ */
+async function benchPages(sessions: http2.ClientHttp2Session[], churn: boolean): Promise<void> {
   const pages: number[] = [];
   const tp = performance.now();
   // 5 passes of 20 pages: a p99 over the 40 pages of 2 passes was little more than their maximum.
   for (let pass = 0; pass < PAGE_PASSES; pass++) {
     let cont = '';
     do {
+      if (churn) {
+        const w = await send(sessions[1]!, { path: '/api/v1/namespaces/bench/configmaps', method: 'POST', headers: JSON_CT, body: configMapBody(`churn-${pass}-${pages.length}`, 'bench', {}) });
+        if (w.status !== 201) throw new Error(`churn write answered ${w.status}`);
+      }
       const t = performance.now();
       const res = await send(sessions[0]!, { path: `/api/v1/namespaces/bench/pods?limit=500${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`, headers: { accept: 'application/json' } });
       pages.push(performance.now() - t);
@@ -355,8 +368,9 @@ async function benchPods(api: Api, sessions: http2.ClientHttp2Session[]): Promis
     } while (cont && pages.length < 100 * PAGE_PASSES);
   }
   const pl = Float64Array.from(pages);
-  rows.push({ name: 'apiserver list pods limit=500 (pages)', conc: '1', opsPerSec: pl.length / ((performance.now() - tp) / 1000), p50: percentile(pl, 50), p99: percentile(pl, 99), aim: 'p99 ≤ 10 ms', note: `${pl.length} pages over ${PAGE_PASSES} passes` });
-  log(`list pages p50 ${percentile(pl, 50).toFixed(1)} p99 ${percentile(pl, 99).toFixed(1)} (${pl.length} pages)`);
+  const name = churn ? 'apiserver list pods limit=500 (pages, a write between)' : 'apiserver list pods limit=500 (pages)';
+  rows.push({ name, conc: '1', opsPerSec: pl.length / ((performance.now() - tp) / 1000), p50: percentile(pl, 50), p99: percentile(pl, 99), aim: 'p99 ≤ 10 ms', note: `${pl.length} pages over ${PAGE_PASSES} passes${churn ? '; a configmap created before each page' : ''}` });
+  log(`${name}: p50 ${percentile(pl, 50).toFixed(1)} p99 ${percentile(pl, 99).toFixed(1)} (${pl.length} pages)`);
 }
 
 async function benchWatch(url: string, tls: Awaited<ReturnType<typeof makePki>>['client'], writer: http2.ClientHttp2Session, watchers: number, eventsPerSec: number, seconds: number, seqBase: number): Promise<void> {
