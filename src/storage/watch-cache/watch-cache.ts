@@ -366,10 +366,12 @@ export class WatchCache implements Backend, FeedSink {
     if (revision !== undefined && revision > 0) {
       if (this.o.olderThanHistory === 'backend') return undefined; // the backend knows its compaction point
       if (this.ready && revision === this.revision) return read(revision);
-      if (!this.ready || revision > this.revision || revision + 1 < this.ring.startRevision()) return undefined;
+      // An earlier revision: checked before asking the backend for its compaction point (a
+      // round trip on etcd), and again after it, with the read in the same synchronous step.
+      if (!this.unchangedSince(r, revision)) return undefined;
       // Below the compaction point the backend answers Compacted, and so must this read.
       if (revision < await this.inner.compactedRevision()) return undefined;
-      return this.ready && revision <= this.revision && this.unchangedSince(r, revision) ? read(revision) : undefined;
+      return this.unchangedSince(r, revision) ? read(revision) : undefined;
     }
     const deadline = this.now() + this.o.consistentWaitMs;
     if (!this.ready) {
@@ -392,9 +394,12 @@ export class WatchCache implements Backend, FeedSink {
     return undefined;
   }
 
-  /** True when the history holds every event after `revision` and none of them is in `r`. */
+  /**
+   * True when the cache is ready at or past `revision`, its history holds every event after
+   * `revision`, and none of them is in `r`: memory then holds what `r` held at `revision`.
+   */
   private unchangedSince(r: KeyRange, revision: number): boolean {
-    if (revision + 1 < this.ring.startRevision()) return false;
+    if (!this.ready || revision > this.revision || revision + 1 < this.ring.startRevision()) return false;
     for (const b of this.ring.since(revision + 1)) {
       for (const e of b.events) {
         const k = e.kv.key;
