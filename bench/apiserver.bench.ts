@@ -23,14 +23,14 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type * as http2 from 'node:http2';
 import { canPin, freePort, makePki, pinSelf, spawnNode, spawnReady, waitReady, type Child } from './lib/children.js';
-import { closeSessions, interleave, openSessions, percentile, runLoad, send, type LoadResult } from './lib/h2-load.js';
+import { closeSessions, interleave, mergeLoads, openSessions, percentile, runLoad, send, type LoadResult } from './lib/h2-load.js';
 import { openWatchers } from './lib/watch-load.js';
 import { measureLists } from './lib/list-load.js';
 import { memoryAfterGc, type GcMemory } from './lib/inspect-memory.js';
 import { addGcDelta, clientGc, gcNote, type GcTally } from './lib/gc-metrics.js';
 import { scrapeServer, serverNote } from './lib/request-latency.js';
 import { cpuTicks, stealNote, stealPercent } from './lib/steal.js';
-import { h2loadAvailable, mergeH2load, runH2load, type H2loadResult } from './lib/h2load.js';
+import { h2loadAvailable, mergeH2load, okRate, runH2load, type H2loadResult } from './lib/h2load.js';
 import { apiserverArgs, configMapBody, configMapGenerateBody, podBody } from './lib/apiserver-child.js';
 
 const ROW_MS = Number(process.env['APIBENCH_ROW_MS'] ?? 3000);
@@ -42,6 +42,8 @@ const LISTS = 20;
 /** Passes over all pods in limit=500 pages. */
 const PAGE_PASSES = 5;
 const JSON_CT = { 'content-type': 'application/json', accept: 'application/json' };
+/** The collection every configmap row writes and reads (the bare server answers any path). */
+const CONFIGMAPS = '/api/v1/namespaces/bench/configmaps';
 const T0 = performance.now();
 
 interface Row { name: string; conc: string; opsPerSec?: number; p50?: number; p99?: number; ratio?: string; aim?: string; note?: string }
@@ -86,7 +88,7 @@ async function withBaselines(s: http2.ClientHttp2Session, verb: string, boundMs:
     const r = await api(ms);
     client = addGcDelta(client, before, clientGc());
     return r;
-  }]);
+  }], mergeLoads);
   const notes = [serverNote(a, await scrapeServer(s, verb, 'configmaps'), boundMs), gcNote(new Map(), client).replace(/^GC /, 'client GC ')];
   const r = results.pop()!;
   return { baselines: results, api: { ...r, notes: notes.filter(Boolean).join('; ') } };
@@ -122,7 +124,7 @@ const BARE_POST = configMapBody('echo', 'bench', {});
 function bareLoad(sessions: http2.ClientHttp2Session[], verb: 'GET' | 'POST', conc: number, ms: number): Promise<LoadResult> {
   return runLoad({
     sessions, concurrency: conc, durationMs: ms,
-    request: () => (verb === 'GET' ? { path: '/api/v1/namespaces/bench/configmaps/x' } : { path: '/x', method: 'POST', headers: JSON_CT, body: BARE_POST }),
+    request: () => (verb === 'GET' ? { path: `${CONFIGMAPS}/x` } : { path: '/x', method: 'POST', headers: JSON_CT, body: BARE_POST }),
   });
 }
 
@@ -133,7 +135,7 @@ let createSeq = 0;
 async function minimalLoad(sessions: http2.ClientHttp2Session[], conc: number, ms: number): Promise<LoadResult> {
   const r = await runLoad({
     sessions, concurrency: conc, durationMs: ms,
-    request: () => ({ path: '/api/v1/namespaces/bench/configmaps', method: 'POST', headers: JSON_CT, body: configMapBody(`cm-m-${createSeq++}`, 'bench', { i: String(createSeq) }) }),
+    request: () => ({ path: CONFIGMAPS, method: 'POST', headers: JSON_CT, body: configMapBody(`cm-m-${createSeq++}`, 'bench', { i: String(createSeq) }) }),
   });
   if (r.errors > 0) throw new Error(`minimal create server: ${r.errors} errors (${r.firstError ?? ''})`);
   return r;
@@ -144,11 +146,24 @@ interface Api { child: Child; url: string; inspectPort: number }
 /** The bearer token of the h2load rows. */
 const BENCH_TOKEN = 'api-bench-token';
 
-/** Where the h2load create rows send their POSTs. */
+/** Where the h2load rows send their requests, from which CPU, and the create body they POST. */
 interface H2loadTargets { bare: string; minimal: string; api: string; cpu: number | undefined; body: string }
 
+/** A create row's ratios to the bare POST echo and the minimal create server, and its aim. */
+function createAims(streams: number, rate: number, bare: number, minimal: number): Partial<Row> {
+  return {
+    ratio: `${(100 * rate / bare).toFixed(1)}% of POST, ${(100 * rate / minimal).toFixed(1)}% of minimal`,
+    aim: streams === 50 ? '≥ 4 500/s (50% of minimal), p99 ≤ 25 ms' : 'p50 ≤ 1 ms',
+  };
+}
+
+/** A GET row's ratio to the bare GET, and its aim. */
+function getAims(streams: number, rate: number, bare: number): Partial<Row> {
+  return { ratio: `${(100 * rate / bare).toFixed(1)}% of GET`, aim: streams === 50 ? '≥ 40% of bare, p99 ≤ 5 ms' : 'p50 ≤ 0.25 ms' };
+}
+
 function h2loadRow(name: string, streams: number, r: H2loadResult, ticks: ReturnType<typeof cpuTicks>, extra: Partial<Row> = {}): number {
-  const rate = r.total > 0 ? r.rps * (r.ok / r.total) : 0;
+  const rate = okRate(r);
   const notes = [extra.note, r.ok !== r.total ? `${r.total - r.ok} of ${r.total} not 2xx` : '', stealNote(stealPercent(ticks, cpuTicks()))].filter(Boolean);
   rows.push({ name, conc: String(streams), opsPerSec: rate, p50: percentile(r.lat, 50), p99: percentile(r.lat, 99), ...extra, note: notes.join('; ') });
   log(`${name} x${streams}: ${rate.toFixed(0)}/s p50 ${percentile(r.lat, 50).toFixed(2)} p99 ${percentile(r.lat, 99).toFixed(2)}`);
@@ -159,23 +174,18 @@ function h2loadRow(name: string, streams: number, r: H2loadResult, ticks: Return
 interface H2loadTarget { url: string; data?: string; headers?: Record<string, string> }
 
 /**
- * h2load against `targets` with `streams` in flight, taking turns ROUNDS times (as withBaselines
- * does); each target's runs merged. The server notes of `verb` cover the turns (only the API
+ * h2load against `targets` with `streams` in flight, taking turns ROUNDS times (interleave, as
+ * withBaselines does); each target's runs merged. The server notes of `verb` cover the turns (only the API
  * server's own requests are in its /metrics).
  */
 async function h2loadTurns(h: H2loadTargets, scrape: http2.ClientHttp2Session, verb: string, boundMs: number, streams: number,
   targets: readonly H2loadTarget[]): Promise<{ results: H2loadResult[]; note: string }> {
   const seconds = ROW_MS / 1000 / ROUNDS;
-  const parts: H2loadResult[][] = targets.map(() => []);
   const a = await scrapeServer(scrape, verb, 'configmaps');
-  for (let r = 0; r < ROUNDS; r++) {
-    for (const [i, t] of targets.entries()) {
-      parts[i]!.push(await runH2load(t.url, {
-        streams, seconds, warmUpSeconds: 0.2, cpu: h.cpu, ...(t.data ? { data: t.data } : {}), headers: { 'content-type': 'application/json', accept: 'application/json', ...t.headers },
-      }));
-    }
-  }
-  return { results: parts.map(mergeH2load), note: serverNote(a, await scrapeServer(scrape, verb, 'configmaps'), boundMs) };
+  const results = await interleave(ROUNDS, targets.map((t) => () => runH2load(t.url, {
+    streams, seconds, warmUpSeconds: 0.2, cpu: h.cpu, ...(t.data ? { data: t.data } : {}), headers: { 'content-type': 'application/json', accept: 'application/json', ...t.headers },
+  })), mergeH2load);
+  return { results, note: serverNote(a, await scrapeServer(scrape, verb, 'configmaps'), boundMs) };
 }
 
 /**
@@ -185,32 +195,23 @@ async function h2loadTurns(h: H2loadTargets, scrape: http2.ClientHttp2Session, v
  * server and the bare server's GET answer.
  */
 async function h2loadRows(h: H2loadTargets, scrape: http2.ClientHttp2Session, name: string): Promise<void> {
-  const path = '/api/v1/namespaces/bench/configmaps';
   const token = { authorization: `Bearer ${BENCH_TOKEN}` };
   for (const streams of [1, 50]) {
     const ticks = cpuTicks();
     const { results: [bare, minimal, api], note } = await h2loadTurns(h, scrape, 'POST', 25, streams, [
-      { url: `${h.bare}${path}`, data: h.body }, { url: `${h.minimal}${path}`, data: h.body }, { url: `${h.api}${path}`, data: h.body, headers: token },
+      { url: `${h.bare}${CONFIGMAPS}`, data: h.body }, { url: `${h.minimal}${CONFIGMAPS}`, data: h.body }, { url: `${h.api}${CONFIGMAPS}`, data: h.body, headers: token },
     ]);
     const bareRate = h2loadRow('bare h2 POST echo 1 KiB (h2load)', streams, bare!, ticks);
     const minimalRate = h2loadRow('minimal create server (h2load, generateName)', streams, minimal!, ticks);
-    const rate = api!.total > 0 ? api!.rps * (api!.ok / api!.total) : 0;
-    h2loadRow('apiserver create configmap (h2load, generateName)', streams, api!, ticks, {
-      ratio: `${(100 * rate / bareRate).toFixed(1)}% of POST, ${(100 * rate / minimalRate).toFixed(1)}% of minimal`,
-      aim: streams === 50 ? '≥ 4 500/s (50% of minimal), p99 ≤ 25 ms' : 'p50 ≤ 1 ms', note,
-    });
+    h2loadRow('apiserver create configmap (h2load, generateName)', streams, api!, ticks, { ...createAims(streams, okRate(api!), bareRate, minimalRate), note });
   }
   for (const streams of [1, 50]) {
     const ticks = cpuTicks();
     const { results: [bare, api], note } = await h2loadTurns(h, scrape, 'GET', 5, streams, [
-      { url: `${h.bare}${path}/x` }, { url: `${h.api}${path}/${name}`, headers: token },
+      { url: `${h.bare}${CONFIGMAPS}/x` }, { url: `${h.api}${CONFIGMAPS}/${name}`, headers: token },
     ]);
     const bareRate = h2loadRow('bare h2 GET 1 KiB (h2load)', streams, bare!, ticks);
-    const rate = api!.total > 0 ? api!.rps * (api!.ok / api!.total) : 0;
-    h2loadRow('apiserver get configmap (h2load)', streams, api!, ticks, {
-      ratio: `${(100 * rate / bareRate).toFixed(1)}% of GET`,
-      aim: streams === 50 ? '≥ 40% of bare, p99 ≤ 5 ms' : 'p50 ≤ 0.25 ms', note,
-    });
+    h2loadRow('apiserver get configmap (h2load)', streams, api!, ticks, { ...getAims(streams, okRate(api!), bareRate), note });
   }
 }
 
@@ -229,12 +230,12 @@ async function startApiserver(dir: string, pki: Awaited<ReturnType<typeof makePk
 }
 
 /**
- * Each apiserver row runs right after its baselines (the bare server; for creates also the minimal
- * create server), so load from other work hits them alike.
+ * Configmap create, GET and update rows. Each create and GET row takes turns with its baselines
+ * (the bare server; for creates also the minimal create server: withBaselines), so load from
+ * other work and the VM's changing speed hit them alike.
  */
 async function benchConfigmaps(sessions: http2.ClientHttp2Session[], bare: http2.ClientHttp2Session[], minimal: http2.ClientHttp2Session[], h2: H2loadTargets | undefined): Promise<void> {
   const base = new Map<string, number>();
-  const path = '/api/v1/namespaces/bench/configmaps';
   const rv = new Map<string, string>();
   const create = (conc: number) => (ms: number): Promise<LoadResult> => {
     const names: string[] = [];
@@ -242,33 +243,26 @@ async function benchConfigmaps(sessions: http2.ClientHttp2Session[], bare: http2
       sessions, concurrency: conc, durationMs: ms,
       request: (i) => {
         const name = names[i] = `cm-${createSeq++}`;
-        return { path, method: 'POST', headers: JSON_CT, body: configMapBody(name, 'bench', { i: String(i) }) };
+        return { path: CONFIGMAPS, method: 'POST', headers: JSON_CT, body: configMapBody(name, 'bench', { i: String(i) }) };
       },
       onResponse: (i, res) => { rv.set(names[i]!, rvOf(res.body)); },
     });
   };
-  await runLoad({ sessions, concurrency: 50, durationMs: 500, request: (i) => ({ path, method: 'POST', headers: JSON_CT, body: configMapBody(`warm-${i}`, 'bench', {}) }) });
+  await runLoad({ sessions, concurrency: 50, durationMs: 500, request: (i) => ({ path: CONFIGMAPS, method: 'POST', headers: JSON_CT, body: configMapBody(`warm-${i}`, 'bench', {}) }) });
   for (const conc of [1, 50]) {
     const { baselines: [post, ceiling], api: r } = await withBaselines(sessions[0]!, 'POST', 25,
       [(ms) => bareLoad(bare, 'POST', conc, ms), (ms) => minimalLoad(minimal, conc, ms)], create(conc));
     base.set(`post${conc}`, loadRow('bare h2 POST echo 1 KiB', conc, post!).opsPerSec!);
     const ceilingRate = loadRow('minimal create server (composite ceiling)', conc, ceiling!).opsPerSec!;
-    const rate = r.ops / r.seconds;
-    loadRow('apiserver create configmap', conc, r, {
-      ratio: `${(100 * rate / base.get(`post${conc}`)!).toFixed(1)}% of POST, ${(100 * rate / ceilingRate).toFixed(1)}% of minimal`,
-      aim: conc === 50 ? '≥ 4 500/s (50% of minimal), p99 ≤ 25 ms' : 'p50 ≤ 1 ms',
-    });
+    loadRow('apiserver create configmap', conc, r, createAims(conc, r.ops / r.seconds, base.get(`post${conc}`)!, ceilingRate));
   }
   const names = [...rv.keys()].slice(0, 2000);
   if (h2) await h2loadRows(h2, sessions[0]!, names[0]!);
   for (const conc of [1, 50]) {
     const { baselines: [get], api: r } = await withBaselines(sessions[0]!, 'GET', 5, [(ms) => bareLoad(bare, 'GET', conc, ms)],
-      (ms) => runLoad({ sessions, concurrency: conc, durationMs: ms, request: (i) => ({ path: `${path}/${names[i % names.length]}`, headers: JSON_CT }) }));
+      (ms) => runLoad({ sessions, concurrency: conc, durationMs: ms, request: (i) => ({ path: `${CONFIGMAPS}/${names[i % names.length]}`, headers: JSON_CT }) }));
     base.set(`get${conc}`, loadRow('bare h2 GET 1 KiB', conc, get!).opsPerSec!);
-    loadRow('apiserver get configmap', conc, r, {
-      ratio: `${(100 * (r.ops / r.seconds) / base.get(`get${conc}`)!).toFixed(1)}% of GET`,
-      ...(conc === 50 ? { aim: '≥ 40% of bare, p99 ≤ 5 ms' } : { aim: 'p50 ≤ 0.25 ms' }),
-    });
+    loadRow('apiserver get configmap', conc, r, getAims(conc, r.ops / r.seconds, base.get(`get${conc}`)!));
   }
   for (const conc of [1, 50]) {
     let k = 0;
@@ -279,7 +273,7 @@ async function benchConfigmaps(sessions: http2.ClientHttp2Session[], bare: http2
         request: (i) => {
           const n = updated[i] = names[k++ % names.length]!;
           // A value no earlier row wrote, so no update is a no-op.
-          return { path: `${path}/${n}`, method: 'PUT', headers: JSON_CT, body: configMapBody(n, 'bench', { i: `put${conc}-${k}` }, rv.get(n)) };
+          return { path: `${CONFIGMAPS}/${n}`, method: 'PUT', headers: JSON_CT, body: configMapBody(n, 'bench', { i: `put${conc}-${k}` }, rv.get(n)) };
         },
         onResponse: (i, res) => { rv.set(updated[i]!, rvOf(res.body)); },
       });
@@ -357,7 +351,7 @@ async function benchPages(sessions: http2.ClientHttp2Session[], churn: boolean):
     let cont = '';
     do {
       if (churn) {
-        const w = await send(sessions[1]!, { path: '/api/v1/namespaces/bench/configmaps', method: 'POST', headers: JSON_CT, body: configMapBody(`churn-${pass}-${pages.length}`, 'bench', {}) });
+        const w = await send(sessions[1]!, { path: CONFIGMAPS, method: 'POST', headers: JSON_CT, body: configMapBody(`churn-${pass}-${pages.length}`, 'bench', {}) });
         if (w.status !== 201) throw new Error(`churn write answered ${w.status}`);
       }
       const t = performance.now();

@@ -136,16 +136,24 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
 
 /**
  * Runs `loads` one after another, `rounds` times over, and merges each load's slices into one
- * result. Rows compared with each other (a server and its baseline) then share the machine's
- * fast and slow seconds alike, which one row after the other does not: this VM's speed changes
- * within seconds.
+ * result with `merge`. Rows compared with each other (a server and its baseline) then share the
+ * machine's fast and slow seconds alike, which one row after the other does not: this VM's
+ * speed changes within seconds.
  */
-export async function interleave(rounds: number, loads: readonly (() => Promise<LoadResult>)[]): Promise<LoadResult[]> {
-  const parts: LoadResult[][] = loads.map(() => []);
+export async function interleave<T>(rounds: number, loads: readonly (() => Promise<T>)[], merge: (parts: readonly T[]) => T): Promise<T[]> {
+  const parts: T[][] = loads.map(() => []);
   for (let r = 0; r < rounds; r++) {
     for (let i = 0; i < loads.length; i++) parts[i]!.push(await loads[i]!());
   }
-  return parts.map(mergeLoads);
+  return parts.map(merge);
+}
+
+/** The latency samples of several runs, joined in order. */
+export function joinSamples(parts: readonly { readonly lat: Float64Array }[]): Float64Array {
+  const lat = new Float64Array(parts.reduce((n, p) => n + p.lat.length, 0));
+  let at = 0;
+  for (const p of parts) { lat.set(p.lat, at); at += p.lat.length; }
+  return lat;
 }
 
 /** One result of several runs of the same load: counts and seconds summed, latencies joined. */
@@ -153,7 +161,6 @@ export function mergeLoads(parts: readonly LoadResult[]): LoadResult {
   let ops = 0;
   let errors = 0;
   let seconds = 0;
-  let samples = 0;
   let stealSeconds = 0;
   let stealWeighted = 0;
   let firstError: string | undefined;
@@ -161,15 +168,11 @@ export function mergeLoads(parts: readonly LoadResult[]): LoadResult {
     ops += p.ops;
     errors += p.errors;
     seconds += p.seconds;
-    samples += p.lat.length;
     firstError ??= p.firstError;
     if (p.stealPct !== undefined) { stealWeighted += p.stealPct * p.seconds; stealSeconds += p.seconds; }
   }
-  const lat = new Float64Array(samples);
-  let at = 0;
-  for (const p of parts) { lat.set(p.lat, at); at += p.lat.length; }
   return {
-    ops, errors, seconds, lat,
+    ops, errors, seconds, lat: joinSamples(parts),
     ...(firstError ? { firstError } : {}),
     ...(stealSeconds > 0 ? { stealPct: stealWeighted / stealSeconds } : {}),
   };

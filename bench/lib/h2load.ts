@@ -1,13 +1,15 @@
 /**
  * h2load (nghttp2's C load generator, Debian package nghttp2-client) as a second client for the
- * GET rows and the create rows (one body with generateName): it drives a server several times harder than a Node client can, so the server, not
- * the client, is what the row measures (as in shared/research/perf-anchors.md §2a). h2load has
- * no client certificates, so the API server is asked with a bearer token.
+ * GET rows and the create rows (one body with generateName): it drives a server several times
+ * harder than a Node client can, so the server, not the client, is what the row measures (as in
+ * shared/research/perf-anchors.md §2a). h2load has no client certificates, so the API server is
+ * asked with a bearer token.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { joinSamples } from './h2-load.js';
 
 export interface H2loadResult {
   /** Requests per second h2load reports. */
@@ -73,6 +75,11 @@ export async function runH2load(url: string, o: { streams: number; seconds: numb
   return { rps: Number(rps[1]), ok, total: ok + Number(codes[2]) + Number(codes[3]) + Number(codes[4]), mean: t?.[3] ?? '?', max: t?.[2] ?? '?', lat };
 }
 
+/** Requests answered 2xx per second. */
+export function okRate(r: H2loadResult): number {
+  return r.total > 0 ? r.rps * (r.ok / r.total) : 0;
+}
+
 /**
  * One result of several h2load runs of equal length: counts summed, latencies joined, the rate
  * over their measured time together (the mean of their rates).
@@ -80,17 +87,11 @@ export async function runH2load(url: string, o: { streams: number; seconds: numb
 export function mergeH2load(parts: readonly H2loadResult[]): H2loadResult {
   let ok = 0;
   let total = 0;
-  let samples = 0;
-  for (const p of parts) { ok += p.ok; total += p.total; samples += p.lat.length; }
-  const lat = new Float64Array(samples);
-  let at = 0;
+  for (const p of parts) { ok += p.ok; total += p.total; }
+  const lat = joinSamples(parts);
   let max = 0;
   let sum = 0;
-  for (const p of parts) {
-    lat.set(p.lat, at);
-    at += p.lat.length;
-    for (const v of p.lat) { sum += v; if (v > max) max = v; }
-  }
+  for (const v of lat) { sum += v; if (v > max) max = v; }
   const rps = parts.length > 0 ? parts.reduce((a, p) => a + p.rps, 0) / parts.length : 0;
-  return { rps, ok, total, lat, mean: samples ? `${(sum / samples).toFixed(2)}ms` : '?', max: samples ? `${max.toFixed(2)}ms` : '?' };
+  return { rps, ok, total, lat, mean: lat.length ? `${(sum / lat.length).toFixed(2)}ms` : '?', max: lat.length ? `${max.toFixed(2)}ms` : '?' };
 }

@@ -11,7 +11,7 @@ const load = (ops: number, seconds: number, lat: number[], extra: Partial<LoadRe
 t.test('loads take turns, round by round, and each keeps its own slices', async (t) => {
   const order: string[] = [];
   const slice = (name: string, ops: number) => async (): Promise<LoadResult> => { order.push(name); return load(ops, 1, [ops]); };
-  const [a, b] = await interleave(3, [slice('a', 10), slice('b', 20)]);
+  const [a, b] = await interleave(3, [slice('a', 10), slice('b', 20)], mergeLoads);
   t.same(order, ['a', 'b', 'a', 'b', 'a', 'b']);
   t.equal(a!.ops, 30);
   t.equal(a!.seconds, 3);
