@@ -27,3 +27,26 @@ t.test('in one namespace', async (t) => {
   const one = await client.list({ group: '', version: 'v1', resource: 'configmaps', namespace: 'other' }, { fieldSelector: 'metadata.name=b' });
   t.same(one.items.map((i) => i.metadata?.name), ['b']);
 });
+
+t.test('a watch across namespaces narrowed by name sees that name in every namespace', async (t) => {
+  const ac = new AbortController();
+  const start = await client.list({ group: '', version: 'v1', resource: 'configmaps' });
+  const events = await client.watch({ group: '', version: 'v1', resource: 'configmaps' }, {
+    fieldSelector: 'metadata.name=a', resourceVersion: start.metadata?.resourceVersion, signal: ac.signal,
+  });
+  const seen: string[] = [];
+  const reading = (async () => {
+    for await (const e of events) {
+      seen.push(`${e.type} ${e.object.metadata?.namespace}/${e.object.metadata?.name}`);
+      if (seen.length === 3) break;
+    }
+  })();
+  const ref = (ns: string) => ({ group: '', version: 'v1', resource: 'configmaps', namespace: ns });
+  await client.create(ref('other'), cm('other', 'c'));
+  await client.delete(ref('other'), 'a');
+  await client.create(ref('other'), cm('other', 'a'));
+  await client.delete(ref('default'), 'a');
+  await Promise.race([reading, new Promise((r) => setTimeout(r, 5000))]);
+  ac.abort();
+  t.same(seen, ['DELETED other/a', 'ADDED other/a', 'DELETED default/a'], 'events of other names are filtered out, none of this name is lost');
+});

@@ -110,7 +110,10 @@ export async function streamWatch(s: Scope, sink: WatchSink, fmt: OutputFormat, 
   const timer = setTimeout(() => ac.abort(), timeoutMs);
   timer.unref();
   const ref = s.registry.refOf(s.def, s.namespace, 'x');
-  const name = s.name || exactName(q.get('fieldSelector'));
+  // A name pins the watch to one key only within a namespace (or for a cluster-scoped
+  // resource); across all namespaces the field selector's filter matches the name instead.
+  const named = s.name || exactName(q.get('fieldSelector'));
+  const name = named && (!s.def.namespaced || s.namespace) ? named : '';
   const key = encodingKey(s, fmt);
   const bookmarks = queryBool(q.get('allowWatchBookmarks')) === true;
   const watch = s.registry.store.watch({
