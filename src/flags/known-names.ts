@@ -1,6 +1,6 @@
 /** Enumerations that several options check against (from the reference unless noted). */
 
-/** Every controller name --controllers accepts (the reference's 32 names). */
+/** The reference's 32 controller names (--controllers also takes OUR_CONTROLLER_NAMES). */
 export const CONTROLLER_NAMES: readonly string[] = [
   'attachdetach', 'bootstrapsigner', 'clusterrole-aggregation', 'cronjob', 'csrapproving',
   'csrcleaner', 'csrsigning', 'daemonset', 'deployment', 'disruption', 'endpoint',
@@ -9,6 +9,12 @@ export const CONTROLLER_NAMES: readonly string[] = [
   'replicaset', 'replicationcontroller', 'resourcequota', 'route', 'service', 'serviceaccount',
   'serviceaccount-token', 'statefulset', 'tokencleaner', 'ttl',
 ];
+
+/**
+ * Controllers beyond the reference's list (ours; Kubernetes has them): accepted by
+ * --controllers and on by default.
+ */
+export const OUR_CONTROLLER_NAMES = ['root-ca-cert-publisher'] as const;
 
 /** Controllers that "*" does not switch on. */
 export const CONTROLLERS_OFF_BY_DEFAULT: readonly string[] = ['bootstrapsigner', 'tokencleaner'];
@@ -19,7 +25,7 @@ export const CONTROLLERS_OFF_BY_DEFAULT: readonly string[] = ['bootstrapsigner',
  */
 export function enabledControllers(list: readonly string[]): string[] {
   const star = list.includes('*');
-  return CONTROLLER_NAMES.filter((name) => {
+  return [...CONTROLLER_NAMES, ...OUR_CONTROLLER_NAMES].filter((name) => {
     if (list.includes(`-${name}`)) return false;
     if (list.includes(name)) return true;
     return star && !CONTROLLERS_OFF_BY_DEFAULT.includes(name);

@@ -2,7 +2,7 @@
  * Value-syntax checks that a type parser alone cannot express, named by the option tables'
  * `syntax` field. Each returns a short reason when the value is bad, undefined when it is fine.
  */
-import { CONTROLLER_NAMES, EVICTION_SIGNALS, TLS_CIPHER_SUITES } from './known-names.js';
+import { CONTROLLER_NAMES, EVICTION_SIGNALS, OUR_CONTROLLER_NAMES, TLS_CIPHER_SUITES } from './known-names.js';
 import { isQuantity, parseQuantity } from '../util/quantity.js';
 import { parseDuration } from '../util/duration.js';
 
@@ -26,7 +26,7 @@ function first<T>(items: readonly T[], test: (item: T) => string | undefined): s
 const controllers: Check = (v) => first(asList(v), (entry) => {
   if (entry === '*') return undefined;
   const name = entry.startsWith('-') ? entry.slice(1) : entry;
-  return CONTROLLER_NAMES.includes(name) ? undefined : `unknown controller "${name}"`;
+  return CONTROLLER_NAMES.includes(name) || (OUR_CONTROLLER_NAMES as readonly string[]).includes(name) ? undefined : `unknown controller "${name}"`;
 });
 
 const tlsCipherSuites: Check = (v) => first(asList(v), (name) =>

@@ -1,19 +1,24 @@
 /**
- * Every controller name the reference lists, which are on by default, how `--controllers`
- * selects them, and which ones this build implements.
+ * Every controller name the reference lists (plus ours, beyond it), which are on by default,
+ * how `--controllers` selects them, and which ones this build implements.
  */
 import type { Logger } from 'pino';
 import type { ControllerManagerConfig } from '../../flags/controller-manager.js';
+import { OUR_CONTROLLER_NAMES } from '../../flags/known-names.js';
 import type { RestClient, SharedInformerFactory } from './deps.js';
 import type { EventRecorder } from './events.js';
 
-export const ALL_CONTROLLER_NAMES = [
+/** The reference's controller names. */
+export const REFERENCE_CONTROLLER_NAMES = [
   'attachdetach', 'bootstrapsigner', 'clusterrole-aggregation', 'cronjob', 'csrapproving', 'csrcleaner', 'csrsigning',
   'daemonset', 'deployment', 'disruption', 'endpoint', 'garbagecollector', 'horizontalpodautoscaling', 'job', 'namespace',
   'nodeipam', 'nodelifecycle', 'persistentvolume-binder', 'persistentvolume-expander', 'podgc', 'pv-protection',
   'pvc-protection', 'replicaset', 'replicationcontroller', 'resourcequota', 'route', 'service', 'serviceaccount',
   'serviceaccount-token', 'statefulset', 'tokencleaner', 'ttl',
 ] as const;
+
+/** What `--controllers` accepts: the reference's names, then ours (Kubernetes has them too). */
+export const ALL_CONTROLLER_NAMES = [...REFERENCE_CONTROLLER_NAMES, ...OUR_CONTROLLER_NAMES] as const;
 
 export type ControllerName = (typeof ALL_CONTROLLER_NAMES)[number];
 
@@ -30,6 +35,12 @@ export interface ControllerContext {
   signal: AbortSignal;
   /** Event recorder for a reporting component (e.g. "deployment-controller"); none in unit tests. */
   events?: (component: string) => EventRecorder;
+  /**
+   * The CA bundle this process verifies the API server with (its coreconfig's certificate
+   * authority); absent without one. Controllers publishing the cluster CA fall back to it when
+   * --root-ca-file is not set, as Kubernetes does.
+   */
+  apiServerCa?: Buffer;
 }
 
 /** A control loop: `run` returns after the context's signal aborted and its workers stopped. */
@@ -75,4 +86,5 @@ export const IMPLEMENTED: ControllerFactories = {
   'serviceaccount-token': async () => (await import('./controllers/serviceaccount-token.js')).newServiceAccountTokenController(),
   garbagecollector: async () => (await import('./controllers/garbagecollector.js')).newGarbageCollectorController(),
   podgc: async () => (await import('./controllers/podgc.js')).newPodGcController(),
+  'root-ca-cert-publisher': async () => (await import('./controllers/root-ca-publisher.js')).newRootCaPublisher(),
 };

@@ -48,7 +48,7 @@ export async function selectControllers(selection: readonly string[]): Promise<{
 }
 
 /** Runs the controllers until the signal aborts; resolves after all of them stopped. */
-async function runControllers(controllers: Controller[], client: RestClient, config: ControllerManagerConfig, log: Logger, outer: AbortSignal): Promise<void> {
+async function runControllers(controllers: Controller[], client: RestClient, apiServerCa: Buffer | undefined, config: ControllerManagerConfig, log: Logger, outer: AbortSignal): Promise<void> {
   // Every informer, queue and request listens on this signal: lift Node's listener warning.
   const stop = new AbortController();
   setMaxListeners(0, stop.signal);
@@ -61,7 +61,10 @@ async function runControllers(controllers: Controller[], client: RestClient, con
   for (const c of controllers) {
     if (signal.aborted) break;
     const clog = log.child({ controller: c.name });
-    const ctx: ControllerContext = { client, informers, config, log: clog, signal, events: (component) => newEventRecorder(client, component, clog) };
+    const ctx: ControllerContext = {
+      client, informers, config, log: clog, signal, events: (component) => newEventRecorder(client, component, clog),
+      ...(apiServerCa ? { apiServerCa } : {}),
+    };
     log.info({ controller: c.name }, 'starting controller');
     running.push(c.run(ctx).catch((e: unknown) => { log.error({ controller: c.name, err: (e as Error).message }, 'controller stopped with an error'); }));
     await sleep(config.controllerStartInterval, signal);
@@ -99,7 +102,7 @@ async function runWith(config: ControllerManagerConfig, ctx: RunContext): Promis
     }, log, ctx.signal);
     ctx.onServing?.(servers);
     if (!config.leaderElect) {
-      await runControllers(controllers, client, config, log, ctx.signal);
+      await runControllers(controllers, client, connection.ca, config, log, ctx.signal);
       return 0;
     }
     // Leader election gets its own client (own qps bucket and connection), as Kubernetes does,
@@ -110,7 +113,7 @@ async function runWith(config: ControllerManagerConfig, ctx: RunContext): Promis
       namespace: LEADER_LOCK.namespace, name: LEADER_LOCK.name,
       leaseDurationMs: config.leaderElectLeaseDuration, renewDeadlineMs: config.leaderElectRenewDeadline, retryPeriodMs: config.leaderElectRetryPeriod,
       log: log.child({ component: 'leader-election' }), signal: ctx.signal,
-      onStartedLeading: (leading) => runControllers(controllers, client, config, log, leading),
+      onStartedLeading: (leading) => runControllers(controllers, client, connection.ca, config, log, leading),
     });
     if (outcome === 'lost') {
       servers.setHealthy(false, 'leader election lost');
