@@ -25,7 +25,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, makePki, spawnNode, waitReady } from './lib/children.js';
 import { closeSessions, openSessions, runLoad, send, type BenchRequest } from './lib/h2-load.js';
-import { apiserverArgs, configMapBody } from './lib/apiserver-child.js';
+import { apiserverArgs, configMapBody, createBenchNamespace } from './lib/apiserver-child.js';
 import { callgrindControl, callgrindWrapper, haveCallgrind, readDumps, waitForDump } from './lib/callgrind.js';
 import { gcNote, scrapeGc } from './lib/gc-metrics.js';
 
@@ -75,8 +75,7 @@ async function main(): Promise<void> {
   try {
     await waitReady(url, pki.client, '/readyz', server, 600_000);
     const sessions = await openSessions(url, pki.client, 4);
-    const ns = await send(sessions[0]!, { path: '/api/v1/namespaces', method: 'POST', headers: JSON_CT, body: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'bench' } }) });
-    if (ns.status !== 201) throw new Error(`creating the namespace: HTTP ${ns.status}`);
+    await createBenchNamespace(sessions[0]!, 'bench');
     for (const [k, p] of PHASES.entries()) {
       const warm = await runLoad({ sessions, concurrency: CONC, durationMs: 3_600_000, maxOps: p.warm, request: (i) => p.request(i, false) });
       if (warm.errors) throw new Error(`${p.name} (warm-up): ${warm.firstError}`);

@@ -26,7 +26,7 @@ import { closeSessions, openSessions, percentile, runLoad, send } from './lib/h2
 import { cpuTicks, stealNote, stealPercent } from './lib/steal.js';
 import { openWatchers } from './lib/watch-load.js';
 import { measureLists } from './lib/list-load.js';
-import { apiserverArgs, configMapBody, podBody } from './lib/apiserver-child.js';
+import { apiserverArgs, configMapBody, createBenchNamespace, podBody } from './lib/apiserver-child.js';
 import { h2loadAvailable, runH2load } from './lib/h2load.js';
 import { latencyNote, scrapeLatency } from './lib/request-latency.js';
 
@@ -235,8 +235,7 @@ async function main(): Promise<void> {
     apiChild = api;
     const sessions = await openSessions(url, pki.client, 2);
     for (const ns of ['bench', `watch-${WATCHERS}`]) {
-      const res = await send(sessions[0]!, { path: '/api/v1/namespaces', method: 'POST', headers: JSON_CT, body: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }) });
-      if (res.status !== 201) throw new Error(`namespace ${ns}: HTTP ${res.status} ${res.body.toString().slice(0, 300)}`);
+      await createBenchNamespace(sessions[0]!, ns);
     }
     if (bare) {
       const bs = await openSessions(bareUrl, { ca: pki.client.ca }, 1);

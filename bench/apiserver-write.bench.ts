@@ -21,7 +21,7 @@ import { canPin, freePort, makePki, pinSelf, procStat, spawnReady, type BenchPki
 import { closeSessions, openSessions, percentile, runLoad, send, type LoadResult } from './lib/h2-load.js';
 import { stealNote } from './lib/steal.js';
 import { scrapeServer, serverNote } from './lib/request-latency.js';
-import { apiserverArgs, configMapBody } from './lib/apiserver-child.js';
+import { apiserverArgs, configMapBody, createBenchNamespace } from './lib/apiserver-child.js';
 
 const ROW_MS = Number(process.env['WRITEBENCH_ROW_MS'] ?? 3000);
 const PROF_DIR = process.env['WRITEBENCH_CPU_PROF'];
@@ -135,8 +135,7 @@ async function main(): Promise<void> {
     api = await startApiserver(dir, pki, pinned ? 0 : undefined);
     childPid = api.child.proc.pid ?? 0;
     const sessions = await openSessions(api.url, pki.client, 2);
-    const res = await send(sessions[0]!, { path: '/api/v1/namespaces', method: 'POST', headers: JSON_CT, body: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'bench' } }) });
-    if (res.status !== 201) throw new Error(`namespace: HTTP ${res.status} ${res.body.toString().slice(0, 300)}`);
+    await createBenchNamespace(sessions[0]!, 'bench');
     const idle0 = childCpu();
     await new Promise((r) => setTimeout(r, 2000));
     process.stderr.write(`idle server CPU: ${((childCpu() - idle0) / 2 * 100).toFixed(1)} % of a core\n`);

@@ -31,7 +31,7 @@ import { addGcDelta, clientGc, gcNote, type GcTally } from './lib/gc-metrics.js'
 import { scrapeServer, serverNote } from './lib/request-latency.js';
 import { cpuTicks, stealNote, stealPercent } from './lib/steal.js';
 import { h2loadAvailable, mergeH2load, okRate, runH2load, type H2loadResult } from './lib/h2load.js';
-import { apiserverArgs, configMapBody, configMapGenerateBody, podBody } from './lib/apiserver-child.js';
+import { apiserverArgs, configMapBody, configMapGenerateBody, createBenchNamespace, podBody } from './lib/apiserver-child.js';
 
 const ROW_MS = Number(process.env['APIBENCH_ROW_MS'] ?? 3000);
 /** Slices a row and its baselines take turns in (withBaselines). */
@@ -459,8 +459,7 @@ async function main(): Promise<void> {
     log(`apiserver up at ${api.url}`);
     const sessions = await openSessions(api.url, pki.client, 2);
     for (const ns of ['bench', 'watch-100', 'watch-1000']) {
-      const res = await send(sessions[0]!, { path: '/api/v1/namespaces', method: 'POST', headers: JSON_CT, body: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }) });
-      if (res.status !== 201) throw new Error(`namespace ${ns}: HTTP ${res.status} ${res.body.toString().slice(0, 300)}`);
+      await createBenchNamespace(sessions[0]!, ns);
     }
     let h2: H2loadTargets | undefined;
     if (h2loadAvailable()) {

@@ -206,6 +206,9 @@ async function runOnce(spec: RunSpec): Promise<RunResult> {
     const tUp = performance.now();
     await until('controller-manager /healthz', async () => (await httpStatus(cmPort, '/healthz')) === 200 ? true : undefined, 30_000, daemons);
     await until('scheduler /readyz', async () => (await httpStatus(schedPort, '/readyz')) === 200 ? true : undefined, 30_000, daemons);
+    // Pods need their namespace's `default` service account (ServiceAccount admission), which
+    // the controller manager's serviceaccount controller makes: wait for it, as a cluster has it.
+    await until('serviceaccount default/default', async () => (await c.get({ group: '', version: 'v1', resource: 'serviceaccounts', namespace: 'default' }, 'default').catch(() => undefined)) ? true : undefined, 30_000, daemons);
     const upS = (performance.now() - tUp) / 1000;
     console.log(`  [${spec.label}] setup: ${NODE_COUNT} nodes in ${nodesS.toFixed(1)} s; controller manager + scheduler ready in ${upS.toFixed(1)} s`);
 

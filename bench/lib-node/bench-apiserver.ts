@@ -1,7 +1,8 @@
 /**
- * The `corectl apiserver` child the node benches start: LevelDB in `dir`, the bench PKI,
- * coreconfigs for the admin and one node identity, waited for until /readyz answers 200. The
- * admin transport (for /metrics) and client are closed by the teardown.
+ * The `corectl apiserver` child the node benches start: LevelDB in `dir`, the bench PKI, the
+ * ServiceAccount admission plugin off, coreconfigs for the admin and one node identity, waited
+ * for until /readyz answers 200. The admin transport (for /metrics) and client are closed by
+ * the teardown.
  */
 import { join } from 'node:path';
 import { loadCoreconfig, type ClientConnection } from '../../src/client/coreconfig.js';
@@ -30,6 +31,9 @@ export async function startBenchApiserver(o: { cliFile: string; dir: string; nod
   const daemon = spawnDaemon(o.cliFile, 'apiserver', [
     '--bind-address=127.0.0.1', `--secure-port=${port}`, `--tls-cert-file=${pki.servingCertFile}`, `--tls-private-key-file=${pki.servingKeyFile}`,
     `--client-ca-file=${pki.caFile}`, `--data-dir=${join(o.dir, 'data')}`, `--cert-dir=${join(o.dir, 'certs')}`,
+    // No controller manager here makes service accounts or kube-root-ca.crt, so pods go without
+    // the token volume (as in Kubernetes' own integration tests).
+    '--disable-admission-plugins=ServiceAccount',
   ], { verbose: o.verbose ?? false, ...(o.nodeArgs ? { nodeArgs: o.nodeArgs } : {}) });
   teardown.add('apiserver', () => daemon.stop());
   const conn = await loadCoreconfig({ path: adminCfg });

@@ -5,7 +5,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { ClientHttp2Session } from 'node:http2';
 import type { BenchPki } from './children.js';
+import { send } from './h2-load.js';
 
 /**
  * The Node flags the corectl launcher runs daemons with (its `#!/usr/bin/env -S node ...` line),
@@ -59,4 +61,21 @@ export function podBody(name: string): string {
     apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'bench', labels: { app: 'bench' } },
     spec: { containers: [{ name: 'c', image: 'busybox', command: ['sleep', '3600'] }], automountServiceAccountToken: false },
   });
+}
+
+/**
+ * Creates namespace `ns` and its `default` ServiceAccount, as a cluster's service account
+ * controller would (a bench API server runs without a controller manager, and the
+ * ServiceAccount admission plugin refuses pods whose account does not exist).
+ */
+export async function createBenchNamespace(session: ClientHttp2Session, ns: string): Promise<void> {
+  const json = { 'content-type': 'application/json', accept: 'application/json' };
+  const steps = [
+    { path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } } },
+    { path: `/api/v1/namespaces/${ns}/serviceaccounts`, body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default', namespace: ns } } },
+  ];
+  for (const s of steps) {
+    const res = await send(session, { path: s.path, method: 'POST', headers: json, body: JSON.stringify(s.body) });
+    if (res.status !== 201) throw new Error(`${s.path} (${ns}): HTTP ${res.status} ${res.body.toString().slice(0, 300)}`);
+  }
 }

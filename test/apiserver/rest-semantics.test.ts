@@ -18,7 +18,8 @@ t.test('pod defaults, status on create, immutable spec', async (t) => {
   const r = await c.request('POST', '/api/v1/namespaces/default/pods', { body: pod('p-defaults', { containers: [{ name: 'c', image: 'nginx', ports: [{ containerPort: 80 }] }, { name: 'd', image: 'busybox:1.36' }] }) });
   t.equal(r.status, 201);
   const s = r.json.spec;
-  t.match(s, { restartPolicy: 'Always', dnsPolicy: 'ClusterFirst', terminationGracePeriodSeconds: 30, schedulerName: 'default-scheduler', serviceAccountName: 'default', enableServiceLinks: true, priority: 0, securityContext: {} });
+  t.match(s, { restartPolicy: 'Always', dnsPolicy: 'ClusterFirst', terminationGracePeriodSeconds: 30, schedulerName: 'default-scheduler', enableServiceLinks: true, priority: 0, preemptionPolicy: 'PreemptLowerPriority', securityContext: {} });
+  t.equal(s.serviceAccountName, undefined, 'no ServiceAccount admission here (see admission.test.ts)');
   t.equal(s.containers[0].imagePullPolicy, 'Always');
   t.equal(s.containers[1].imagePullPolicy, 'IfNotPresent');
   t.equal(s.containers[0].ports[0].protocol, 'TCP');

@@ -26,7 +26,10 @@ import { freePort } from '../../src/util/free-port.js';
 export { freePort };
 
 export interface StartApiserverOptions {
-  /** Extra command-line options (full and process modes), e.g. ['--authorization-mode=AlwaysDeny']. */
+  /**
+   * Extra command-line options (full and process modes), e.g. ['--authorization-mode=AlwaysDeny'].
+   * Unless one of them names admission plugins, --disable-admission-plugins=ServiceAccount is added.
+   */
   args?: string[];
   /** Serving-only mode with this REST handler (and `serving` overrides). */
   rest?: RestHandler;
@@ -148,6 +151,9 @@ export async function startApiserver(opts: StartApiserverOptions = {}): Promise<
       '--bind-address=127.0.0.1', `--tls-cert-file=${f.certFile}`, `--tls-private-key-file=${f.keyFile}`,
       `--data-dir=${join(dir, 'data')}`, `--cert-dir=${join(dir, 'certs')}`,
       ...(clientCa ? [`--client-ca-file=${f.caFile}`] : []),
+      // As Kubernetes' own integration tests: without a controller manager no `default` service
+      // account appears, so the ServiceAccount plugin is off unless a test names the plugins.
+      ...((opts.args ?? []).some((a) => a.includes('admission-plugins')) ? [] : ['--disable-admission-plugins=ServiceAccount']),
     ];
     if (opts.process) {
       const port = await freePort();

@@ -1,6 +1,6 @@
 // `corectl server` as users run it: a real process on loopback with the fake runtime; real
 // kubectl with the generated admin.coreconfig; a restart resumes the same cluster and PKI.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { spawnSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -41,6 +41,41 @@ async function serverArgs(): Promise<string[]> {
   ];
 }
 
+/**
+ * What a pod's in-cluster client finds: the ServiceAccount admission plugin mounts the token
+ * volume, the root CA publisher fills kube-root-ca.crt, the node agent writes the files, and
+ * the token from the volume authenticates as the pod's service account.
+ */
+async function inClusterCredentials(t: Test, s: Running): Promise<void> {
+  const run = kc(admin, ['run', 'client', '--image=busybox', '--restart=Never', '--', 'sleep', '600']);
+  t.equal(run.code, 0, run.err);
+  const caPem = await readFile(join(dataDir, 'pki', 'ca.crt'), 'utf8');
+  let volumeDir = '';
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    const uid = kc(admin, ['get', 'pod', 'client', '-o', 'jsonpath={.metadata.uid} {.spec.volumes[0].name} {.status.phase}']).out.split(' ');
+    const dirOf = join(dataDir, 'nodeagent', 'pods', uid[0] ?? '', 'volumes', 'kubernetes.io~projected', uid[1] ?? '');
+    if (uid[2] === 'Running' && existsSync(join(dirOf, 'token'))) { volumeDir = dirOf; break; }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  t.match(volumeDir, /kube-api-access-[a-z0-9]{5}$/, `the pod runs with its token volume (${s.stderr().slice(-300)})`);
+  if (!volumeDir) return;
+  t.equal(await readFile(join(volumeDir, 'namespace'), 'utf8'), 'default');
+  t.equal(await readFile(join(volumeDir, 'ca.crt'), 'utf8'), caPem, 'ca.crt is the cluster CA (kube-root-ca.crt)');
+  let published = '';
+  for (const until = Date.now() + 15_000; Date.now() < until && published !== caPem.trim(); await new Promise((r) => setTimeout(r, 200))) {
+    published = kc(admin, ['get', 'configmap', 'kube-root-ca.crt', '-n', 'kube-system', '-o', 'jsonpath={.data.ca\\.crt}']).out.trim();
+  }
+  t.equal(published, caPem.trim(), 'published in every namespace');
+  const server = /server: (\S+)/.exec(await readFile(admin, 'utf8'))?.[1] ?? '';
+  const who = spawnSync(kubectl ?? 'kubectl', [
+    '--kubeconfig=/dev/null', `--server=${server}`, `--certificate-authority=${join(volumeDir, 'ca.crt')}`,
+    `--token=${await readFile(join(volumeDir, 'token'), 'utf8')}`, 'auth', 'whoami', '-o', 'jsonpath={.status.userInfo.username}',
+  ], { encoding: 'utf8', timeout: 30_000 });
+  t.equal(who.stdout, 'system:serviceaccount:default:default', `the token is the pod's service account (${who.stderr})`);
+  t.equal(kc(admin, ['delete', 'pod', 'client', '--wait=false']).code, 0);
+}
+
 t.test('first start: PKI, apiserver, kubectl works with admin.coreconfig', { skip: kubectl ? false : 'no kubectl on PATH' }, async (t) => {
   const s = startServer(await serverArgs());
   running.push(s);
@@ -67,6 +102,7 @@ t.test('first start: PKI, apiserver, kubectl works with admin.coreconfig', { ski
     t.equal(nodes.code, 0, nodes.err);
     t.match(nodes.out, /^server-test\s+Ready\s/m, 'one Ready node');
     t.equal(nodes.out.trim().split('\n').length, 1);
+    await inClusterCredentials(t, s);
   } else {
     t.comment('node agent module missing: ran with --disable-agent');
   }

@@ -108,6 +108,10 @@ export const errors = {
       `${qualifiedResource(q)}${q.name ? ` "${q.name}"` : ''} is forbidden: User "${user}" cannot ${verb} resource "${q.resource}" in API group "${q.group ?? ''}"${ns}${why ? ': ' + why : ''}`,
       detailsOf(q));
   },
+  /** A request an admission plugin refused: `<resource> "<name>" is forbidden: <why>`. */
+  admissionForbidden(q: Qualified, why: string): ApiError {
+    return new ApiError(403, 'Forbidden', `${qualifiedResource(q)}${q.name ? ` "${q.name}"` : ''} is forbidden: ${why}`, detailsOf(q));
+  },
   methodNotAllowed(method: string, what: string): ApiError {
     return new ApiError(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource`, { kind: what },
       {}, { cause: method });

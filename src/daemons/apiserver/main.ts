@@ -19,6 +19,7 @@ import { installNodeProxies, nodeAgentClientOptionsFromConfig } from './proxy/in
 import { createReviewHandler } from './reviews/review-handler.js';
 import type { ObjectStore } from '../../storage/object-store-types.js';
 import { createRestApi, type RestApi } from './rest/rest-api.js';
+import { conflictingPlugins, selectedPlugins } from './admission/chain.js';
 import type { RestConfig } from './rest/types.js';
 import { createApiserverMetrics, type ApiserverMetrics } from './metrics.js';
 import { prepareServing, startServing, type Serving } from './serve.js';
@@ -86,7 +87,16 @@ function restConfigOf(c: ApiserverConfig, options: ServingOptions, advertiseAddr
     repairMalformedUpdates: c.repairMalformedUpdates,
     deleteCollectionWorkers: c.deleteCollectionWorkers,
     minRequestTimeout: c.minRequestTimeout,
+    admissionPlugins: admissionPluginsOf(c),
   };
+}
+
+/** --enable-admission-plugins / --disable-admission-plugins → the plugins that run; a name in both is a start-up error. */
+function admissionPluginsOf(c: ApiserverConfig): string[] {
+  const sel = { enable: c.enableAdmissionPlugins, disable: c.disableAdmissionPlugins };
+  const both = conflictingPlugins(sel);
+  if (both.length) throw new StartupError('--disable-admission-plugins', `${both.join(', ')} also named in --enable-admission-plugins`);
+  return selectedPlugins(sel);
 }
 
 function waitForAbort(signal: AbortSignal): Promise<void> {
@@ -109,6 +119,7 @@ export interface ApiserverParts {
 /** Opens storage, the object store and the REST API, then starts serving; `portOverride` lets tests bind port 0. */
 export async function startApiserverParts(config: ApiserverConfig, log: Logger, portOverride?: number): Promise<ApiserverParts> {
   const options = servingOptionsFromConfig(config);
+  admissionPluginsOf(config); // option errors first
   const metrics = createApiserverMetrics();
   const cleanups: Array<() => Promise<void>> = [];
   // Option errors surface before storage opens or anything listens.

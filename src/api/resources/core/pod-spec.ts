@@ -67,13 +67,11 @@ export function defaultPodSpec(spec: Obj): void {
   }
 }
 
-/** Defaults that only apply to real pods (not templates): service account, priority. */
-export function defaultPodOnly(spec: Obj): void {
-  spec.serviceAccountName ??= 'default';
-  spec.serviceAccount ??= spec.serviceAccountName;
-  spec.priority ??= 0;
-  // Kubernetes' DefaultTolerationSeconds admission: tolerate not-ready/unreachable nodes for
-  // 300 s unless the pod already tolerates those NoExecute taints itself.
+/**
+ * What Kubernetes' DefaultTolerationSeconds admission adds: tolerate not-ready/unreachable nodes
+ * for 300 s unless the pod already tolerates those NoExecute taints itself.
+ */
+export function defaultTolerations(spec: Obj): void {
   const tols = Array.isArray(spec.tolerations) ? spec.tolerations as unknown[] : [];
   const tolerates = (key: string): boolean => tols.some((t) => isObject(t)
     && (t.key === key || ((t.key === undefined || t.key === '') && t.operator === 'Exists'))

@@ -4,7 +4,7 @@ import { defineResource, STD_VERBS } from '../common/define.js';
 import { col, str, num, arr, rec, path } from '../common/table-util.js';
 import { deepEqual, isObject } from '../common/validation.js';
 import type { KubeObject } from '../types.js';
-import { defaultPodOnly, defaultPodSpec, validatePodSpec } from './pod-spec.js';
+import { defaultPodSpec, validatePodSpec } from './pod-spec.js';
 import { qosClass } from './pod-qos.js';
 
 type Obj = Record<string, unknown>;
@@ -95,8 +95,8 @@ export const pods = defineResource({
   },
   defaults(obj) {
     if (!isObject(obj.spec)) return;
+    // The service account, priority and default tolerations come from admission plugins.
     defaultPodSpec(obj.spec);
-    defaultPodOnly(obj.spec);
   },
   validateSpec(obj, old) {
     const errs: FieldError[] = [];

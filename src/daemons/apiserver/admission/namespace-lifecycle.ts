@@ -1,11 +1,12 @@
 /**
  * NamespaceLifecycle admission: no new objects in a missing or terminating namespace, and the
- * system namespaces cannot be deleted.
+ * system namespaces cannot be deleted. NamespaceExists is its first half alone.
  */
 import { ApiError, errors } from '../../../api/meta/status.js';
 import type { ResourceDefinition } from '../../../api/resources/types.js';
 import type { KeyValue } from '../../../storage/interface.js';
 import type { ObjectRef, ObjectStore, StoredEntry } from '../../../storage/object-store-types.js';
+import type { AdmissionContext, AdmissionPlugin } from './types.js';
 
 export const IMMORTAL_NAMESPACES = new Set(['default', 'kube-system', 'kube-public']);
 
@@ -26,7 +27,7 @@ const terminatingByEntry = new WeakMap<KeyValue, boolean>();
  * Without a promise when the cache holds the namespace and its answer is remembered (nearly
  * every create).
  */
-function namespaceTerminating(store: ObjectStore, namespace: string): boolean | undefined | Promise<boolean | undefined> {
+export function namespaceTerminating(store: ObjectStore, namespace: string): boolean | undefined | Promise<boolean | undefined> {
   const ref = { group: '', resource: 'namespaces', namespace: '', name: namespace };
   const cached = store.peekEntry(ref);
   if (cached) return terminatingOf(cached);
@@ -69,4 +70,17 @@ export function admitNamespaceDelete(name: string): void {
   if (IMMORTAL_NAMESPACES.has(name)) {
     throw new ApiError(403, 'Forbidden', `namespaces "${name}" is forbidden: this namespace may not be deleted`, { name, kind: 'namespaces', group: '' });
   }
+}
+
+const isNamespaces = (def: ResourceDefinition): boolean => def.group === '' && def.plural === 'namespaces';
+
+export function namespaceLifecycle(ctx: AdmissionContext): AdmissionPlugin {
+  return {
+    name: 'NamespaceLifecycle',
+    handles: (op, def) => (op === 'CREATE' && def.namespaced) || (op === 'DELETE' && isNamespaces(def)),
+    admit(a) {
+      if (a.operation === 'DELETE') return admitNamespaceDelete(a.name);
+      return admitNamespacedCreate(ctx.store, a.def, a.namespace);
+    },
+  };
 }

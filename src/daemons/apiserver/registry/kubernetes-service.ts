@@ -103,7 +103,7 @@ export class KubernetesServiceReconciler {
           apiVersion: 'v1', kind: 'Service',
           metadata: { name: 'kubernetes', namespace: 'default', labels: { component: 'apiserver', provider: 'kubernetes' } },
           spec: this.serviceSpec(),
-        });
+        }, { internal: true });
       } catch (e) {
         if (!isApiError(e, 'AlreadyExists')) throw e;
       }
@@ -118,7 +118,7 @@ export class KubernetesServiceReconciler {
         spec.ports = [{ name: 'https', port: 443, protocol: 'TCP', targetPort: this.o.securePort }];
         delete o.metadata!.resourceVersion;
         return o;
-      });
+      }, { internal: true });
     }
   }
 
@@ -142,7 +142,7 @@ export class KubernetesServiceReconciler {
       delete o.metadata.resourceVersion;
       if (subsets.length) o.subsets = subsets; else delete o.subsets;
       return o;
-    });
+    }, { internal: true });
   }
 
   private leaseRef(): { resource: string; group: string; namespace: string; name: string } {

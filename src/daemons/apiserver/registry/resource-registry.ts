@@ -15,7 +15,8 @@ import { storageToApiError } from '../../../api/meta/storage-status.js';
 import { apiVersionOf, type KubeObject, type ResourceDefinition } from '../../../api/resources/types.js';
 import { isStorageError } from '../../../storage/errors.js';
 import type { ListQuery, ListResult, ObjectRef, ObjectStore, WrittenJson } from '../../../storage/object-store-types.js';
-import { admitNamespaceDelete, admitNamespacedCreate } from './namespace-lifecycle.js';
+import { AdmissionChain } from '../admission/chain.js';
+import type { AdmissionOperation } from '../admission/types.js';
 import { nowTimestamp, prepareCreateMeta, prepareUpdateMeta } from './object-meta.js';
 import { validateObjectMetaUpdate } from '../../../api/resources/common/validation.js';
 import type { ServiceAllocation } from './service-allocation.js';
@@ -24,6 +25,8 @@ import { cloneJson } from '../../../util/json-clone.js';
 
 export interface WriteOptions {
   dryRun?: boolean;
+  /** The server's own bookkeeping (system namespaces, the `kubernetes` service): no admission plugins. */
+  internal?: boolean;
   /** Runs on the object after defaults, before validation (managed fields, admission). */
   beforeValidate?(obj: KubeObject, old: KubeObject | undefined): void;
   /** Runs after validation, right before storing (managed fields). */
@@ -89,14 +92,30 @@ export interface RegistryOptions {
    */
   storageVersions?: Readonly<Record<string, string>>;
   services?: ServiceAllocation;
+  /** The admission plugins writes pass through; NamespaceLifecycle alone when not given. */
+  admission?: AdmissionChain;
   log?: Logger;
 }
 
 export class ResourceRegistry {
   private readonly log: Logger;
+  readonly admission: AdmissionChain;
 
   constructor(readonly store: ObjectStore, private readonly opts: RegistryOptions) {
     this.log = opts.log ?? pino({ level: 'silent' });
+    this.admission = opts.admission ?? new AdmissionChain(['NamespaceLifecycle'], { store });
+  }
+
+  /** Mutating admission of a write; undefined when no plugin had to wait. */
+  private admit(operation: AdmissionOperation, def: ResourceDefinition, subresource: string, object: KubeObject, oldObject: KubeObject | undefined, dryRun: boolean | undefined): void | Promise<void> {
+    const m = object.metadata;
+    return this.admission.admit({ operation, def, subresource, namespace: m?.namespace ?? '', name: m?.name ?? '', object, oldObject, dryRun: !!dryRun });
+  }
+
+  /** Validating admission of a write; undefined when no plugin had to wait. */
+  private validateAdmission(operation: AdmissionOperation, def: ResourceDefinition, subresource: string, object: KubeObject, oldObject: KubeObject | undefined, dryRun: boolean | undefined): void | Promise<void> {
+    const m = object.metadata;
+    return this.admission.validate({ operation, def, subresource, namespace: m?.namespace ?? '', name: m?.name ?? '', object, oldObject, dryRun: !!dryRun });
   }
 
   refOf(def: ResourceDefinition, namespace: string, name: string): ObjectRef {
@@ -166,13 +185,16 @@ export class ResourceRegistry {
       const obj = attempt === 1 && opts.inputOwned && !retriable ? input : cloneJson(input);
       prepareCreateMeta(def, obj);
       def.defaults?.(obj);
+      // Admission settles at once when the plugins find what they need in the cache (the
+      // namespace, the pod's service account): no await then.
+      const admitting = opts.internal ? undefined : this.admit('CREATE', def, '', obj, undefined, opts.dryRun);
+      if (admitting) await admitting;
       def.prepareForCreate?.(obj);
       opts.beforeValidate?.(obj, undefined);
       this.invalidIf(def, obj, def.validate?.(obj) ?? []);
+      const validating = opts.internal ? undefined : this.validateAdmission('CREATE', def, '', obj, undefined, opts.dryRun);
+      if (validating) await validating;
       const ns = obj.metadata?.namespace ?? '';
-      // Settles at once when the cache knows the namespace: no await then.
-      const admitting = admitNamespacedCreate(this.store, def, ns);
-      if (admitting) await admitting;
       // Only service creates allocate (IPs, ports): other creates skip the transaction's awaits.
       const txn = def.group === '' && def.plural === 'services' && this.opts.services ? new WriteTxn() : undefined;
       try {
@@ -215,7 +237,10 @@ export class ResourceRegistry {
         let mutated = mutate(opts.mutateReadsCurrent ? cur : cloneJson(cur));
         if (mutated instanceof Promise) mutated = await mutated;
         const desired = opts.mutateReturnsFresh ? mutated : cloneJson(mutated);
-        const obj = this.prepareUpdate(def, desired, cur, opts);
+        let obj = this.prepareUpdate(def, desired, cur, opts);
+        if (obj instanceof Promise) obj = await obj;
+        const validating = opts.internal ? undefined : this.validateAdmission('UPDATE', def, opts.subresource ?? '', obj, cur, opts.dryRun);
+        if (validating) await validating;
         if (txn) await this.opts.services!.onUpdate(obj, cur, txn, !!opts.dryRun);
         opts.beforeStore?.(obj, cur);
         // As Kubernetes' store: an update completes a pending deletion only when no finalizer
@@ -254,7 +279,7 @@ export class ResourceRegistry {
     return Array.isArray(f) && f.length > 0;
   }
 
-  private prepareUpdate(def: ResourceDefinition, desired: KubeObject, cur: KubeObject, opts: UpdateOptions): KubeObject {
+  private prepareUpdate(def: ResourceDefinition, desired: KubeObject, cur: KubeObject, opts: UpdateOptions): KubeObject | Promise<KubeObject> {
     const meta = (desired.metadata ??= {}), cm = cur.metadata ?? {};
     if (meta.resourceVersion && meta.resourceVersion !== cm.resourceVersion) throw errors.conflict(qualified(def, cm.name));
     if (!meta.uid) {
@@ -280,6 +305,14 @@ export class ResourceRegistry {
     }
     obj = desired;
     def.defaults?.(obj);
+    const admitting = opts.internal ? undefined : this.admit('UPDATE', def, '', obj, cur, opts.dryRun);
+    if (admitting) return admitting.then(() => this.finishUpdate(def, obj, cur, opts));
+    return this.finishUpdate(def, obj, cur, opts);
+  }
+
+  /** The resource's own update steps after mutating admission: prepare, metadata, validation. */
+  private finishUpdate(def: ResourceDefinition, obj: KubeObject, cur: KubeObject, opts: UpdateOptions): KubeObject {
+    const cm = cur.metadata ?? {};
     def.prepareForUpdate?.(obj, cur);
     prepareUpdateMeta(def, obj, cur);
     if (cm.deletionTimestamp) {
@@ -315,7 +348,11 @@ export class ResourceRegistry {
    */
   async delete(def: ResourceDefinition, namespace: string, name: string, opts: DeleteOptions = {}): Promise<{ object: KubeObject; deleted: boolean }> {
     const ref = this.refOf(def, namespace, name);
-    if (def.group === '' && def.plural === 'namespaces') admitNamespaceDelete(name);
+    const target: KubeObject = { metadata: def.namespaced ? { name, namespace } : { name } };
+    const admitting = this.admit('DELETE', def, '', target, undefined, opts.dryRun);
+    if (admitting) await admitting;
+    const validating = this.validateAdmission('DELETE', def, '', target, undefined, opts.dryRun);
+    if (validating) await validating;
     for (let attempt = 0; attempt < 16; attempt++) {
       let cur: KubeObject;
       try { cur = this.fromStore(def, await this.store.get(ref)); } catch (e) { throw this.fail(def, name, e); }

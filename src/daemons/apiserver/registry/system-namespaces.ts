@@ -8,7 +8,7 @@ export const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube
 export async function ensureSystemNamespaces(registry: ResourceRegistry): Promise<void> {
   for (const name of SYSTEM_NAMESPACES) {
     try {
-      await registry.create(namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+      await registry.create(namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }, { internal: true });
     } catch (e) {
       if (!isApiError(e, 'AlreadyExists')) throw e;
     }

@@ -19,6 +19,7 @@ import { writeStatusToSocket } from '../filters/write-status.js';
 import { IpAllocator } from '../registry/ip-allocator.js';
 import { KubernetesServiceReconciler } from '../registry/kubernetes-service.js';
 import { PortAllocator } from '../registry/port-allocator.js';
+import { AdmissionChain } from '../admission/chain.js';
 import { ResourceRegistry } from '../registry/resource-registry.js';
 import { ServiceAllocation } from '../registry/service-allocation.js';
 import { ensureSystemNamespaces } from '../registry/system-namespaces.js';
@@ -67,7 +68,19 @@ export function createRestApi(deps: RestDeps): RestApi {
   const ips = new IpAllocator(deps.store, cfg.serviceClusterIpRange);
   const nodePorts = new PortAllocator(deps.store, cfg.serviceNodePortRange.base, cfg.serviceNodePortRange.size);
   const services = new ServiceAllocation(ips, nodePorts);
-  const registry = new ResourceRegistry(deps.store, { repairMalformedUpdates: cfg.repairMalformedUpdates, services, log, storageVersions: cfg.storageVersions });
+  const admission = new AdmissionChain(cfg.admissionPlugins ?? ['NamespaceLifecycle'], {
+    store: deps.store,
+    createNamespace: async (name) => {
+      const nsDef = findResource('', 'v1', 'namespaces')!;
+      try {
+        await registry.create(nsDef, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+      } catch (e) {
+        if (!(e instanceof ApiError && e.code === 409)) throw e;
+      }
+    },
+  });
+  if (admission.notImplemented.length) log.warn({ plugins: admission.notImplemented }, 'enabled admission plugins that are not implemented yet will not run');
+  const registry: ResourceRegistry = new ResourceRegistry(deps.store, { repairMalformedUpdates: cfg.repairMalformedUpdates, services, admission, log, storageVersions: cfg.storageVersions });
   const reconciler = new KubernetesServiceReconciler({
     registry, store: deps.store, ips, advertiseAddress: cfg.advertiseAddress, securePort: cfg.securePort,
     reconcilerType: cfg.endpointReconcilerType, apiserverCount: cfg.apiserverCount,

@@ -22,6 +22,11 @@ export interface RestConfig {
   readonly deleteCollectionWorkers: number;
   /** --min-request-timeout in seconds. */
   readonly minRequestTimeout: number;
+  /**
+   * The admission plugins to run (names; the chain orders them). Default: NamespaceLifecycle
+   * alone, for embedders that do not parse the options.
+   */
+  readonly admissionPlugins?: readonly string[];
   /** Reconcile interval of the `kubernetes` service endpoints (ms, default 10 s). */
   readonly endpointReconcileIntervalMs?: number;
 }

@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { loadAll } from 'js-yaml';
-import { defaultPodOnly, defaultPodSpec } from '../../../api/resources/core/pod-spec.js';
+import { defaultPodSpec } from '../../../api/resources/core/pod-spec.js';
 import { CONFIG_HASH_ANNOTATION, CONFIG_SOURCE_ANNOTATION, type Dict, type Pod } from '../pod-types.js';
 
 export type StaticSource = 'file' | 'http' | 'server';
@@ -61,8 +61,9 @@ export function staticPodFrom(manifest: Dict, source: StaticSource, nodeName: st
   const namespace = meta.namespace || 'default';
   // The hash covers what the user wrote plus where it runs, as Kubernetes' does.
   const hash = createHash('md5').update(JSON.stringify({ pod, source, nodeName })).digest('hex');
+  // No service account (a mirror pod may not name one) and no priority (the API server's
+  // Priority admission sets the mirror pod's from its class).
   defaultPodSpec(spec as Dict);
-  defaultPodOnly(spec as Dict);
   spec.nodeName = nodeName;
   const tolerations = Array.isArray(spec.tolerations) ? spec.tolerations : [];
   spec.tolerations = [...tolerations, { operator: 'Exists', effect: 'NoExecute' }];

@@ -1,0 +1,49 @@
+/**
+ * Admission plugins: what a write passes through between defaulting and storage.
+ *
+ * Contract (as Kubernetes' admission chain): mutating plugins (`admit`) run in the chain's order
+ * on the defaulted object before the resource's own checks and validation; validating plugins
+ * (`validate`) run in the same order on the final object right before it is stored. A plugin
+ * rejects by throwing an ApiError (usually 403 Forbidden); nothing is written then. `handles`
+ * is asked once per (operation, resource, subresource) and remembered, so it must depend on
+ * nothing else. A plugin with side effects (NamespaceAutoProvision) does nothing on a dry run.
+ * Either hook may return a promise; a plugin that can answer at once returns nothing, so a
+ * write that no plugin needs to wait for never awaits.
+ */
+import type { KubeObject, ResourceDefinition } from '../../../api/resources/types.js';
+import type { ObjectStore } from '../../../storage/object-store-types.js';
+
+export type AdmissionOperation = 'CREATE' | 'UPDATE' | 'DELETE';
+
+export interface AdmissionAttributes {
+  readonly operation: AdmissionOperation;
+  readonly def: ResourceDefinition;
+  /** '' for the main resource, else e.g. 'status'. */
+  readonly subresource: string;
+  /** '' for cluster-scoped resources. */
+  readonly namespace: string;
+  readonly name: string;
+  /** CREATE and UPDATE: the object being written (mutating plugins change it in place). */
+  readonly object?: KubeObject;
+  /** UPDATE and DELETE: the stored object. */
+  readonly oldObject?: KubeObject;
+  readonly dryRun: boolean;
+}
+
+export type AdmissionResult = void | Promise<void>;
+
+export interface AdmissionPlugin {
+  readonly name: string;
+  handles(operation: AdmissionOperation, def: ResourceDefinition, subresource: string): boolean;
+  admit?(a: AdmissionAttributes): AdmissionResult;
+  validate?(a: AdmissionAttributes): AdmissionResult;
+}
+
+/** What plugins may use: the object store (read through its watch cache) and, for plugins that create objects, a way to create one. */
+export interface AdmissionContext {
+  readonly store: ObjectStore;
+  /** Creates a namespace (NamespaceAutoProvision); AlreadyExists counts as success. */
+  readonly createNamespace?: (name: string) => Promise<void>;
+}
+
+export const isPod = (def: ResourceDefinition): boolean => def.group === '' && def.plural === 'pods';
