@@ -254,3 +254,91 @@ t.test('NamespaceLifecycle, NamespaceExists, NamespaceAutoProvision', async (t) 
   t.equal(ns.json.status.phase, 'Active');
   t.equal((await auto.request('POST', '/api/v1/namespaces/fresh/configmaps', { body: cm('b') })).status, 201, 'and is reused');
 });
+
+t.test('LimitRanger: defaults, the annotation, bounds on containers, pods and claims', async (t) => {
+  const { c } = await server(t, []);
+  await namespace(c, 'lr');
+  const lr = await c.request('POST', '/api/v1/namespaces/lr/limitranges', { body: { apiVersion: 'v1', kind: 'LimitRange', metadata: { name: 'l' }, spec: { limits: [
+    { type: 'Container', max: { cpu: '1', memory: '1Gi' }, min: { cpu: '50m' }, defaultRequest: { cpu: '100m' }, maxLimitRequestRatio: { cpu: '10' } },
+    { type: 'Pod', max: { cpu: '1500m' } },
+    { type: 'PersistentVolumeClaim', min: { storage: '1Gi' }, max: { storage: '10Gi' } },
+  ] } } });
+  t.equal(lr.status, 201);
+  t.same(lr.json.spec.limits[0].default, { cpu: '1', memory: '1Gi' }, 'the default limit falls back to max');
+  t.same(lr.json.spec.limits[0].defaultRequest, { cpu: '100m', memory: '1Gi' }, 'the default request to the default limit');
+
+  const p = await c.request('POST', '/api/v1/namespaces/lr/pods', { body: pod('p', {
+    initContainers: [{ name: 'i', image: 'x', resources: { requests: { cpu: '300m' } } }],
+    containers: [{ name: 'a', image: 'x' }],
+  }) });
+  t.equal(p.status, 201, JSON.stringify(p.json?.message));
+  t.same(p.json.spec.containers[0].resources, { requests: { cpu: '100m', memory: '1Gi' }, limits: { cpu: '1', memory: '1Gi' } });
+  t.same(p.json.spec.initContainers[0].resources, { requests: { cpu: '300m', memory: '1Gi' }, limits: { cpu: '1', memory: '1Gi' } });
+  t.equal(p.json.metadata.annotations['kubernetes.io/limit-ranger'],
+    'LimitRanger plugin set: cpu, memory request for container a; cpu, memory limit for container a; memory request for init container i; cpu, memory limit for init container i');
+  t.equal(p.json.status.qosClass, 'Burstable');
+
+  const big = await c.request('POST', '/api/v1/namespaces/lr/pods', { body: pod('big', { containers: [{ name: 'a', image: 'x', resources: { limits: { cpu: '2' }, requests: { cpu: '20m' } } }] }) });
+  t.equal(big.status, 403);
+  t.equal(big.json.message, 'pods "big" is forbidden: [minimum cpu usage per Container is 50m, but request is 20m, maximum cpu usage per Container is 1, but limit is 2, cpu max limit to request ratio per Container is 10, but provided ratio is 100.000000, maximum cpu usage per Pod is 1500m, but limit is 2]');
+  t.equal((await c.request('GET', '/api/v1/namespaces/lr/pods/big')).status, 404, 'nothing written');
+
+  const sum = await c.request('POST', '/api/v1/namespaces/lr/pods', { body: pod('sum', { containers: [
+    { name: 'a', image: 'x', resources: { requests: { cpu: '800m' }, limits: { cpu: '800m' } } },
+    { name: 'b', image: 'x', resources: { requests: { cpu: '800m' }, limits: { cpu: '800m' } } },
+  ] }) });
+  t.equal(sum.status, 403);
+  t.equal(sum.json.message, 'pods "sum" is forbidden: maximum cpu usage per Pod is 1500m, but limit is 1600m');
+
+  const claim = (name: string, storage: string): Obj => ({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage } } } });
+  t.equal((await c.request('POST', '/api/v1/namespaces/lr/persistentvolumeclaims', { body: claim('ok', '5Gi') })).status, 201);
+  const small = await c.request('POST', '/api/v1/namespaces/lr/persistentvolumeclaims', { body: claim('small', '500Mi') });
+  t.equal(small.status, 403);
+  t.equal(small.json.message, 'persistentvolumeclaims "small" is forbidden: minimum storage usage per PersistentVolumeClaim is 1Gi, but request is 500Mi');
+
+  const tmpl = await c.request('POST', '/apis/apps/v1/namespaces/lr/deployments', { body: {
+    apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd' },
+    spec: { selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'x', resources: { limits: { cpu: '5' } } }] } } },
+  } });
+  t.equal(tmpl.status, 201, 'templates are not checked');
+  t.same(tmpl.json.spec.template.spec.containers[0].resources, { limits: { cpu: '5' } }, 'nor get requests from limits (pods only)');
+});
+
+t.test('a pod that limits without requesting requests its limits', async (t) => {
+  const { c } = await server(t, []);
+  const r = await c.request('POST', '/api/v1/namespaces/default/pods', { body: pod('g', { containers: [{ name: 'a', image: 'x', resources: { limits: { cpu: '200m', memory: '512Mi' }, requests: { cpu: '100m' } } }] }) });
+  t.same(r.json.spec.containers[0].resources, { limits: { cpu: '200m', memory: '512Mi' }, requests: { cpu: '100m', memory: '512Mi' } });
+});
+
+t.test('DefaultStorageClass and PersistentVolumeClaimResize', async (t) => {
+  const { c } = await server(t, []);
+  const claim = (name: string, extra: Obj = {}, storage = '1Gi'): Obj => ({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage } }, ...extra } });
+  const pvcs = '/api/v1/namespaces/default/persistentvolumeclaims';
+  t.equal((await c.request('POST', pvcs, { body: claim('none') })).json.spec.storageClassName, undefined, 'no default class: no class');
+  const sc = (name: string, extra: Obj = {}, isDefault = true): Obj => ({ apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', provisioner: 'example.com/p',
+    metadata: { name, ...(isDefault ? { annotations: { 'storageclass.kubernetes.io/is-default-class': 'true' } } : {}) }, ...extra });
+  t.equal((await c.request('POST', '/apis/storage.k8s.io/v1/storageclasses', { body: sc('old') })).status, 201);
+  await new Promise((r) => setTimeout(r, 1100)); // creationTimestamp has one-second resolution
+  t.equal((await c.request('POST', '/apis/storage.k8s.io/v1/storageclasses', { body: sc('new', { allowVolumeExpansion: true }) })).status, 201);
+  t.equal((await c.request('POST', '/apis/storage.k8s.io/v1/storageclasses', { body: sc('plain', {}, false) })).status, 201);
+  t.equal((await c.request('POST', pvcs, { body: claim('auto') })).json.spec.storageClassName, 'new', 'the newest default class');
+  t.equal((await c.request('POST', pvcs, { body: claim('empty', { storageClassName: '' }) })).json.spec.storageClassName, '', '"" stays classless');
+  t.equal((await c.request('POST', pvcs, { body: claim('named', { storageClassName: 'plain' }) })).json.spec.storageClassName, 'plain');
+
+  const grow = (name: string): Promise<Any> => c.request('PATCH', `${pvcs}/${name}`, { raw: '{"spec":{"resources":{"requests":{"storage":"2Gi"}}}}', contentType: 'application/merge-patch+json' });
+  const unbound = await grow('auto');
+  t.equal(unbound.status, 403);
+  t.equal(unbound.json.message, 'persistentvolumeclaims "auto" is forbidden: only bound persistent volume claims can be expanded');
+  for (const name of ['auto', 'named']) {
+    const b = await c.request('PATCH', `${pvcs}/${name}/status`, { raw: '{"status":{"phase":"Bound"}}', contentType: 'application/merge-patch+json' });
+    t.equal(b.status, 200);
+  }
+  const grown = await grow('auto');
+  t.equal(grown.status, 200, 'bound, and its class allows expansion');
+  t.equal(grown.json.spec.resources.requests.storage, '2Gi');
+  const fixed = await grow('named');
+  t.equal(fixed.status, 403);
+  t.match(fixed.json.message, /the storageclass that provisions the pvc must support resize/);
+  const label = await c.request('PATCH', `${pvcs}/named`, { raw: '{"metadata":{"labels":{"a":"b"}}}', contentType: 'application/merge-patch+json' });
+  t.equal(label.status, 200, 'other updates are not its business');
+});

@@ -38,6 +38,25 @@ function defaultContainer(c: Obj): void {
   }
 }
 
+/**
+ * Pods only (not templates), as Kubernetes' pod defaulting: a container that limits a resource
+ * without requesting it requests the limit.
+ */
+export function defaultRequestsFromLimits(spec: Obj): void {
+  for (const list of ['initContainers', 'containers']) {
+    const cs = spec[list];
+    if (!Array.isArray(cs)) continue;
+    for (const c of cs) {
+      if (!isObject(c) || !isObject(c.resources) || !isObject(c.resources.limits)) continue;
+      const limits = c.resources.limits;
+      const requests = isObject(c.resources.requests) ? c.resources.requests : {};
+      let added = false;
+      for (const [k, v] of Object.entries(limits)) if (requests[k] === undefined) { requests[k] = v; added = true; }
+      if (added) c.resources.requests = requests;
+    }
+  }
+}
+
 /** Fills the defaults Kubernetes users see on every pod spec. */
 export function defaultPodSpec(spec: Obj): void {
   spec.restartPolicy ??= 'Always';

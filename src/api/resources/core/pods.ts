@@ -4,7 +4,7 @@ import { defineResource, STD_VERBS } from '../common/define.js';
 import { col, str, num, arr, rec, path } from '../common/table-util.js';
 import { deepEqual, isObject } from '../common/validation.js';
 import type { KubeObject } from '../types.js';
-import { defaultPodSpec, validatePodSpec } from './pod-spec.js';
+import { defaultPodSpec, defaultRequestsFromLimits, validatePodSpec } from './pod-spec.js';
 import { qosClass } from './pod-qos.js';
 
 type Obj = Record<string, unknown>;
@@ -97,6 +97,7 @@ export const pods = defineResource({
     if (!isObject(obj.spec)) return;
     // The service account, priority and default tolerations come from admission plugins.
     defaultPodSpec(obj.spec);
+    defaultRequestsFromLimits(obj.spec);
   },
   validateSpec(obj, old) {
     const errs: FieldError[] = [];

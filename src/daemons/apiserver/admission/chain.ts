@@ -13,10 +13,13 @@ import type { AdmissionAttributes, AdmissionContext, AdmissionOperation, Admissi
 import { alwaysAdmit } from './always-admit.js';
 import { alwaysDeny } from './always-deny.js';
 import { alwaysPullImages } from './always-pull-images.js';
+import { defaultStorageClass } from './default-storage-class.js';
 import { defaultTolerationSeconds } from './default-toleration-seconds.js';
+import { limitRanger } from './limit-ranger.js';
 import { namespaceAutoProvision } from './namespace-autoprovision.js';
 import { namespaceExists } from './namespace-exists.js';
 import { namespaceLifecycle } from './namespace-lifecycle.js';
+import { persistentVolumeClaimResize } from './persistent-volume-claim-resize.js';
 import { priority } from './priority.js';
 import { serviceAccount } from './service-account.js';
 
@@ -43,10 +46,13 @@ const FACTORIES: Readonly<Record<string, (ctx: AdmissionContext) => AdmissionPlu
   AlwaysAdmit: alwaysAdmit,
   AlwaysDeny: alwaysDeny,
   AlwaysPullImages: alwaysPullImages,
+  DefaultStorageClass: defaultStorageClass,
   DefaultTolerationSeconds: defaultTolerationSeconds,
+  LimitRanger: limitRanger,
   NamespaceAutoProvision: namespaceAutoProvision,
   NamespaceExists: namespaceExists,
   NamespaceLifecycle: namespaceLifecycle,
+  PersistentVolumeClaimResize: persistentVolumeClaimResize,
   Priority: priority,
   ServiceAccount: serviceAccount,
 };
