@@ -342,3 +342,72 @@ t.test('DefaultStorageClass and PersistentVolumeClaimResize', async (t) => {
   const label = await c.request('PATCH', `${pvcs}/named`, { raw: '{"metadata":{"labels":{"a":"b"}}}', contentType: 'application/merge-patch+json' });
   t.equal(label.status, 200, 'other updates are not its business');
 });
+
+t.test('ResourceQuota: refuses beyond hard, charges used, needs a status, asks pods to specify', async (t) => {
+  const { c } = await server(t, []);
+  await namespace(c, 'rq');
+  const quota = async (name: string, hard: Obj, extra: Obj = {}, withStatus = true): Promise<void> => {
+    const r = await c.request('POST', '/api/v1/namespaces/rq/resourcequotas', { body: { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name }, spec: { hard, ...extra } } });
+    t.equal(r.status, 201);
+    if (!withStatus) return;
+    // What the resourcequota controller would write (none runs here).
+    const used = Object.fromEntries(Object.keys(hard).map((k) => [k, '0']));
+    const s = await c.request('PUT', `/api/v1/namespaces/rq/resourcequotas/${name}/status`, { body: { ...r.json, status: { hard, used } } });
+    t.equal(s.status, 200);
+  };
+  const used = async (name: string): Promise<Any> => (await c.request('GET', `/api/v1/namespaces/rq/resourcequotas/${name}`)).json.status.used;
+  const cm = (name: string): Obj => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name } });
+
+  await quota('objects', { configmaps: '5', 'count/secrets': '1' });
+  const results = await Promise.all(Array.from({ length: 10 }, (_, i) => c.request('POST', '/api/v1/namespaces/rq/configmaps', { body: cm(`cm-${i}`) })));
+  t.equal(results.filter((r) => r.status === 201).length, 5, 'ten at once against five: exactly five are stored');
+  const refused = results.find((r) => r.status === 403);
+  t.equal(refused?.json.message.replace(/"cm-\d"/, '"cm-N"'), 'configmaps "cm-N" is forbidden: exceeded quota: objects, requested: configmaps=1, used: configmaps=5, limited: configmaps=5');
+  t.same(await used('objects'), { configmaps: '5', 'count/secrets': '0' });
+  t.equal((await c.request('POST', '/api/v1/namespaces/rq/secrets?dryRun=All', { body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's0' } } })).status, 201);
+  t.same(await used('objects'), { configmaps: '5', 'count/secrets': '0' }, 'a dry run charges nothing');
+  t.equal((await c.request('POST', '/api/v1/namespaces/rq/secrets', { body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's1' } } })).status, 201);
+  t.equal((await c.request('POST', '/api/v1/namespaces/rq/secrets', { body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's2' } } })).status, 403, 'count/secrets');
+
+  await quota('compute', { pods: '2', 'requests.cpu': '1', 'limits.memory': '1Gi' });
+  const loose = await c.request('POST', '/api/v1/namespaces/rq/pods', { body: pod('loose') });
+  t.equal(loose.status, 403);
+  t.equal(loose.json.message, 'pods "loose" is forbidden: failed quota: compute: must specify limits.memory for: c; requests.cpu for: c');
+  const sized = (name: string, cpu: string): Obj => pod(name, { containers: [{ name: 'c', image: 'x', resources: { requests: { cpu }, limits: { memory: '256Mi' } } }] });
+  t.equal((await c.request('POST', '/api/v1/namespaces/rq/pods', { body: sized('a', '600m') })).status, 201);
+  t.same(await used('compute'), { pods: '1', 'requests.cpu': '600m', 'limits.memory': '256Mi' });
+  const cpu = await c.request('POST', '/api/v1/namespaces/rq/pods', { body: sized('b', '500m') });
+  t.equal(cpu.status, 403);
+  t.equal(cpu.json.message, 'pods "b" is forbidden: exceeded quota: compute, requested: requests.cpu=500m, used: requests.cpu=600m, limited: requests.cpu=1');
+  t.equal((await c.request('POST', '/api/v1/namespaces/rq/pods', { body: sized('b', '400m') })).status, 201);
+  const third = await c.request('POST', '/api/v1/namespaces/rq/pods', { body: sized('c', '0') });
+  t.equal(third.status, 403);
+  t.match(third.json.message, /exceeded quota: compute, requested: pods=1, used: pods=2, limited: pods=2/);
+
+  await quota('fresh', { services: '1' }, {}, false);
+  const unknown = await c.request('POST', '/api/v1/namespaces/rq/services', { body: { apiVersion: 'v1', kind: 'Service', metadata: { name: 's' }, spec: { ports: [{ port: 80 }] } } });
+  t.equal(unknown.status, 403);
+  t.equal(unknown.json.message, 'services "s" is forbidden: status unknown for quota: fresh, resources: services');
+});
+
+t.test('ResourceQuota: scopes, and growth on update', async (t) => {
+  const { c } = await server(t, []);
+  await namespace(c, 'rs');
+  const quota = async (name: string, hard: Obj, extra: Obj = {}): Promise<void> => {
+    const r = await c.request('POST', '/api/v1/namespaces/rs/resourcequotas', { body: { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name }, spec: { hard, ...extra } } });
+    await c.request('PUT', `/api/v1/namespaces/rs/resourcequotas/${name}/status`, { body: { ...r.json, status: { hard, used: Object.fromEntries(Object.keys(hard).map((k) => [k, '0'])) } } });
+  };
+  await quota('besteffort', { pods: '1' }, { scopes: ['BestEffort'] });
+  t.equal((await c.request('POST', '/api/v1/namespaces/rs/pods', { body: pod('be1') })).status, 201);
+  t.equal((await c.request('POST', '/api/v1/namespaces/rs/pods', { body: pod('be2') })).status, 403, 'a second BestEffort pod');
+  const burstable = pod('bu', { containers: [{ name: 'c', image: 'x', resources: { requests: { cpu: '10m' } } }] });
+  t.equal((await c.request('POST', '/api/v1/namespaces/rs/pods', { body: burstable })).status, 201, 'a pod out of scope is not counted');
+  t.equal((await c.request('POST', '/api/v1/namespaces/rs/configmaps', { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } } })).status, 201);
+
+  await quota('ports', { 'services.nodeports': '1' });
+  const svc = await c.request('POST', '/api/v1/namespaces/rs/services', { body: { apiVersion: 'v1', kind: 'Service', metadata: { name: 's' }, spec: { ports: [{ port: 80, name: 'a' }, { port: 81, name: 'b' }] } } });
+  t.equal(svc.status, 201, 'a ClusterIP service uses no node port');
+  const np = await c.request('PATCH', '/api/v1/namespaces/rs/services/s', { raw: '{"spec":{"type":"NodePort"}}', contentType: 'application/merge-patch+json' });
+  t.equal(np.status, 403, 'turning it into a NodePort service with two ports exceeds one');
+  t.match(np.json.message, /exceeded quota: ports, requested: services.nodeports=2, used: services.nodeports=0, limited: services.nodeports=1/);
+});

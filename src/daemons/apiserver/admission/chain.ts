@@ -21,6 +21,7 @@ import { namespaceExists } from './namespace-exists.js';
 import { namespaceLifecycle } from './namespace-lifecycle.js';
 import { persistentVolumeClaimResize } from './persistent-volume-claim-resize.js';
 import { priority } from './priority.js';
+import { resourceQuota } from './resource-quota.js';
 import { serviceAccount } from './service-account.js';
 
 /** Kubernetes' plugin order (names of our reference only); the options never change it. */
@@ -54,6 +55,7 @@ const FACTORIES: Readonly<Record<string, (ctx: AdmissionContext) => AdmissionPlu
   NamespaceLifecycle: namespaceLifecycle,
   PersistentVolumeClaimResize: persistentVolumeClaimResize,
   Priority: priority,
+  ResourceQuota: resourceQuota,
   ServiceAccount: serviceAccount,
 };
 

@@ -44,6 +44,11 @@ export interface AdmissionContext {
   readonly store: ObjectStore;
   /** Creates a namespace (NamespaceAutoProvision); AlreadyExists counts as success. */
   readonly createNamespace?: (name: string) => Promise<void>;
+  /**
+   * Sets a ResourceQuota's status.used if it is still at the resourceVersion `quota` was read
+   * at (ResourceQuota); 409 Conflict otherwise.
+   */
+  readonly chargeQuota?: (quota: KubeObject, used: Record<string, string>) => Promise<void>;
 }
 
 export const isPod = (def: ResourceDefinition): boolean => def.group === '' && def.plural === 'pods';
