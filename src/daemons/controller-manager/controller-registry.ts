@@ -86,5 +86,6 @@ export const IMPLEMENTED: ControllerFactories = {
   'serviceaccount-token': async () => (await import('./controllers/serviceaccount-token.js')).newServiceAccountTokenController(),
   garbagecollector: async () => (await import('./controllers/garbagecollector.js')).newGarbageCollectorController(),
   podgc: async () => (await import('./controllers/podgc.js')).newPodGcController(),
+  resourcequota: async () => (await import('./controllers/resourcequota.js')).newResourceQuotaController(),
   'root-ca-cert-publisher': async () => (await import('./controllers/root-ca-publisher.js')).newRootCaPublisher(),
 };
