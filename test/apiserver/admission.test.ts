@@ -411,3 +411,21 @@ t.test('ResourceQuota: scopes, and growth on update', async (t) => {
   t.equal(np.status, 403, 'turning it into a NodePort service with two ports exceeds one');
   t.match(np.json.message, /exceeded quota: ports, requested: services.nodeports=2, used: services.nodeports=0, limited: services.nodeports=1/);
 });
+
+t.test('StorageObjectInUseProtection: claims and volumes get their protection finalizers', async (t) => {
+  const { c } = await server(t, ['--disable-admission-plugins=ServiceAccount']);
+  const pvc = await c.request('POST', '/api/v1/namespaces/default/persistentvolumeclaims', { body: {
+    apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'c', finalizers: ['example.com/keep'] }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+  } });
+  t.equal(pvc.status, 201);
+  t.same(pvc.json.metadata.finalizers, ['example.com/keep', 'kubernetes.io/pvc-protection']);
+  const pv = await c.request('POST', '/api/v1/persistentvolumes', { body: {
+    apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'v' }, spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], hostPath: { path: '/tmp/v' } },
+  } });
+  t.equal(pv.status, 201);
+  t.same(pv.json.metadata.finalizers, ['kubernetes.io/pv-protection']);
+  t.equal((await c.request('DELETE', '/api/v1/persistentvolumes/v')).status, 200);
+  const marked = await c.request('GET', '/api/v1/persistentvolumes/v');
+  t.equal(marked.status, 200, 'a delete only marks it until the pv-protection controller lets it go');
+  t.ok(marked.json.metadata.deletionTimestamp);
+});

@@ -28,7 +28,8 @@ export { freePort };
 export interface StartApiserverOptions {
   /**
    * Extra command-line options (full and process modes), e.g. ['--authorization-mode=AlwaysDeny'].
-   * Unless one of them names admission plugins, --disable-admission-plugins=ServiceAccount is added.
+   * Unless one of them names admission plugins, --disable-admission-plugins=ServiceAccount,
+   * StorageObjectInUseProtection is added.
    */
   args?: string[];
   /** Serving-only mode with this REST handler (and `serving` overrides). */
@@ -152,8 +153,9 @@ export async function startApiserver(opts: StartApiserverOptions = {}): Promise<
       `--data-dir=${join(dir, 'data')}`, `--cert-dir=${join(dir, 'certs')}`,
       ...(clientCa ? [`--client-ca-file=${f.caFile}`] : []),
       // As Kubernetes' own integration tests: without a controller manager no `default` service
-      // account appears, so the ServiceAccount plugin is off unless a test names the plugins.
-      ...((opts.args ?? []).some((a) => a.includes('admission-plugins')) ? [] : ['--disable-admission-plugins=ServiceAccount']),
+      // account appears and no protection finalizer is ever removed, so these two plugins are
+      // off unless a test names the plugins itself.
+      ...((opts.args ?? []).some((a) => a.includes('admission-plugins')) ? [] : ['--disable-admission-plugins=ServiceAccount,StorageObjectInUseProtection']),
     ];
     if (opts.process) {
       const port = await freePort();

@@ -87,5 +87,7 @@ export const IMPLEMENTED: ControllerFactories = {
   garbagecollector: async () => (await import('./controllers/garbagecollector.js')).newGarbageCollectorController(),
   podgc: async () => (await import('./controllers/podgc.js')).newPodGcController(),
   resourcequota: async () => (await import('./controllers/resourcequota.js')).newResourceQuotaController(),
+  'pvc-protection': async () => (await import('./controllers/pvc-protection.js')).newPvcProtectionController(),
+  'pv-protection': async () => (await import('./controllers/pv-protection.js')).newPvProtectionController(),
   'root-ca-cert-publisher': async () => (await import('./controllers/root-ca-publisher.js')).newRootCaPublisher(),
 };

@@ -23,6 +23,7 @@ import { persistentVolumeClaimResize } from './persistent-volume-claim-resize.js
 import { priority } from './priority.js';
 import { resourceQuota } from './resource-quota.js';
 import { serviceAccount } from './service-account.js';
+import { storageObjectInUseProtection } from './storage-object-in-use-protection.js';
 
 /** Kubernetes' plugin order (names of our reference only); the options never change it. */
 export const ORDERED_PLUGINS: readonly string[] = [
@@ -57,6 +58,7 @@ const FACTORIES: Readonly<Record<string, (ctx: AdmissionContext) => AdmissionPlu
   Priority: priority,
   ResourceQuota: resourceQuota,
   ServiceAccount: serviceAccount,
+  StorageObjectInUseProtection: storageObjectInUseProtection,
 };
 
 export interface AdmissionSelection {
