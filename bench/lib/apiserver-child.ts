@@ -32,8 +32,6 @@ export function apiserverArgs(cli: string, dir: string, pki: BenchPki, port: num
     'corectl', 'apiserver', `--secure-port=${port}`, '--bind-address=127.0.0.1',
     `--data-dir=${join(dir, 'data')}`, `--cert-dir=${join(dir, 'certs')}`,
     `--tls-cert-file=${pki.certFile}`, `--tls-private-key-file=${pki.keyFile}`, `--client-ca-file=${pki.caFile}`,
-    // No controller manager runs here, so no default ServiceAccount exists for pods.
-    '--disable-admission-plugins=ServiceAccount',
   ];
 }
 
