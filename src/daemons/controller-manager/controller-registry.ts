@@ -89,5 +89,6 @@ export const IMPLEMENTED: ControllerFactories = {
   resourcequota: async () => (await import('./controllers/resourcequota.js')).newResourceQuotaController(),
   'pvc-protection': async () => (await import('./controllers/pvc-protection.js')).newPvcProtectionController(),
   'pv-protection': async () => (await import('./controllers/pv-protection.js')).newPvProtectionController(),
+  disruption: async () => (await import('./controllers/disruption.js')).newDisruptionController(),
   'root-ca-cert-publisher': async () => (await import('./controllers/root-ca-publisher.js')).newRootCaPublisher(),
 };

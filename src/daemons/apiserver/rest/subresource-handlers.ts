@@ -1,6 +1,6 @@
 /**
- * Subresources with their own semantics: scale (autoscaling/v1 Scale), pods/binding,
- * pods/eviction and namespaces/finalize. (status is handled by the generic handlers.)
+ * Subresources with their own semantics: scale (autoscaling/v1 Scale), pods/binding and
+ * namespaces/finalize. (status is handled by the generic handlers, pods/eviction by eviction.ts.)
  */
 import { ApiError, errors } from '../../../api/meta/status.js';
 import { selectorString } from '../../../api/resources/common/validation.js';
@@ -11,7 +11,6 @@ import { headerOf, parseDryRun, respondObject, respondRaw, successStatus, type S
 import { applyPatchTo, decodePatch, fieldManagerOf } from './write-handlers.js';
 import { patchTypeOf, updateManagedFields } from './patch-dispatch.js';
 import { nowTimestamp } from '../registry/object-meta.js';
-import type { DeleteOptions } from '../registry/resource-registry.js';
 
 type Obj = Record<string, unknown>;
 const rec = (v: unknown): Obj => (typeof v === 'object' && v !== null && !Array.isArray(v) ? v as Obj : {});
@@ -109,20 +108,6 @@ export async function handleBinding(s: Scope): Promise<void> {
       obj.status = { ...status, conditions: conds };
     },
   });
-  respondRaw(s, 201, successStatus());
-}
-
-/** POST pods/NAME/eviction: deletes the pod with the eviction's DeleteOptions. */
-export async function handleEviction(s: Scope): Promise<void> {
-  const ev = decodeObject(headerOf(s.req, 'content-type'), await readBody(s.req));
-  if (ev.metadata?.name && ev.metadata.name !== s.name) throw errors.badRequest(`name in URL does not match name in Eviction object`);
-  const d = rec(ev.deleteOptions);
-  const opts: DeleteOptions = { dryRun: parseDryRun(s.query, d.dryRun) };
-  if (typeof d.gracePeriodSeconds === 'number' && d.gracePeriodSeconds >= 0) opts.gracePeriodSeconds = d.gracePeriodSeconds;
-  const pre = rec(d.preconditions);
-  if (pre.uid || pre.resourceVersion) opts.preconditions = { uid: pre.uid as string | undefined, resourceVersion: pre.resourceVersion as string | undefined };
-  // TODO(disruption): honour PodDisruptionBudgets (429 when the budget forbids the eviction).
-  await s.registry.delete(s.def, s.namespace, s.name, opts);
   respondRaw(s, 201, successStatus());
 }
 

@@ -12,7 +12,7 @@ export interface ServedResource {
   verbs: readonly string[];
 }
 
-interface ApiResource { name: string; kind: string; namespaced: boolean; verbs?: string[] }
+export interface ApiResource { name: string; kind: string; namespaced: boolean; verbs?: string[] }
 
 /** GET of a discovery document as JSON, through the client's transport (rate-limited). */
 async function getJson<T>(client: RestClient, path: string, signal?: AbortSignal): Promise<T> {
@@ -60,4 +60,13 @@ export function groupOf(apiVersion: string): string {
 
 export function hasVerbs(r: ServedResource, ...verbs: string[]): boolean {
   return verbs.every((v) => r.verbs.includes(v));
+}
+
+/**
+ * Every entry of one group version's discovery document, subresources included (e.g.
+ * "replicasets/scale" with kind "Scale"). Throws when the document cannot be read.
+ */
+export async function groupVersionResources(client: RestClient, group: string, version: string, signal?: AbortSignal): Promise<ApiResource[]> {
+  const list = await getJson<{ resources?: ApiResource[] }>(client, group ? `/apis/${group}/${version}` : `/api/${version}`, signal);
+  return list.resources ?? [];
 }
