@@ -89,6 +89,8 @@ export const IMPLEMENTED: ControllerFactories = {
   resourcequota: async () => (await import('./controllers/resourcequota.js')).newResourceQuotaController(),
   'pvc-protection': async () => (await import('./controllers/pvc-protection.js')).newPvcProtectionController(),
   'pv-protection': async () => (await import('./controllers/pv-protection.js')).newPvProtectionController(),
+  job: async () => (await import('./controllers/job.js')).newJobController(),
   disruption: async () => (await import('./controllers/disruption.js')).newDisruptionController(),
+  cronjob: async () => (await import('./controllers/cronjob.js')).newCronJobController(),
   'root-ca-cert-publisher': async () => (await import('./controllers/root-ca-publisher.js')).newRootCaPublisher(),
 };

@@ -15,6 +15,7 @@ export { keyOf, splitKey, type IndexFunc } from '../../client/indexer.js';
 export { SharedInformerFactory, type InformerKey } from '../../client/informer-factory.js';
 export { SharedIndexInformer, deletedObject, type EventHandler, type DeletedFinalStateUnknown } from '../../client/informer.js';
 export { WorkQueue, type HandlerResult } from '../../client/workqueue.js';
+export { realClock, type Clock } from '../../client/clock.js';
 
 export interface ClientSettings {
   qps: number;
