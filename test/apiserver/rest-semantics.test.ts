@@ -333,6 +333,21 @@ t.test('long tail: CSR requestor, node taints, secrets, cronjobs v1beta1, leases
   t.equal((await c.request('GET', '/apis/batch/v1/namespaces/default/cronjobs/cj')).json.apiVersion, 'batch/v1');
   const badCron = await c.request('POST', '/apis/batch/v1/namespaces/default/cronjobs', { body: { apiVersion: 'batch/v1', kind: 'CronJob', metadata: { name: 'bad' }, spec: { schedule: 'never', jobTemplate: { spec: { template: { spec: { restartPolicy: 'OnFailure', containers: [{ name: 'c', image: 'b' }] } } } } } } });
   t.equal(badCron.status, 422);
+  const cron = (name: string, schedule: string, timeZone?: string): Promise<{ status: number; json: { message: string } }> => c.request('POST', '/apis/batch/v1/namespaces/default/cronjobs', { body: { apiVersion: 'batch/v1', kind: 'CronJob', metadata: { name },
+    spec: { schedule, ...(timeZone !== undefined ? { timeZone } : {}), jobTemplate: { spec: { template: { spec: { restartPolicy: 'OnFailure', containers: [{ name: 'c', image: 'b' }] } } } } } } });
+  const range = await cron('range', '99 * * * *');
+  t.equal(range.status, 422, 'a minute out of range');
+  t.match(range.json.message, /spec.schedule: Invalid value: "99 \* \* \* \*": unparseable schedule/);
+  t.equal((await cron('macro', '@fortnightly')).status, 422, 'an unknown macro');
+  t.equal((await cron('sunday7', '0 0 * * 7')).status, 422, 'weekday 7 (Kubernetes takes 0-6)');
+  t.equal((await cron('tz', 'TZ=UTC 0 * * * *')).status, 422, 'TZ= in the schedule');
+  t.equal((await cron('hourly', '@hourly')).status, 201);
+  t.equal((await cron('every', '@every 1h30m')).status, 201);
+  t.equal((await cron('tokyo', '0 9 * * MON-FRI', 'Asia/Tokyo')).status, 201);
+  const zone = await cron('nowhere', '0 9 * * *', 'Mars/Olympus');
+  t.equal(zone.status, 422);
+  t.match(zone.json.message, /spec.timeZone: Invalid value: "Mars\/Olympus": unknown time zone Mars\/Olympus/);
+  t.equal((await cron('local', '0 9 * * *', 'Local')).status, 422, '"Local" is not a zone name');
 
   const lease = await c.request('PUT', '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/n1', { body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'n1' }, spec: { holderIdentity: 'n1', leaseDurationSeconds: 40 } } });
   t.equal(lease.status, 201, 'leases are created on update');

@@ -5,7 +5,7 @@ import {
 } from '../../src/daemons/controller-manager/controllers/cronjob/jobs.js';
 import {
   formatInZone, hasZonePrefix, isValidTimeZone, parseGoDuration, parseSchedule, type Schedule,
-} from '../../src/daemons/controller-manager/controllers/cronjob/schedule.js';
+} from '../../src/api/resources/batch/cron-schedule.js';
 import { dueTime, NEXT_SCHEDULE_MARGIN_MS, nextSyncAt, TOO_MANY_MISSED } from '../../src/daemons/controller-manager/controllers/cronjob/timing.js';
 
 const SCHEDULE_ERROR = { name: 'ScheduleError' };

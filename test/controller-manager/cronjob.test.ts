@@ -14,7 +14,7 @@ import { RestClient, type ResourceRef } from '../../src/client/rest-client.js';
 import { parseControllerManagerArgs } from '../../src/flags/controller-manager.js';
 import { enabledControllers, IMPLEMENTED } from '../../src/daemons/controller-manager/controller-registry.js';
 import { CronJobController } from '../../src/daemons/controller-manager/controllers/cronjob.js';
-import { formatInZone } from '../../src/daemons/controller-manager/controllers/cronjob/schedule.js';
+import { formatInZone } from '../../src/api/resources/batch/cron-schedule.js';
 import { newEventRecorder } from '../../src/daemons/controller-manager/events.js';
 import { startApiserver } from '../helpers/apiserver.js';
 import { waitFor } from './fixtures/controller-harness.js';
@@ -212,18 +212,17 @@ t.test('cron job controller against a real API server', async (t) => {
     t.equal(Date.parse(stamp), first + MINUTE, 'the same instant');
   });
 
-  await t.test('a bad schedule or time zone is reported, not run', async (t) => {
-    const clock = startController(t);
-    const { first } = await create('badsched', { schedule: '@fortnightly' });
-    t.match((await waitEvent('badsched', 'UnparseableSchedule'))[0], { type: 'Warning', message: /@fortnightly/ });
-    try {
-      await create('badzone', { timeZone: 'Mars/Olympus_Mons' });
-      t.match((await waitEvent('badzone', 'UnknownTimeZone'))[0], { type: 'Warning', message: /Mars/ });
-    } catch (e) {
-      t.match((e as { code?: number }).code, 422, 'or the API server rejects the zone up front');
+  await t.test('a schedule or time zone the controller could not run is refused by the API server', async (t) => {
+    // The controller's UnparseableSchedule / UnknownTimeZone events are left for objects stored
+    // before validation used the same parser; the parser's refusals are covered in
+    // cronjob-schedule.test.ts.
+    for (const [name, spec] of [['badsched', { schedule: '@fortnightly' }], ['badzone', { timeZone: 'Mars/Olympus_Mons' }]] as const) {
+      try {
+        await create(name, spec);
+        t.fail(`${name} was accepted`);
+      } catch (e) {
+        t.equal((e as { code?: number }).code, 422, `${name}: 422`);
+      }
     }
-    await advanceTo(clock, first + MINUTE + 1000);
-    await new Promise((r) => setTimeout(r, 300));
-    t.same([...await jobNames('badsched'), ...await jobNames('badzone')], [], 'no jobs');
   });
 });

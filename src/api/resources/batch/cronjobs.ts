@@ -1,4 +1,5 @@
 /** batch/v1 CronJob (+ batch/v1beta1 served by conversion: same schema, other apiVersion). */
+import { isValidTimeZone, parseSchedule } from './cron-schedule.js';
 import { fieldErrors, type FieldError } from '../../meta/status.js';
 import { defineResource, statusStrategy } from '../common/define.js';
 import { col, containersColumn, imagesColumn, arr, rec, str, path, since } from '../common/table-util.js';
@@ -34,9 +35,14 @@ export const cronjobs = defineResource({
     const schedule = spec.schedule;
     if (typeof schedule !== 'string' || !schedule.trim()) errs.push(fieldErrors.required('spec.schedule'));
     else {
-      const fields = schedule.trim().split(/\s+/);
-      if (!schedule.startsWith('@') && fields.length !== 5) errs.push(fieldErrors.invalid('spec.schedule', schedule, `unparseable schedule: expected exactly 5 fields, found ${fields.length}: ${schedule}`));
       if (/TZ=|CRON_TZ=/.test(schedule)) errs.push(fieldErrors.invalid('spec.schedule', schedule, 'cannot use TZ or CRON_TZ in schedule, use timeZone field instead'));
+      else {
+        // The same parser the cronjob controller fires by, so what is stored can run.
+        try { parseSchedule(schedule, 'UTC'); } catch (e) { errs.push(fieldErrors.invalid('spec.schedule', schedule, `unparseable schedule: ${(e as Error).message}`)); }
+      }
+    }
+    if (spec.timeZone !== undefined && spec.timeZone !== null && (typeof spec.timeZone !== 'string' || !isValidTimeZone(spec.timeZone))) {
+      errs.push(fieldErrors.invalid('spec.timeZone', spec.timeZone, `unknown time zone ${String(spec.timeZone)}`));
     }
     if (spec.concurrencyPolicy !== undefined && !['Allow', 'Forbid', 'Replace'].includes(String(spec.concurrencyPolicy))) errs.push(fieldErrors.notSupported('spec.concurrencyPolicy', spec.concurrencyPolicy, ['Allow', 'Forbid', 'Replace']));
     const name = obj.metadata?.name ?? '';

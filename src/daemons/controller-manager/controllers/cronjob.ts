@@ -2,7 +2,7 @@
  * The cron job controller: starts a Job from each CronJob's spec.jobTemplate at the times its
  * spec.schedule names (in spec.timeZone, else `defaultTimeZone`: the controller's local zone,
  * as in Kubernetes), keeps status.active / lastScheduleTime / lastSuccessfulTime, and deletes
- * finished Jobs beyond the history limits. Schedules: cronjob/schedule.ts; which time is due:
+ * finished Jobs beyond the history limits. Schedules: src/api/resources/batch/cron-schedule.ts; which time is due:
  * cronjob/timing.ts; Job shapes and history: cronjob/jobs.ts.
  *
  * A sync of `namespace/name` (5 workers, Kubernetes' --concurrent-cron-job-syncs default):
@@ -31,7 +31,7 @@ import {
 import {
   jobFromTemplate, jobName, jobRef, jobsBeyondHistory, observeJobs, ownedBy, parseTime, rfc3339, sameStatus, statusOf, type CronJobStatus, type JobRef,
 } from './cronjob/jobs.js';
-import { hasZonePrefix, isValidTimeZone, localTimeZone, parseSchedule, ScheduleError, type Schedule } from './cronjob/schedule.js';
+import { hasZonePrefix, isValidTimeZone, localTimeZone, parseSchedule, ScheduleError, type Schedule } from '../../../api/resources/batch/cron-schedule.js';
 import { dueTime, nextSyncAt, TOO_MANY_MISSED } from './cronjob/timing.js';
 
 export const CRONJOBS: ResourceRef = { group: 'batch', version: 'v1', resource: 'cronjobs' };

@@ -12,7 +12,7 @@
  *    being deleted are neither kept nor listed.
  */
 import type { KubeObject, OwnerReference } from '../../../../api/resources/types.js';
-import { formatInZone } from './schedule.js';
+import { formatInZone } from '../../../../api/resources/batch/cron-schedule.js';
 
 export const SCHEDULED_TIMESTAMP_ANNOTATION = 'batch.kubernetes.io/cronjob-scheduled-timestamp';
 

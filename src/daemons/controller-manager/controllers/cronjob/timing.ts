@@ -11,7 +11,7 @@
  * TOO_MANY_MISSED + 1: more than TOO_MANY_MISSED only earns a warning, the most recent time
  * still starts (as in Kubernetes since 1.27).
  */
-import type { Schedule } from './schedule.js';
+import type { Schedule } from '../../../../api/resources/batch/cron-schedule.js';
 
 export const TOO_MANY_MISSED = 100;
 /** Requeue margin after a fire time, so a slightly early timer does not find it still ahead. */

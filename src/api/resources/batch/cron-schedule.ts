@@ -1,5 +1,6 @@
 /**
- * A CronJob's spec.schedule turned into fire times, in a time zone.
+ * A CronJob's spec.schedule turned into fire times, in a time zone. Used by the API server (is a
+ * schedule valid?) and the controller manager's cronjob controller (when does it fire?).
  *
  * Accepted (what Kubernetes' standard cron parser takes, so that a schedule means the same
  * here as there): five fields `minute hour day-of-month month day-of-week` with `*`, `?`,
@@ -17,7 +18,15 @@
  * grammar and the day rule. An `@every` schedule fires every interval after an anchor (the
  * CronJob's last schedule time or creation time); cron schedules ignore the anchor.
  */
-import { CronExpressionParser, type CronExpression } from 'cron-parser';
+import { createRequire } from 'node:module';
+import type { CronExpression, CronExpressionParser } from 'cron-parser';
+
+let parser: typeof CronExpressionParser | undefined;
+/** cron-parser (with luxon) takes ~90 ms to load: it is loaded with the first schedule parsed, not when a daemon starts. */
+function cronParser(): typeof CronExpressionParser {
+  parser ??= (createRequire(import.meta.url)('cron-parser') as { CronExpressionParser: typeof CronExpressionParser }).CronExpressionParser;
+  return parser;
+}
 
 export class ScheduleError extends Error {
   override readonly name = 'ScheduleError';
@@ -146,7 +155,7 @@ const wildcard = (f: string): boolean => f === '*' || f === '?';
 function cronSchedule(fields: string[], timeZone: string): Schedule {
   let expr: CronExpression;
   try {
-    expr = CronExpressionParser.parse(fields.join(' '), { tz: timeZone, currentDate: new Date(0) });
+    expr = cronParser().parse(fields.join(' '), { tz: timeZone, currentDate: new Date(0) });
   } catch (e) {
     throw new ScheduleError((e as Error).message);
   }
