@@ -92,5 +92,7 @@ export const IMPLEMENTED: ControllerFactories = {
   job: async () => (await import('./controllers/job.js')).newJobController(),
   disruption: async () => (await import('./controllers/disruption.js')).newDisruptionController(),
   cronjob: async () => (await import('./controllers/cronjob.js')).newCronJobController(),
+  daemonset: async () => (await import('./controllers/daemonset.js')).newDaemonSetController(),
   'root-ca-cert-publisher': async () => (await import('./controllers/root-ca-publisher.js')).newRootCaPublisher(),
+  statefulset: async () => (await import('./controllers/statefulset.js')).newStatefulSetController(),
 };

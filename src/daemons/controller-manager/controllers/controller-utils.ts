@@ -30,6 +30,11 @@ export class ControllerExpectations {
     this.items.set(key, { add: 0, del: new Set(podKeys), delCount: podKeys.length, at: this.now() });
   }
 
+  /** Creations and deletions asked for together (replacing any earlier record). */
+  expect(key: string, adds: number, podKeys: readonly string[]): void {
+    this.items.set(key, { add: adds, del: new Set(podKeys), delCount: podKeys.length, at: this.now() });
+  }
+
   creationObserved(key: string): void {
     const e = this.items.get(key);
     if (e && e.add > 0) e.add--;
