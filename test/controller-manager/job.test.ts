@@ -1,17 +1,10 @@
-import { setMaxListeners } from 'node:events';
 import t from 'tap';
-import { pino } from 'pino';
 import type { KubeObject } from '../../src/api/resources/types.js';
-import { loadCoreconfig } from '../../src/client/coreconfig.js';
-import { SharedInformerFactory } from '../../src/client/informer-factory.js';
-import { RestClient, type ResourceRef } from '../../src/client/rest-client.js';
-import { parseControllerManagerArgs } from '../../src/flags/controller-manager.js';
+import type { ResourceRef } from '../../src/client/rest-client.js';
 import { JobController, type JobControllerOptions } from '../../src/daemons/controller-manager/controllers/job.js';
 import { formatIndexes, parseIndexes, pendingIndexes, withIndexes } from '../../src/daemons/controller-manager/controllers/job/indexes.js';
 import { remainingBackoffMs } from '../../src/daemons/controller-manager/controllers/job/backoff.js';
-import { newEventRecorder } from '../../src/daemons/controller-manager/events.js';
-import { startApiserver } from '../helpers/apiserver.js';
-import { waitFor } from './fixtures/controller-harness.js';
+import { startControllers, waitFor } from './fixtures/controller-harness.js';
 import { listPods, startCluster } from './fixtures/cluster.js';
 
 type Dict = Record<string, unknown>;
@@ -36,24 +29,9 @@ function job(name: string, spec: Dict = {}): KubeObject {
   };
 }
 
-/** A real API server with the job controller running in-process (events recorded). */
-async function start(opts: JobControllerOptions): Promise<{ client: RestClient; stop(): Promise<void> }> {
-  const api = await startApiserver();
-  const connection = await loadCoreconfig({ path: api.coreconfigPath });
-  const client = new RestClient({ connection, qps: 0, contentType: 'application/json' });
-  const ctlClient = new RestClient({ connection, qps: 0 });
-  const config = parseControllerManagerArgs([`--coreconfig=${api.coreconfigPath}`]).config;
-  const log = pino({ level: process.env['CM_TEST_LOG'] ? 'debug' : 'silent' });
-  const ac = new AbortController();
-  setMaxListeners(0, ac.signal);
-  const informers = new SharedInformerFactory({ client: ctlClient, minResyncPeriodMs: 0 });
-  const done = new JobController(opts).run({
-    client: ctlClient, informers, config, log, signal: ac.signal, events: (component) => newEventRecorder(ctlClient, component, log),
-  });
-  return {
-    client,
-    async stop() { ac.abort(); await done.catch(() => undefined); await informers.stopped(); ctlClient.close(); client.close(); await api.stop(); },
-  };
+/** A real API server with the controller running in-process (events recorded). */
+function start(opts: JobControllerOptions): ReturnType<typeof startControllers> {
+  return startControllers(new JobController(opts), { recordEvents: true });
 }
 
 t.test('completion index intervals', async (t) => {

@@ -1,17 +1,10 @@
-import { setMaxListeners } from 'node:events';
 import t from 'tap';
-import { pino } from 'pino';
 import type { KubeObject } from '../../src/api/resources/types.js';
-import { loadCoreconfig } from '../../src/client/coreconfig.js';
-import { SharedInformerFactory } from '../../src/client/informer-factory.js';
-import { RestClient, type ResourceRef } from '../../src/client/rest-client.js';
-import { parseControllerManagerArgs } from '../../src/flags/controller-manager.js';
+import type { ResourceRef } from '../../src/client/rest-client.js';
 import { StatefulSetController } from '../../src/daemons/controller-manager/controllers/statefulset.js';
 import { planUpdateRevision, revisionsToTrim, newRevision } from '../../src/daemons/controller-manager/controllers/statefulset/revisions.js';
 import { newSetPod } from '../../src/daemons/controller-manager/controllers/statefulset/identity.js';
-import { newEventRecorder } from '../../src/daemons/controller-manager/events.js';
-import { startApiserver } from '../helpers/apiserver.js';
-import { waitFor } from './fixtures/controller-harness.js';
+import { startControllers, waitFor } from './fixtures/controller-harness.js';
 
 type Dict = Record<string, unknown>;
 const PODS: ResourceRef = { group: '', version: 'v1', resource: 'pods', namespace: 'default' };
@@ -36,24 +29,9 @@ function sts(name: string, spec: Dict = {}, image = 'nginx:1'): KubeObject {
   };
 }
 
-/** A real API server with the statefulset controller running in-process (events recorded). */
-async function start(): Promise<{ client: RestClient; stop(): Promise<void> }> {
-  const api = await startApiserver();
-  const connection = await loadCoreconfig({ path: api.coreconfigPath });
-  const client = new RestClient({ connection, qps: 0, contentType: 'application/json' });
-  const ctlClient = new RestClient({ connection, qps: 0 });
-  const config = parseControllerManagerArgs([`--coreconfig=${api.coreconfigPath}`]).config;
-  const log = pino({ level: process.env['CM_TEST_LOG'] ? 'debug' : 'silent' });
-  const ac = new AbortController();
-  setMaxListeners(0, ac.signal);
-  const informers = new SharedInformerFactory({ client: ctlClient, minResyncPeriodMs: 0 });
-  const done = new StatefulSetController().run({
-    client: ctlClient, informers, config, log, signal: ac.signal, events: (component) => newEventRecorder(ctlClient, component, log),
-  });
-  return {
-    client,
-    async stop() { ac.abort(); await done.catch(() => undefined); await informers.stopped(); ctlClient.close(); client.close(); await api.stop(); },
-  };
+/** A real API server with the controller running in-process (events recorded). */
+function start(): ReturnType<typeof startControllers> {
+  return startControllers(new StatefulSetController(), { recordEvents: true });
 }
 
 t.test('revision planning and history (pure)', async (t) => {
@@ -270,7 +248,7 @@ t.test('statefulset controller against a real API server', async (t) => {
   });
 
   await t.test('minReadySeconds: available only after the pod stayed ready', async (t) => {
-    await c.client.create(STS, sts('mr', { replicas: 1, minReadySeconds: 1 }));
+    await c.client.create(STS, sts('mr', { replicas: 1, minReadySeconds: 4 })); // long enough that a loaded machine still sees the gap
     await waitNames('mr', ['mr-0']);
     await ready('mr-0');
     const s1 = await until('ready 1', 'mr', (x) => status(x).readyReplicas === 1);

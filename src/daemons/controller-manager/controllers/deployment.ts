@@ -10,11 +10,12 @@
  */
 import type { Logger } from 'pino';
 import { isApiError } from '../../../api/meta/status.js';
-import { labelSelectorObjectMatcher, type LabelSelectorObject, type Labels } from '../../../api/meta/label-selector.js';
+import type { LabelSelectorObject, Labels } from '../../../api/meta/label-selector.js';
 import type { KubeObject } from '../../../api/resources/types.js';
 import type { Controller, ControllerContext } from '../controller-registry.js';
 import { noopRecorder, type EventRecorder } from '../events.js';
 import { deletedObject, keyOf, WorkQueue, type RestClient, type SharedIndexInformer } from '../deps.js';
+import { nonEmptySelectorMatcher } from './claim-pods.js';
 import { controllerRefOf, newControllerRef } from './controller-utils.js';
 import { DEPLOYMENTS, DeploymentSync, REPLICASETS } from './deployment/context.js';
 import { checkPausedConditions } from './deployment/progress.js';
@@ -29,9 +30,7 @@ import { PODS } from './replicaset.js';
 type Matcher = (labels: Labels) => boolean;
 
 function selectorOf(d: KubeObject): Matcher | undefined {
-  const sel = specOf(d).selector as LabelSelectorObject | undefined;
-  if (!sel || (Object.keys(sel.matchLabels ?? {}).length === 0 && !(sel.matchExpressions?.length))) return undefined;
-  return labelSelectorObjectMatcher(sel);
+  return nonEmptySelectorMatcher(specOf(d).selector as LabelSelectorObject | undefined);
 }
 
 export class DeploymentController implements Controller {

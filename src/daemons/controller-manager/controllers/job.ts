@@ -23,7 +23,7 @@ import { noopRecorder, type EventRecorder } from '../events.js';
 import { deletedObject, keyOf, splitKey, WorkQueue, type ResourceRef, type RestClient, type SharedIndexInformer } from '../deps.js';
 import { ControllerExpectations, controllerRefOf } from './controller-utils.js';
 import { BackoffStore } from './job/backoff.js';
-import { claimPods, jobSelector } from './job/claim.js';
+import { claimJobPods, jobSelector } from './job/claim.js';
 import { activeDeadlineSecondsOf, completionModeKnown, hasTrackingFinalizer, managedElsewhere } from './job/job-spec.js';
 import { JobPodControl, PODS } from './job/pod-control.js';
 import { isJobFinished, type JobStatus } from './job/status.js';
@@ -209,7 +209,7 @@ export class JobController implements Controller {
     // Expectations first: a pod arriving after this check only defers the diff to the next sync.
     const satisfied = this.expectations.satisfied(key);
     const candidates = this.pods.indexer.listNamespace(splitKey(key).namespace ?? '');
-    const pods = await claimPods(job, candidates, this.control, () => this.stillExists(job));
+    const pods = await claimJobPods(job, candidates, this.control, () => this.stillExists(job));
     await new JobSync({
       pods: this.control, events: this.events, expectations: this.expectations, finalizers: this.finalizers, backoff: this.backoff,
       backoffBaseMs: this.o.podFailureBackoffMs ?? 10_000, backoffMaxMs: this.o.maxPodFailureBackoffMs ?? 360_000,

@@ -9,11 +9,12 @@
  */
 import type { Logger } from 'pino';
 import { isApiError } from '../../../api/meta/status.js';
-import { labelSelectorObjectMatcher, selectorFromSet, type LabelSelectorObject, type Labels } from '../../../api/meta/label-selector.js';
+import { selectorFromSet, type LabelSelectorObject, type Labels } from '../../../api/meta/label-selector.js';
 import type { KubeObject } from '../../../api/resources/types.js';
 import type { Controller, ControllerContext } from '../controller-registry.js';
 import { noopRecorder, type EventRecorder } from '../events.js';
 import { deletedObject, keyOf, splitKey, WorkQueue, type ResourceRef, type RestClient, type SharedIndexInformer } from '../deps.js';
+import { claimPods, nonEmptySelectorMatcher } from './claim-pods.js';
 import {
   ControllerExpectations, controllerRefOf, isPodActive, isPodAvailable, isPodReady, newControllerRef,
   podFromTemplate, podsToDelete, slowStartBatch,
@@ -45,10 +46,7 @@ export const REPLICA_SET_KIND: ReplicaKind = {
   kind: 'ReplicaSet',
   ref: { group: 'apps', version: 'v1', resource: 'replicasets' },
   selector(obj) {
-    const sel = (obj.spec as Dict | undefined)?.selector as LabelSelectorObject | undefined;
-    // A nil or empty selector matches nothing here (never every pod of the namespace).
-    if (!sel || (Object.keys(sel.matchLabels ?? {}).length === 0 && !sel.matchExpressions?.length)) return undefined;
-    return labelSelectorObjectMatcher(sel);
+    return nonEmptySelectorMatcher((obj.spec as Dict | undefined)?.selector as LabelSelectorObject | undefined);
   },
   workers: (ctx) => ctx.config.concurrentReplicasetSyncs,
 };
@@ -163,7 +161,7 @@ export class ReplicaController implements Controller {
     const owner = this.owners.indexer.getByKey(key);
     if (!owner) { this.expectations.delete(key); return; }
     const needsSync = this.expectations.satisfied(key) && !owner.metadata?.deletionTimestamp;
-    const claimed = await this.claimPods(owner, this.pods.indexer.listNamespace(namespace ?? ''));
+    const claimed = await this.claim(owner, this.pods.indexer.listNamespace(namespace ?? ''));
     const active = claimed.filter(isPodActive);
     let manageError: unknown;
     let diff = 0;
@@ -184,29 +182,10 @@ export class ReplicaController implements Controller {
    * Pods this owner controls after adopting matching orphans and releasing owned pods that
    * no longer match (Kubernetes' ClaimPods).
    */
-  private async claimPods(owner: KubeObject, pods: KubeObject[]): Promise<KubeObject[]> {
+  private claim(owner: KubeObject, pods: KubeObject[]): Promise<KubeObject[]> {
     const match = this.kind.selector(owner);
-    const uid = owner.metadata?.uid;
-    const deleting = Boolean(owner.metadata?.deletionTimestamp);
-    const out: KubeObject[] = [];
-    let canAdopt: boolean | undefined;
-    for (const pod of pods) {
-      const ref = controllerRefOf(pod);
-      const matches = match?.(pod.metadata?.labels) ?? false;
-      if (ref) {
-        if (ref.uid !== uid) continue;
-        if (matches) { out.push(pod); continue; }
-        if (deleting) continue;
-        await this.releasePod(owner, pod);
-        continue;
-      }
-      if (!matches || deleting || pod.metadata?.deletionTimestamp) continue;
-      if (canAdopt === undefined) canAdopt = await this.recheckOwner(owner);
-      if (!canAdopt) continue;
-      const adopted = await this.adoptPod(owner, pod);
-      if (adopted) out.push(adopted);
-    }
-    return out;
+    return claimPods(owner, pods, (pod) => match?.(pod.metadata?.labels) ?? false,
+      { adopt: (pod) => this.adoptPod(owner, pod), release: (pod) => this.releasePod(owner, pod) }, () => this.recheckOwner(owner));
   }
 
   /** A fresh read: adopt only if the owner still exists with the same uid and is not being deleted. */

@@ -20,7 +20,7 @@ import type { Controller, ControllerContext } from '../controller-registry.js';
 import { noopRecorder, type EventRecorder } from '../events.js';
 import { deletedObject, keyOf, splitKey, WorkQueue, type ResourceRef, type RestClient, type SharedIndexInformer } from '../deps.js';
 import { controllerRefOf, isPodReady } from './controller-utils.js';
-import { claimPods, setSelector } from './statefulset/claim.js';
+import { claimSetPods, setSelector } from './statefulset/claim.js';
 import { minReadySecondsOf } from './statefulset/identity.js';
 import { PODS, PVCS, REVISIONS, StatefulPodControl } from './statefulset/pod-control.js';
 import { ownRevisions } from './statefulset/revisions.js';
@@ -115,7 +115,7 @@ export class StatefulSetController implements Controller {
     const set = this.current(key);
     if (!set) return;
     const namespace = splitKey(key).namespace ?? '';
-    const pods = await claimPods(set, this.pods.indexer.listNamespace(namespace), this.control, () => this.stillExists(set));
+    const pods = await claimSetPods(set, this.pods.indexer.listNamespace(namespace), this.control, () => this.stillExists(set));
     const revisions = ownRevisions(set, this.revisions.indexer.listNamespace(namespace));
     await new StatefulSetSync({
       control: this.control, now: this.now,

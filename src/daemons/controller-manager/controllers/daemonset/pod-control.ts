@@ -9,12 +9,13 @@
  * the pods as Kubernetes' pod control does.
  */
 import type { Logger } from 'pino';
-import { labelSelectorObjectMatcher, type LabelSelectorObject, type Labels } from '../../../../api/meta/label-selector.js';
+import type { LabelSelectorObject, Labels } from '../../../../api/meta/label-selector.js';
 import { isApiError } from '../../../../api/meta/status.js';
 import type { KubeObject } from '../../../../api/resources/types.js';
 import { keyOf, type ResourceRef, type RestClient } from '../../deps.js';
 import type { EventRecorder } from '../../events.js';
-import { controllerRefOf, newControllerRef, podFromTemplate } from '../controller-utils.js';
+import { claimPods, nonEmptySelectorMatcher } from '../claim-pods.js';
+import { newControllerRef, podFromTemplate } from '../controller-utils.js';
 import { pinnedAffinity, withDaemonTolerations } from './node-fit.js';
 import { REVISION_HASH_LABEL } from './placement.js';
 
@@ -27,9 +28,7 @@ export interface WriteResult { done: number; error?: unknown }
 
 /** The DaemonSet's selector as a matcher; undefined (matching nothing) when missing or empty. */
 export function dsSelector(ds: KubeObject): ((labels: Labels) => boolean) | undefined {
-  const sel = ((ds.spec ?? {}) as Dict).selector as LabelSelectorObject | undefined;
-  if (!sel || (Object.keys(sel.matchLabels ?? {}).length === 0 && !sel.matchExpressions?.length)) return undefined;
-  return labelSelectorObjectMatcher(sel);
+  return nonEmptySelectorMatcher(((ds.spec ?? {}) as Dict).selector as LabelSelectorObject | undefined);
 }
 
 /** The pod the DaemonSet runs on `node`. */
@@ -96,25 +95,10 @@ export class DaemonPodControl {
   async claim(ds: KubeObject, candidates: readonly KubeObject[], canAdopt: () => Promise<boolean>): Promise<KubeObject[]> {
     const match = dsSelector(ds);
     const uid = ds.metadata?.uid;
-    const deleting = Boolean(ds.metadata?.deletionTimestamp);
-    const out: KubeObject[] = [];
-    let adoptable: boolean | undefined;
-    for (const pod of candidates) {
-      const ref = controllerRefOf(pod);
-      const matches = match?.(pod.metadata?.labels) ?? false;
-      if (ref) {
-        if (ref.uid !== uid) continue;
-        if (matches) out.push(pod);
-        else if (!deleting) await this.setOwners(ds, pod, (pod.metadata?.ownerReferences ?? []).filter((r) => r.uid !== uid), 'released');
-        continue;
-      }
-      if (!matches || deleting || pod.metadata?.deletionTimestamp) continue;
-      adoptable ??= await canAdopt();
-      if (!adoptable) continue;
-      const adopted = await this.setOwners(ds, pod, [...(pod.metadata?.ownerReferences ?? []), newControllerRef(ds, 'apps/v1', 'DaemonSet')], 'adopted');
-      if (adopted) out.push(adopted);
-    }
-    return out;
+    return claimPods(ds, candidates, (pod) => match?.(pod.metadata?.labels) ?? false, {
+      adopt: (pod) => this.setOwners(ds, pod, [...(pod.metadata?.ownerReferences ?? []), newControllerRef(ds, 'apps/v1', 'DaemonSet')], 'adopted'),
+      release: async (pod) => { await this.setOwners(ds, pod, (pod.metadata?.ownerReferences ?? []).filter((r) => r.uid !== uid), 'released'); },
+    }, canAdopt);
   }
 
   private async setOwners(ds: KubeObject, pod: KubeObject, refs: unknown[], what: string): Promise<KubeObject | undefined> {
