@@ -1,11 +1,11 @@
 import t from 'tap';
-import { nodeAffinity, REASON_NODE_AFFINITY, requirementMatches } from '../../src/daemons/scheduler/filters/node-affinity.js';
+import { nodeAffinity, REASON_NODE_AFFINITY } from '../../src/daemons/scheduler/filters/node-affinity.js';
+import { requirementMatches, toleratesTaint } from '../../src/api/resources/core/node-placement.js';
 import { nodePorts, REASON_PORTS } from '../../src/daemons/scheduler/filters/node-ports.js';
 import { nodeReady, REASON_NOT_READY } from '../../src/daemons/scheduler/filters/node-ready.js';
 import { nodeResourcesFit } from '../../src/daemons/scheduler/filters/node-resources-fit.js';
 import { nodeUnschedulable, REASON_UNSCHEDULABLE } from '../../src/daemons/scheduler/filters/node-unschedulable.js';
 import { taintToleration } from '../../src/daemons/scheduler/filters/taint-toleration.js';
-import { toleratesTaint } from '../../src/daemons/scheduler/filters/tolerations.js';
 import { newPodInfo, nodeInfoOf } from '../../src/daemons/scheduler/node-info.js';
 import type { Node, Pod } from '../../src/daemons/scheduler/types.js';
 import { makeNode, makePod } from './fixtures.js';

@@ -16,11 +16,8 @@ export interface Container {
   restartPolicy?: string;
 }
 
-export interface Toleration { key?: string; operator?: string; value?: string; effect?: string; tolerationSeconds?: number }
-export interface Taint { key: string; value?: string; effect: string }
-
-export interface NodeSelectorRequirement { key: string; operator: string; values?: string[] }
-export interface NodeSelectorTerm { matchExpressions?: NodeSelectorRequirement[]; matchFields?: NodeSelectorRequirement[] }
+import type { NodeSelectorTerm, Taint, Toleration } from '../../api/resources/core/node-placement.js';
+export type { NodeSelectorRequirement, NodeSelectorTerm, Taint, Toleration } from '../../api/resources/core/node-placement.js';
 export interface PreferredSchedulingTerm { weight: number; preference: NodeSelectorTerm }
 
 export interface PodSpec {

@@ -3,7 +3,7 @@
  * (node.kubernetes.io/not-ready, as DaemonSet pods do) may still go there.
  */
 import { FITS, type Filter } from './filter.js';
-import { tolerated } from './tolerations.js';
+import { tolerated } from '../../../api/resources/core/node-placement.js';
 
 export const REASON_NOT_READY = 'node(s) were not ready';
 const NOT_READY_KEY = 'node.kubernetes.io/not-ready';

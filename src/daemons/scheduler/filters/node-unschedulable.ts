@@ -3,7 +3,7 @@
  * node.kubernetes.io/unschedulable:NoSchedule taint.
  */
 import { FITS, type Filter } from './filter.js';
-import { tolerated } from './tolerations.js';
+import { tolerated } from '../../../api/resources/core/node-placement.js';
 
 export const REASON_UNSCHEDULABLE = 'node(s) were unschedulable';
 

@@ -3,7 +3,7 @@
  * (PreferNoSchedule taints only matter for scoring). The first untolerated taint is reported.
  */
 import { FITS, type Filter } from './filter.js';
-import { tolerated } from './tolerations.js';
+import { tolerated } from '../../../api/resources/core/node-placement.js';
 
 export const taintToleration: Filter = {
   name: 'TaintToleration',

@@ -3,7 +3,7 @@
  * matches adds its weight; the sums are scaled so the best node gets 100. Pods without
  * preferences score the same everywhere. Weighted 2, as in Kubernetes' default profile.
  */
-import { termMatches } from '../filters/node-affinity.js';
+import { termMatches } from '../../../api/resources/core/node-placement.js';
 import { MAX_NODE_SCORE, type Score } from './score.js';
 
 export const nodeAffinityPreferred: Score = {

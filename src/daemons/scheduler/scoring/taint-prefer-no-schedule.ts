@@ -3,7 +3,7 @@
  * higher (100 for none, 0 for the node with the most). Only tolerations with effect
  * PreferNoSchedule or no effect count, as in Kubernetes.
  */
-import { toleratesTaint } from '../filters/tolerations.js';
+import { toleratesTaint } from '../../../api/resources/core/node-placement.js';
 import { MAX_NODE_SCORE, type Score } from './score.js';
 
 export const taintPreferNoSchedule: Score = {

@@ -8,18 +8,18 @@
  * `shouldRun` says a pod should be created there; `shouldContinueRunning` says an existing pod
  * may stay (NoSchedule taints do not evict, so only NoExecute ones count for it).
  *
+ * The matching itself (selectors, terms, tolerations) is the scheduler's, shared through
+ * src/api/resources/core/node-placement.ts.
+ *
  * Contract: pure functions of their arguments; cached objects are never modified.
  */
+import {
+  NODE_NAME_FIELD, nodeSelectorMatches, termMatches, tolerated, type NodeSelectorTerm, type Taint, type Toleration,
+} from '../../../../api/resources/core/node-placement.js';
 import type { KubeObject } from '../../../../api/resources/types.js';
 
 type Dict = Record<string, unknown>;
 
-export interface Toleration { key?: string; operator?: string; value?: string; effect?: string; tolerationSeconds?: number }
-export interface Taint { key: string; value?: string; effect: string }
-interface Requirement { key: string; operator: string; values?: string[] }
-interface Term { matchExpressions?: Requirement[]; matchFields?: Requirement[] }
-
-export const NAME_FIELD = 'metadata.name';
 
 /** Tolerations Kubernetes adds to every daemon pod (network-unavailable only with hostNetwork). */
 export function daemonTolerations(hostNetwork: boolean): Toleration[] {
@@ -45,45 +45,12 @@ export function withDaemonTolerations(podSpec: Dict): Toleration[] {
   return out;
 }
 
-function tolerates(t: Toleration, taint: Taint): boolean {
-  if (t.effect && t.effect !== taint.effect) return false;
-  if (t.key && t.key !== taint.key) return false;
-  const op = t.operator || 'Equal';
-  if (op === 'Exists') return true;
-  return op === 'Equal' && (t.value ?? '') === (taint.value ?? '');
-}
-
-function requirementHolds(r: Requirement, value: string | undefined): boolean {
-  const values = r.values ?? [];
-  switch (r.operator) {
-    case 'In': return value !== undefined && values.includes(value);
-    case 'NotIn': return value === undefined || !values.includes(value);
-    case 'Exists': return value !== undefined;
-    case 'DoesNotExist': return value === undefined;
-    case 'Gt': case 'Lt': {
-      const a = Number.parseInt(value ?? '', 10); const b = Number.parseInt(values[0] ?? '', 10);
-      if (values.length !== 1 || Number.isNaN(a) || Number.isNaN(b)) return false;
-      return r.operator === 'Gt' ? a > b : a < b;
-    }
-    default: return false;
-  }
-}
-
-function termHolds(term: Term, node: KubeObject): boolean {
-  const exprs = term.matchExpressions ?? []; const fields = term.matchFields ?? [];
-  if (exprs.length === 0 && fields.length === 0) return false;
-  const labels = node.metadata?.labels ?? {};
-  if (!exprs.every((r) => requirementHolds(r, Object.hasOwn(labels, r.key) ? labels[r.key] : undefined))) return false;
-  return fields.every((r) => r.key === NAME_FIELD && requirementHolds(r, node.metadata?.name ?? ''));
-}
-
 /** nodeName, nodeSelector and required node affinity of a pod spec against a node. */
 export function placementMatches(podSpec: Dict, node: KubeObject): boolean {
   if (typeof podSpec.nodeName === 'string' && podSpec.nodeName && podSpec.nodeName !== node.metadata?.name) return false;
-  const labels = node.metadata?.labels ?? {};
-  for (const [k, v] of Object.entries((podSpec.nodeSelector ?? {}) as Record<string, string>)) if (labels[k] !== v) return false;
-  const required = (((podSpec.affinity as Dict | undefined)?.nodeAffinity as Dict | undefined)?.requiredDuringSchedulingIgnoredDuringExecution) as { nodeSelectorTerms?: Term[] } | undefined;
-  if (required && !(required.nodeSelectorTerms ?? []).some((t) => termHolds(t, node))) return false;
+  if (!nodeSelectorMatches(podSpec.nodeSelector as Record<string, string> | undefined, node)) return false;
+  const required = (((podSpec.affinity as Dict | undefined)?.nodeAffinity as Dict | undefined)?.requiredDuringSchedulingIgnoredDuringExecution) as { nodeSelectorTerms?: NodeSelectorTerm[] } | undefined;
+  if (required && !(required.nodeSelectorTerms ?? []).some((t) => termMatches(t, node))) return false;
   return true;
 }
 
@@ -97,7 +64,7 @@ export function judgeNode(template: Dict, node: KubeObject): NodeVerdict {
   let shouldRun = true; let shouldContinueRunning = true;
   for (const taint of taints) {
     if (taint.effect !== 'NoSchedule' && taint.effect !== 'NoExecute') continue;
-    if (tolerations.some((t) => tolerates(t, taint))) continue;
+    if (tolerated(tolerations, taint)) continue;
     shouldRun = false;
     if (taint.effect === 'NoExecute') shouldContinueRunning = false;
   }
@@ -112,7 +79,7 @@ export function pinnedAffinity(affinity: Dict | undefined, node: string): Dict {
   const out = structuredClone(affinity ?? {});
   const na = (out.nodeAffinity ?? {}) as Dict;
   na.requiredDuringSchedulingIgnoredDuringExecution = {
-    nodeSelectorTerms: [{ matchFields: [{ key: NAME_FIELD, operator: 'In', values: [node] }] }],
+    nodeSelectorTerms: [{ matchFields: [{ key: NODE_NAME_FIELD, operator: 'In', values: [node] }] }],
   };
   out.nodeAffinity = na;
   return out;
@@ -122,10 +89,10 @@ export function pinnedAffinity(affinity: Dict | undefined, node: string): Dict {
 export function targetNode(pod: KubeObject): string | undefined {
   const spec = (pod.spec ?? {}) as Dict;
   if (typeof spec.nodeName === 'string' && spec.nodeName) return spec.nodeName;
-  const required = (((spec.affinity as Dict | undefined)?.nodeAffinity as Dict | undefined)?.requiredDuringSchedulingIgnoredDuringExecution) as { nodeSelectorTerms?: Term[] } | undefined;
+  const required = (((spec.affinity as Dict | undefined)?.nodeAffinity as Dict | undefined)?.requiredDuringSchedulingIgnoredDuringExecution) as { nodeSelectorTerms?: NodeSelectorTerm[] } | undefined;
   for (const term of required?.nodeSelectorTerms ?? []) {
     for (const f of term.matchFields ?? []) {
-      if (f.key === NAME_FIELD && f.operator === 'In' && f.values?.length === 1) return f.values[0];
+      if (f.key === NODE_NAME_FIELD && f.operator === 'In' && f.values?.length === 1) return f.values[0];
     }
   }
   return undefined;
