@@ -5,6 +5,9 @@ import { col, rec } from '../common/table-util.js';
 import { configMapKey, deepEqual, isObject, pushAll } from '../common/validation.js';
 import type { KubeObject } from '../types.js';
 
+/** The ConfigMap with the cluster CA in every namespace (root-ca-cert-publisher writes it; pods' token volumes read it). */
+export const ROOT_CA_CONFIG_MAP = 'kube-root-ca.crt';
+
 export const MAX_DATA_BYTES = 1024 * 1024;
 
 export function validateImmutableData(obj: KubeObject, old: KubeObject | undefined, fields: string[], errs: FieldError[]): void {

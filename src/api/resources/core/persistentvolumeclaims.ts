@@ -5,6 +5,9 @@ import { col, arr, rec, str, path } from '../common/table-util.js';
 import { deepEqual, isObject } from '../common/validation.js';
 import { ACCESS_MODES, accessModes } from './persistentvolumes.js';
 
+/** Kept on a claim while pods use it (StorageObjectInUseProtection adds it, pvc-protection removes it). */
+export const PVC_PROTECTION_FINALIZER = 'kubernetes.io/pvc-protection';
+
 export const persistentvolumeclaims = defineResource({
   group: '', versions: ['v1'], kind: 'PersistentVolumeClaim', plural: 'persistentvolumeclaims', namespaced: true,
   shortNames: ['pvc'], subresources: { status: true },

@@ -5,6 +5,9 @@ import { col, arr, rec, str, path } from '../common/table-util.js';
 import { isObject } from '../common/validation.js';
 import type { KubeObject } from '../types.js';
 
+/** Kept on a volume while it is bound (StorageObjectInUseProtection adds it, pv-protection removes it). */
+export const PV_PROTECTION_FINALIZER = 'kubernetes.io/pv-protection';
+
 export const ACCESS_MODES = ['ReadWriteOnce', 'ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOncePod'];
 const SHORT: Record<string, string> = { ReadWriteOnce: 'RWO', ReadOnlyMany: 'ROX', ReadWriteMany: 'RWX', ReadWriteOncePod: 'RWOP' };
 export function accessModes(o: KubeObject, at = 'spec.accessModes'): string {

@@ -17,6 +17,7 @@
  * pod create in a namespace whose account is cached does not await anything here.
  */
 import { errors } from '../../../api/meta/status.js';
+import { ROOT_CA_CONFIG_MAP } from '../../../api/resources/core/configmaps.js';
 import type { KubeObject } from '../../../api/resources/types.js';
 import type { KeyValue } from '../../../storage/interface.js';
 import type { ObjectRef, ObjectStore, StoredEntry } from '../../../storage/object-store-types.js';
@@ -26,7 +27,6 @@ import { isPod } from './types.js';
 
 export const TOKEN_MOUNT_PATH = '/var/run/secrets/kubernetes.io/serviceaccount';
 export const TOKEN_VOLUME_PREFIX = 'kube-api-access-';
-export const ROOT_CA_CONFIGMAP = 'kube-root-ca.crt';
 const MIRROR_ANNOTATION = 'kubernetes.io/config.mirror';
 const ENFORCE_ANNOTATION = 'kubernetes.io/enforce-mountable-secrets';
 /** Kubernetes asks for a bit over an hour, so tokens from this path are recognisable. */
@@ -101,7 +101,7 @@ function tokenVolume(name: string): Dict {
     projected: {
       sources: [
         { serviceAccountToken: { expirationSeconds: TOKEN_EXPIRATION_SECONDS, path: 'token' } },
-        { configMap: { name: ROOT_CA_CONFIGMAP, items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
+        { configMap: { name: ROOT_CA_CONFIG_MAP, items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
         { downwardAPI: { items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }] } },
       ],
       defaultMode: 420,

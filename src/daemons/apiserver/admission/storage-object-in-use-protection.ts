@@ -5,11 +5,10 @@
  * pv-protection controllers remove the finalizer once no pod uses the claim / the volume is no
  * longer bound.
  */
+import { PVC_PROTECTION_FINALIZER } from '../../../api/resources/core/persistentvolumeclaims.js';
+import { PV_PROTECTION_FINALIZER } from '../../../api/resources/core/persistentvolumes.js';
 import type { KubeObject } from '../../../api/resources/types.js';
 import type { AdmissionPlugin } from './types.js';
-
-export const PVC_PROTECTION_FINALIZER = 'kubernetes.io/pvc-protection';
-export const PV_PROTECTION_FINALIZER = 'kubernetes.io/pv-protection';
 
 function addFinalizer(obj: KubeObject, finalizer: string): void {
   const meta = (obj.metadata ??= {});

@@ -12,16 +12,16 @@
  * never touched.
  */
 import type { Logger } from 'pino';
-import { isApiError } from '../../../api/meta/status.js';
+import { PV_PROTECTION_FINALIZER } from '../../../api/resources/core/persistentvolumes.js';
 import type { KubeObject } from '../../../api/resources/types.js';
 import type { Controller, ControllerContext } from '../controller-registry.js';
+import { needsProtectionWork, syncProtection } from './protection-finalizer.js';
 import { keyOf, WorkQueue, type ResourceRef, type RestClient, type SharedIndexInformer } from '../deps.js';
 
-export const PV_PROTECTION_FINALIZER = 'kubernetes.io/pv-protection';
+export { PV_PROTECTION_FINALIZER };
 
 const VOLUMES: ResourceRef = { group: '', version: 'v1', resource: 'persistentvolumes' };
 
-const finalizersOf = (o: KubeObject): string[] => o.metadata?.finalizers ?? [];
 
 /** The binder (or an admin) says the volume is bound: its claim may still be using it. */
 export function isVolumeBound(pv: KubeObject): boolean {
@@ -30,7 +30,7 @@ export function isVolumeBound(pv: KubeObject): boolean {
 
 /** A volume this controller has to write: finalizer missing on a live volume, or present on a deleted one. */
 export function volumeNeedsWork(pv: KubeObject): boolean {
-  return Boolean(pv.metadata?.deletionTimestamp) === finalizersOf(pv).includes(PV_PROTECTION_FINALIZER);
+  return needsProtectionWork(pv, PV_PROTECTION_FINALIZER);
 }
 
 export class PvProtectionController implements Controller {
@@ -56,31 +56,8 @@ export class PvProtectionController implements Controller {
   async sync(name: string): Promise<void> {
     const pv = this.volumes.indexer.getByKey(name);
     if (!pv) return;
-    const finalizers = finalizersOf(pv);
-    const has = finalizers.includes(PV_PROTECTION_FINALIZER);
-    if (pv.metadata?.deletionTimestamp) {
-      if (!has) return;
-      if (isVolumeBound(pv)) {
-        this.log.debug({ volume: name }, 'volume is being deleted but is still bound');
-        return;
-      }
-      await this.writeFinalizers(pv, finalizers.filter((f) => f !== PV_PROTECTION_FINALIZER));
-      this.log.info({ volume: name }, 'volume is not bound: removed its protection finalizer');
-      return;
-    }
-    if (has) return;
-    await this.writeFinalizers(pv, [...finalizers, PV_PROTECTION_FINALIZER]);
-    this.log.debug({ volume: name }, 'added the protection finalizer');
-  }
-
-  private async writeFinalizers(pv: KubeObject, finalizers: string[]): Promise<void> {
-    try {
-      await this.client.update(VOLUMES, { ...pv, metadata: { ...pv.metadata, finalizers } });
-    } catch (e) {
-      // Gone meanwhile: nothing left to protect. A 409 is thrown: the retry reads a fresher cache.
-      if (isApiError(e) && e.code === 404) return;
-      throw e;
-    }
+    await syncProtection({ client: this.client, ref: VOLUMES, finalizer: PV_PROTECTION_FINALIZER, log: this.log, logAs: { volume: name } },
+      pv, () => Promise.resolve(isVolumeBound(pv)));
   }
 }
 

@@ -23,15 +23,16 @@
  * lists on its own.
  */
 import type { Logger } from 'pino';
-import { isApiError } from '../../../api/meta/status.js';
+import { PVC_PROTECTION_FINALIZER } from '../../../api/resources/core/persistentvolumeclaims.js';
 import type { KubeObject } from '../../../api/resources/types.js';
 import type { Controller, ControllerContext } from '../controller-registry.js';
+import { needsProtectionWork, syncProtection } from './protection-finalizer.js';
 import {
   deletedObject, keyOf, WorkQueue, type ResourceRef, type RestClient, type SharedIndexInformer,
 } from '../deps.js';
 import { podPhase } from './controller-utils.js';
 
-export const PVC_PROTECTION_FINALIZER = 'kubernetes.io/pvc-protection';
+export { PVC_PROTECTION_FINALIZER };
 
 const CLAIMS: ResourceRef = { group: '', version: 'v1', resource: 'persistentvolumeclaims' };
 const PODS: ResourceRef = { group: '', version: 'v1', resource: 'pods' };
@@ -79,11 +80,9 @@ export function podUsesClaim(pod: KubeObject, claim: KubeObject): boolean {
   return false;
 }
 
-const finalizersOf = (o: KubeObject): string[] => o.metadata?.finalizers ?? [];
-
 /** A claim this controller has to write: finalizer missing on a live claim, or present on a deleted one. */
 export function claimNeedsWork(claim: KubeObject): boolean {
-  return Boolean(claim.metadata?.deletionTimestamp) === finalizersOf(claim).includes(PVC_PROTECTION_FINALIZER);
+  return needsProtectionWork(claim, PVC_PROTECTION_FINALIZER);
 }
 
 export class PvcProtectionController implements Controller {
@@ -132,21 +131,9 @@ export class PvcProtectionController implements Controller {
   async sync(key: string, signal?: AbortSignal): Promise<void> {
     const claim = this.claims.indexer.getByKey(key);
     if (!claim) return;
-    const finalizers = finalizersOf(claim);
-    const has = finalizers.includes(PVC_PROTECTION_FINALIZER);
-    if (claim.metadata?.deletionTimestamp) {
-      if (!has) return;
-      if (await this.inUse(claim, signal)) {
-        this.log.debug({ claim: key }, 'claim is being deleted but a pod still uses it');
-        return;
-      }
-      await this.writeFinalizers(claim, finalizers.filter((f) => f !== PVC_PROTECTION_FINALIZER));
-      this.log.info({ claim: key }, 'no pod uses the claim: removed its protection finalizer');
-      return;
-    }
-    if (has) return;
-    await this.writeFinalizers(claim, [...finalizers, PVC_PROTECTION_FINALIZER]);
-    this.log.debug({ claim: key }, 'added the protection finalizer');
+    await syncProtection({
+      client: this.client, ref: { ...CLAIMS, namespace: claim.metadata?.namespace ?? '' }, finalizer: PVC_PROTECTION_FINALIZER, log: this.log, logAs: { claim: key },
+    }, claim, () => this.inUse(claim, signal));
   }
 
   /** The cache first (cheap, and a hit is final), then a live list of the namespace's pods. */
@@ -156,16 +143,6 @@ export class PvcProtectionController implements Controller {
     if (this.pods.indexer.byIndex(POD_CLAIM_INDEX, `${namespace}/${name}`).some((p) => podUsesClaim(p, claim))) return true;
     const live = await this.client.list({ ...PODS, namespace }, signal ? { signal } : {});
     return live.items.some((p) => podUsesClaim(p, claim));
-  }
-
-  private async writeFinalizers(claim: KubeObject, finalizers: string[]): Promise<void> {
-    try {
-      await this.client.update({ ...CLAIMS, namespace: claim.metadata?.namespace ?? '' }, { ...claim, metadata: { ...claim.metadata, finalizers } });
-    } catch (e) {
-      // Gone meanwhile: nothing left to protect. A 409 is thrown: the retry reads a fresher cache.
-      if (isApiError(e) && e.code === 404) return;
-      throw e;
-    }
   }
 }
 

@@ -20,6 +20,7 @@ import { X509Certificate } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import { isApiError } from '../../../api/meta/status.js';
+import { ROOT_CA_CONFIG_MAP } from '../../../api/resources/core/configmaps.js';
 import type { KubeObject } from '../../../api/resources/types.js';
 import { splitPemCertificates } from '../../../util/pki.js';
 import type { Controller, ControllerContext } from '../controller-registry.js';
@@ -28,7 +29,7 @@ import { deletedObject, keyOf, WorkQueue, type ResourceRef, type RestClient, typ
 const NAMESPACES: ResourceRef = { group: '', version: 'v1', resource: 'namespaces' };
 const CONFIG_MAPS: ResourceRef = { group: '', version: 'v1', resource: 'configmaps' };
 
-export const ROOT_CA_CONFIG_MAP = 'kube-root-ca.crt';
+export { ROOT_CA_CONFIG_MAP };
 export const ROOT_CA_KEY = 'ca.crt';
 export const DESCRIPTION_ANNOTATION = 'kubernetes.io/description';
 export const ROOT_CA_DESCRIPTION = 'CA bundle for verifying the kube-apiserver through in-cluster endpoints '
