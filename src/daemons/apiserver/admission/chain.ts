@@ -79,7 +79,7 @@ export function conflictingPlugins(sel: AdmissionSelection): string[] {
   return sel.enable.filter((n) => disabled.has(n));
 }
 
-type Phase = 'admit' | 'validate';
+export type Phase = 'admit' | 'validate';
 
 export class AdmissionChain {
   readonly plugins: readonly AdmissionPlugin[];
@@ -104,9 +104,9 @@ export class AdmissionChain {
     return this.run('validate', a);
   }
 
-  /** Whether any mutating plugin wants this request (lets callers skip preparing for it). */
-  mutates(operation: AdmissionOperation, def: ResourceDefinition, subresource: string): boolean {
-    return this.pluginsFor('admit', operation, def, subresource) !== undefined;
+  /** Whether any plugin of the phase wants this request, so callers build its attributes only then. */
+  wants(phase: Phase, operation: AdmissionOperation, def: ResourceDefinition, subresource: string): boolean {
+    return this.pluginsFor(phase, operation, def, subresource) !== undefined;
   }
 
   private pluginsFor(phase: Phase, operation: AdmissionOperation, def: ResourceDefinition, subresource: string): readonly AdmissionPlugin[] | undefined {

@@ -11,9 +11,10 @@
  *   is more), `PersistentVolumeClaim` items what the claim requests. Every broken bound is listed in
  *   one 403: `pods "p" is forbidden: [minimum cpu usage per Container is 100m, but request is 50m, ...]`.
  *
- * Contract: the LimitRanges are read from the watch cache (resourceVersion 0); a namespace
- * without any costs one cached list per create. Updates are not checked (Kubernetes does not
- * either: a pod's resources are fixed once it exists).
+ * Contract: the LimitRanges are read from the watch cache (resourceVersion 0), once per create
+ * (the validating phase reuses what the mutating phase read); a namespace without any costs one
+ * cached list. Updates are not checked (Kubernetes does not either: a pod's resources are fixed
+ * once it exists).
  */
 import { errors } from '../../../api/meta/status.js';
 import type { KubeObject, ResourceDefinition } from '../../../api/resources/types.js';
@@ -182,16 +183,21 @@ function validateClaim(a: AdmissionAttributes, ranges: readonly KubeObject[]): v
 }
 
 export function limitRanger(ctx: AdmissionContext): AdmissionPlugin {
+  // A pod's create reads the namespace's ranges once: the mutating phase leaves them here for
+  // the validating phase of the same object.
+  const readFor = new WeakMap<KubeObject, readonly KubeObject[]>();
   return {
     name: 'LimitRanger',
     handles: (op, def, sub) => op === 'CREATE' && sub === '' && (isPod(def) || isPvc(def)),
     async admit(a) {
       if (!isPod(a.def) || !a.object || !isDict(a.object.spec)) return;
-      const items = itemsOf(await rangesIn(ctx, a.namespace), 'Container');
+      const ranges = await rangesIn(ctx, a.namespace);
+      readFor.set(a.object, ranges);
+      const items = itemsOf(ranges, 'Container');
       if (items.length) setDefaults(a.object, items);
     },
     async validate(a) {
-      const ranges = await rangesIn(ctx, a.namespace);
+      const ranges = (a.object && readFor.get(a.object)) ?? await rangesIn(ctx, a.namespace);
       if (!ranges.length) return;
       if (isPod(a.def)) validatePod(a, ranges);
       else validateClaim(a, ranges);

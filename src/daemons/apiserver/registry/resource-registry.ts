@@ -15,7 +15,7 @@ import { storageToApiError } from '../../../api/meta/storage-status.js';
 import { apiVersionOf, type KubeObject, type ResourceDefinition } from '../../../api/resources/types.js';
 import { isStorageError } from '../../../storage/errors.js';
 import type { ListQuery, ListResult, ObjectRef, ObjectStore, WrittenJson } from '../../../storage/object-store-types.js';
-import { AdmissionChain } from '../admission/chain.js';
+import { AdmissionChain, type Phase } from '../admission/chain.js';
 import type { AdmissionOperation } from '../admission/types.js';
 import { nowTimestamp, prepareCreateMeta, prepareUpdateMeta } from './object-meta.js';
 import { validateObjectMetaUpdate } from '../../../api/resources/common/validation.js';
@@ -106,16 +106,22 @@ export class ResourceRegistry {
     this.admission = opts.admission ?? new AdmissionChain(['NamespaceLifecycle'], { store });
   }
 
-  /** Mutating admission of a write; undefined when no plugin had to wait. */
+  /** Mutating admission of a write; undefined when no plugin wants it or none had to wait. */
   private admit(operation: AdmissionOperation, def: ResourceDefinition, subresource: string, object: KubeObject, oldObject: KubeObject | undefined, dryRun: boolean | undefined): void | Promise<void> {
-    const m = object.metadata;
-    return this.admission.admit({ operation, def, subresource, namespace: m?.namespace ?? '', name: m?.name ?? '', object, oldObject, dryRun: !!dryRun });
+    return this.runAdmission('admit', operation, def, subresource, object, oldObject, dryRun);
   }
 
-  /** Validating admission of a write; undefined when no plugin had to wait. */
+  /** Validating admission of a write; undefined when no plugin wants it or none had to wait. */
   private validateAdmission(operation: AdmissionOperation, def: ResourceDefinition, subresource: string, object: KubeObject, oldObject: KubeObject | undefined, dryRun: boolean | undefined): void | Promise<void> {
-    const m = object.metadata;
-    return this.admission.validate({ operation, def, subresource, namespace: m?.namespace ?? '', name: m?.name ?? '', object, oldObject, dryRun: !!dryRun });
+    return this.runAdmission('validate', operation, def, subresource, object, oldObject, dryRun);
+  }
+
+  /** The attributes are built only when a plugin wants the request (most writes have none). */
+  private runAdmission(phase: Phase, operation: AdmissionOperation, def: ResourceDefinition, subresource: string, object: KubeObject | undefined, oldObject: KubeObject | undefined, dryRun: boolean | undefined, target?: { namespace: string; name: string }): void | Promise<void> {
+    if (!this.admission.wants(phase, operation, def, subresource)) return undefined;
+    const m = object?.metadata;
+    const a = { operation, def, subresource, namespace: target?.namespace ?? m?.namespace ?? '', name: target?.name ?? m?.name ?? '', object, oldObject, dryRun: !!dryRun };
+    return phase === 'admit' ? this.admission.admit(a) : this.admission.validate(a);
   }
 
   refOf(def: ResourceDefinition, namespace: string, name: string): ObjectRef {
@@ -348,10 +354,10 @@ export class ResourceRegistry {
    */
   async delete(def: ResourceDefinition, namespace: string, name: string, opts: DeleteOptions = {}): Promise<{ object: KubeObject; deleted: boolean }> {
     const ref = this.refOf(def, namespace, name);
-    const target: KubeObject = { metadata: def.namespaced ? { name, namespace } : { name } };
-    const admitting = this.admit('DELETE', def, '', target, undefined, opts.dryRun);
+    const target = { namespace: def.namespaced ? namespace : '', name };
+    const admitting = this.runAdmission('admit', 'DELETE', def, '', undefined, undefined, opts.dryRun, target);
     if (admitting) await admitting;
-    const validating = this.validateAdmission('DELETE', def, '', target, undefined, opts.dryRun);
+    const validating = this.runAdmission('validate', 'DELETE', def, '', undefined, undefined, opts.dryRun, target);
     if (validating) await validating;
     for (let attempt = 0; attempt < 16; attempt++) {
       let cur: KubeObject;
