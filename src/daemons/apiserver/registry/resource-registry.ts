@@ -279,6 +279,22 @@ export class ResourceRegistry {
     return { object, created: false };
   }
 
+  /**
+   * The server's own status write on an object it read: `status` is merged into the stored
+   * status only if the object is still at the resourceVersion `read` has (409 Conflict
+   * otherwise, so the caller reads again). For charges that must not be counted twice (quota
+   * usage, disruption budgets).
+   */
+  async updateStatusAt(def: ResourceDefinition, read: KubeObject, status: Record<string, unknown>): Promise<void> {
+    const m = read.metadata ?? {};
+    await this.update(def, m.namespace ?? '', m.name ?? '', (cur) => {
+      const o = cur!;
+      o.metadata = { ...o.metadata, resourceVersion: m.resourceVersion };
+      o.status = { ...(o.status as Record<string, unknown> | undefined), ...status };
+      return o;
+    }, { subresource: 'status', internal: true, allowCreate: false });
+  }
+
   private namespaceFinalizersPending(def: ResourceDefinition, obj: KubeObject): boolean {
     if (def.group !== '' || def.plural !== 'namespaces') return false;
     const f = (obj.spec as { finalizers?: unknown[] } | undefined)?.finalizers;

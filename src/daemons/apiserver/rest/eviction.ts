@@ -55,7 +55,7 @@ async function charge(s: Scope, pod: KubeObject, budget: KubeObject, dryRun: boo
   const def = findResource('policy', 'v1', 'poddisruptionbudgets')!;
   const name = String(budget.metadata?.name ?? '');
   const status = rec(budget.status);
-  if (Number(status.observedGeneration ?? 0) < Number(budget.metadata?.generation ?? 0) || budget.status === undefined) {
+  if (budget.status === undefined || Number(status.observedGeneration ?? 0) < Number(budget.metadata?.generation ?? 0)) {
     throw tooMany('Cannot evict pod as it would violate the pod\'s disruption budget.', `The disruption budget ${name} is still being processed by the server.`);
   }
   const allowed = Number(status.disruptionsAllowed ?? 0);
@@ -65,14 +65,10 @@ async function charge(s: Scope, pod: KubeObject, budget: KubeObject, dryRun: boo
       `The disruption budget ${name} needs ${Number(status.desiredHealthy ?? 0)} healthy pods and has ${Number(status.currentHealthy ?? 0)} currently`);
   }
   if (dryRun) return;
-  const rv = budget.metadata?.resourceVersion;
-  await s.registry.update(def, s.namespace, name, (cur) => {
-    const o = cur!;
-    o.metadata = { ...o.metadata, resourceVersion: rv };
-    const st = rec(o.status);
-    o.status = { ...st, disruptionsAllowed: allowed - 1, disruptedPods: { ...rec(st.disruptedPods), [String(pod.metadata?.name)]: nowTimestamp() } };
-    return o;
-  }, { subresource: 'status', internal: true, allowCreate: false });
+  // At the budget's resourceVersion, so its disruptedPods (read with it) are still current.
+  await s.registry.updateStatusAt(def, budget, {
+    disruptionsAllowed: allowed - 1, disruptedPods: { ...rec(status.disruptedPods), [String(pod.metadata?.name)]: nowTimestamp() },
+  });
 }
 
 export async function handleEviction(s: Scope): Promise<void> {

@@ -79,16 +79,7 @@ export function createRestApi(deps: RestDeps): RestApi {
         if (!(e instanceof ApiError && e.code === 409)) throw e;
       }
     },
-    chargeQuota: async (quota, used) => {
-      const quotaDef = findResource('', 'v1', 'resourcequotas')!;
-      const rv = quota.metadata?.resourceVersion;
-      await registry.update(quotaDef, quota.metadata?.namespace ?? '', quota.metadata?.name ?? '', (cur) => {
-        const o = cur!;
-        o.metadata = { ...o.metadata, resourceVersion: rv };
-        o.status = { ...(o.status as Record<string, unknown> | undefined), used };
-        return o;
-      }, { subresource: 'status', internal: true, allowCreate: false });
-    },
+    chargeQuota: (quota, used) => registry.updateStatusAt(findResource('', 'v1', 'resourcequotas')!, quota, { used }),
   });
   if (admission.notImplemented.length) log.warn({ plugins: admission.notImplemented }, 'enabled admission plugins that are not implemented yet will not run');
   const registry: ResourceRegistry = new ResourceRegistry(deps.store, { repairMalformedUpdates: cfg.repairMalformedUpdates, services, admission, log, storageVersions: cfg.storageVersions });
