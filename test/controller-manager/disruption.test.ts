@@ -1,15 +1,12 @@
 import t from 'tap';
 import type { KubeObject, OwnerReference } from '../../src/api/resources/types.js';
 import type { ResourceRef } from '../../src/client/rest-client.js';
-import { parseControllerManagerArgs } from '../../src/flags/controller-manager.js';
-import { IMPLEMENTED, enabledControllers, isControllerEnabled } from '../../src/daemons/controller-manager/controller-registry.js';
-import { selectControllers } from '../../src/daemons/controller-manager/main.js';
 import { newDisruptionController } from '../../src/daemons/controller-manager/controllers/disruption.js';
 import {
   DELETION_TIMEOUT_MS, budgetStatus, countHealthy, desiredHealth, failSafeStatus, liveDisruptions, sameStatus, selectedPods, usesScale,
   type BudgetStatus, type Condition,
 } from '../../src/daemons/controller-manager/controllers/disruption/budget.js';
-import { startWith, waitFor } from './fixtures/controller-harness.js';
+import { assertSelectable, startWith, waitFor } from './fixtures/controller-harness.js';
 
 const NAME = 'disruption';
 const NS: ResourceRef = { group: '', version: 'v1', resource: 'namespaces' };
@@ -41,14 +38,7 @@ const statusOf = (o: KubeObject): BudgetStatus => (o.status ?? {}) as BudgetStat
 const allowedCondition = (s: BudgetStatus): Condition | undefined => s.conditions?.find((c) => c.type === 'DisruptionAllowed');
 
 t.test('--controllers selects disruption (on by default, implemented)', async (t) => {
-  t.same(parseControllerManagerArgs([`--controllers=${NAME}`]).config.controllers, [NAME]);
-  t.ok(isControllerEnabled(NAME, ['*']));
-  t.notOk(isControllerEnabled(NAME, ['*', `-${NAME}`]));
-  t.ok(enabledControllers(['*']).includes(NAME));
-  t.ok(IMPLEMENTED[NAME], 'implemented');
-  const { controllers, notImplemented } = await selectControllers([NAME]);
-  t.same(controllers.map((c) => c.name), [NAME]);
-  t.same(notImplemented, []);
+  await assertSelectable(t, NAME);
 });
 
 t.test('budget arithmetic', async (t) => {

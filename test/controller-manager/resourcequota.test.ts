@@ -2,13 +2,9 @@ import t from 'tap';
 import type { KubeObject } from '../../src/api/resources/types.js';
 import type { ResourceRef } from '../../src/client/rest-client.js';
 import { parseControllerManagerArgs } from '../../src/flags/controller-manager.js';
-import {
-  IMPLEMENTED, enabledControllers, isControllerEnabled,
-} from '../../src/daemons/controller-manager/controller-registry.js';
-import { selectControllers } from '../../src/daemons/controller-manager/main.js';
 import { newResourceQuotaController } from '../../src/daemons/controller-manager/controllers/resourcequota.js';
 import { countedRef, desiredStatus } from '../../src/daemons/controller-manager/controllers/resourcequota/status.js';
-import { startWith, waitFor } from './fixtures/controller-harness.js';
+import { assertSelectable, startWith, waitFor } from './fixtures/controller-harness.js';
 
 const NAME = 'resourcequota';
 const NS: ResourceRef = { group: '', version: 'v1', resource: 'namespaces' };
@@ -65,14 +61,7 @@ async function writeStatus(client: Client, namespace: string, name: string, stat
 }
 
 t.test('--controllers selects resourcequota (on by default, implemented)', async (t) => {
-  t.same(parseControllerManagerArgs([`--controllers=${NAME}`]).config.controllers, [NAME]);
-  t.ok(isControllerEnabled(NAME, ['*']));
-  t.notOk(isControllerEnabled(NAME, ['*', `-${NAME}`]));
-  t.ok(enabledControllers(['*']).includes(NAME));
-  t.ok(IMPLEMENTED[NAME], 'implemented');
-  const { controllers, notImplemented } = await selectControllers([NAME]);
-  t.same(controllers.map((c) => c.name), [NAME]);
-  t.same(notImplemented, []);
+  await assertSelectable(t, NAME);
   const config = parseControllerManagerArgs(['--resource-quota-sync-period=30s', '--concurrent-resource-quota-syncs=2']).config;
   t.equal(config.resourceQuotaSyncPeriod, 30_000, 'sync period in ms');
   t.equal(config.concurrentResourceQuotaSyncs, 2);
