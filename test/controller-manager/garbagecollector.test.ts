@@ -131,6 +131,30 @@ t.test('garbage collector against a real API server', async (t) => {
   });
 });
 
+t.test('custom resources defined after start are collected too (rediscovery)', async (t) => {
+  const gc = new GarbageCollector();
+  const c = await startWith(gc, []);
+  const stop = new AbortController();
+  t.teardown(async () => { stop.abort(); await c.stop(); });
+  const CRD: ResourceRef = { group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions' };
+  const WIDGETS: ResourceRef = { group: 'example.com', version: 'v1', resource: 'widgets', namespace: 'default' };
+  await c.client.create(CRD, {
+    apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'widgets.example.com' },
+    spec: {
+      group: 'example.com', scope: 'Namespaced', names: { plural: 'widgets', kind: 'Widget' },
+      versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+    },
+  });
+  await waitFor('widgets served', async () => { await c.client.list(WIDGETS); return true; });
+  await gc.rediscover(stop.signal);
+  const owner = await c.client.create(WIDGETS, { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w1' } });
+  const dependent = await c.client.create(CM, cm('widget-cm', [refTo(owner, { blockOwnerDeletion: true })]));
+  await waitFor('the widget is in the graph', async () => !!gc.graph.get(owner.metadata?.uid ?? ''));
+  t.ok(dependent.metadata?.uid);
+  await c.client.delete(WIDGETS, 'w1');
+  await waitFor('the dependent of the deleted widget collected', () => gone(() => c.client.get(CM, 'widget-cm')));
+});
+
 t.test('--enable-garbage-collector=false switches the collector off', async (t) => {
   const gc = new GarbageCollector();
   const messages: string[] = [];

@@ -38,6 +38,8 @@ export interface OperationDecl {
   readonly params: readonly ParamDecl[];
   /** Request body: an object of `bodyMessage`, a patch document, or DeleteOptions. */
   readonly body?: 'object' | 'patch' | 'delete';
+  /** Patch bodies: false when strategic merge patch is not accepted (custom resources). */
+  readonly strategicMerge?: boolean;
   readonly bodyMessage?: string;
   /** Status code -> message name of the response body (undefined: no schema). */
   readonly responses: Readonly<Record<string, string | undefined>>;
@@ -94,8 +96,11 @@ export function groupVersionPath(group: string, version: string): string {
 function resourcePaths(def: ResourceDefinition, version: string): PathDecl[] {
   const root = groupVersionPath(def.group, version);
   const gvk = { group: def.group, version, kind: def.kind };
-  const kindMsg = schema.forKind(def.group, version, def.kind)?.name;
-  const listMsg = schema.forKind(def.group, version, def.listKind)?.name;
+  const own = def.openApi?.names(version);
+  // kubectl reads the patch media types to choose its patch: custom resources take no strategic merge.
+  const smp = own ? { strategicMerge: false } : {};
+  const kindMsg = own ? own.kind : schema.forKind(def.group, version, def.kind)?.name;
+  const listMsg = own ? own.list : schema.forKind(def.group, version, def.listKind)?.name;
   const tag = `${groupWord(def.group)}_${version}`;
   const id = (verb: string, suffix = ''): string =>
     `${verb}${cap(groupWord(def.group))}${cap(version)}${def.namespaced ? 'Namespaced' : ''}${def.kind}${suffix}`;
@@ -111,7 +116,7 @@ function resourcePaths(def: ResourceDefinition, version: string): PathDecl[] {
   const item: OperationDecl[] = [];
   if (has('get')) item.push({ method: 'get', operationId: id('read'), description: `read the specified ${def.kind}`, tag, action: 'get', gvk, params: [], responses: { '200': kindMsg } });
   if (has('update')) item.push({ method: 'put', operationId: id('replace'), description: `replace the specified ${def.kind}`, tag, action: 'put', gvk, params: WRITE_PARAMS, body: 'object', bodyMessage: kindMsg, responses: { '200': kindMsg, '201': kindMsg } });
-  if (has('patch')) item.push({ method: 'patch', operationId: id('patch'), description: `partially update the specified ${def.kind}`, tag, action: 'patch', gvk, params: [...WRITE_PARAMS, P.force], body: 'patch', responses: { '200': kindMsg, '201': kindMsg } });
+  if (has('patch')) item.push({ method: 'patch', operationId: id('patch'), description: `partially update the specified ${def.kind}`, tag, action: 'patch', gvk, params: [...WRITE_PARAMS, P.force], body: 'patch', ...smp, responses: { '200': kindMsg, '201': kindMsg } });
   if (has('delete')) item.push({ method: 'delete', operationId: id('delete'), description: `delete a ${def.kind}`, tag, action: 'delete', gvk, params: DELETE_PARAMS, body: 'delete', bodyMessage: DELETE_OPTIONS_MESSAGE, responses: { '200': STATUS_MESSAGE, '202': STATUS_MESSAGE } });
   if (item.length) out.push({ path: `${root}${nsPart}/${def.plural}/{name}`, params: [P.name, ...scopeParams, P.pretty], operations: item });
   if (def.namespaced && has('list')) {
@@ -126,7 +131,7 @@ function resourcePaths(def: ResourceDefinition, version: string): PathDecl[] {
     const ops: OperationDecl[] = [
       { method: 'get', operationId: id('read', cap(name)), description: `read ${name} of the specified ${def.kind}`, tag, action: 'get', gvk: subGvk, params: [], responses: { '200': msg } },
       { method: 'put', operationId: id('replace', cap(name)), description: `replace ${name} of the specified ${def.kind}`, tag, action: 'put', gvk: subGvk, params: WRITE_PARAMS, body: 'object', bodyMessage: msg, responses: { '200': msg, '201': msg } },
-      { method: 'patch', operationId: id('patch', cap(name)), description: `partially update ${name} of the specified ${def.kind}`, tag, action: 'patch', gvk: subGvk, params: [...WRITE_PARAMS, P.force], body: 'patch', responses: { '200': msg, '201': msg } },
+      { method: 'patch', operationId: id('patch', cap(name)), description: `partially update ${name} of the specified ${def.kind}`, tag, action: 'patch', gvk: subGvk, params: [...WRITE_PARAMS, P.force], body: 'patch', ...smp, responses: { '200': msg, '201': msg } },
     ];
     out.push({ path: `${root}${nsPart}/${def.plural}/{name}/${name}`, params: [P.name, ...scopeParams, P.pretty], operations: ops });
   };
@@ -142,7 +147,7 @@ function resourcePaths(def: ResourceDefinition, version: string): PathDecl[] {
     if (x.verbs.includes('get')) ops.push({ ...base, method: 'get', operationId: id('read', cap(x.name)), description: `read ${x.name} of the specified ${def.kind}`, action: 'get', params: [], responses: { '200': msg } });
     if (x.verbs.includes('create')) ops.push({ ...base, method: 'post', operationId: id('create', cap(x.name)), description: `create ${x.name} of a ${def.kind}`, action: 'post', params: WRITE_PARAMS, body: 'object', bodyMessage: msg, responses: { '200': msg, '201': msg, '202': msg } });
     if (x.verbs.includes('update')) ops.push({ ...base, method: 'put', operationId: id('replace', cap(x.name)), description: `replace ${x.name} of the specified ${def.kind}`, action: 'put', params: WRITE_PARAMS, body: 'object', bodyMessage: msg, responses: { '200': msg, '201': msg } });
-    if (x.verbs.includes('patch')) ops.push({ ...base, method: 'patch', operationId: id('patch', cap(x.name)), description: `partially update ${x.name} of the specified ${def.kind}`, action: 'patch', params: [...WRITE_PARAMS, P.force], body: 'patch', responses: { '200': msg, '201': msg } });
+    if (x.verbs.includes('patch')) ops.push({ ...base, method: 'patch', operationId: id('patch', cap(x.name)), description: `partially update ${x.name} of the specified ${def.kind}`, action: 'patch', params: [...WRITE_PARAMS, P.force], body: 'patch', ...smp, responses: { '200': msg, '201': msg } });
     if (ops.length) out.push({ path: `${root}${nsPart}/${def.plural}/{name}/${x.name}`, params: [P.name, ...scopeParams, P.pretty], operations: ops });
   }
   return out;
@@ -170,6 +175,19 @@ export function servedGroupVersions(enabled?: (def: ResourceDefinition, version:
 export function groupVersionPaths(group: string, version: string, enabled?: (def: ResourceDefinition, version: string) => boolean): PathDecl[] {
   const out = resourcesIn(group, version, enabled).flatMap((d) => resourcePaths(d, version));
   return out.sort((a, b) => a.path.localeCompare(b.path));
+}
+
+/** The schemas custom resources of one group/version (or of all, when group is undefined) bring along. */
+export function customSchemas(flavor: 'v2' | 'v3', enabled?: (def: ResourceDefinition, version: string) => boolean, group?: string, version?: string): Map<string, Record<string, unknown>> {
+  const out = new Map<string, Record<string, unknown>>();
+  for (const d of allResources()) {
+    if (!d.openApi || (group !== undefined && d.group !== group)) continue;
+    for (const v of d.versions) {
+      if ((version !== undefined && v !== version) || (enabled && !enabled(d, v))) continue;
+      for (const [name, s] of Object.entries(d.openApi.schemas(v, flavor))) out.set(name, s);
+    }
+  }
+  return out;
 }
 
 /** Message names a set of paths refers to (bodies and responses), for the schema walk. */

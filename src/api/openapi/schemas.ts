@@ -4,7 +4,7 @@
  * (`io.k8s.api.core.v1.Pod`). The same walk serves OpenAPI v3 (`#/components/schemas/`) and
  * v2 (`#/definitions/`); the two differ only in how a reference is written.
  */
-import { gvksOf, isListWrapper, schema, specialOf } from '../schema/registry.js';
+import { META_PACKAGE, gvksOf, isListWrapper, schema, specialOf } from '../schema/registry.js';
 import type { FieldDecl, MessageDecl, ScalarType, TypeRef } from '../schema/types.js';
 
 /** A JSON Schema object as OpenAPI writes it. */
@@ -149,9 +149,11 @@ function referencedMessages(m: MessageDecl): string[] {
  * Every definition reachable from `roots` (message names), keyed by definition name in sorted
  * order. A referenced message the registry lacks gets an open object, so every $ref resolves.
  */
-export function collectSchemas(roots: Iterable<string>, flavor: OpenApiFlavor): Record<string, JsonSchema> {
-  const seen = new Map<string, JsonSchema>();
+export function collectSchemas(roots: Iterable<string>, flavor: OpenApiFlavor, custom: ReadonlyMap<string, JsonSchema> = new Map()): Record<string, JsonSchema> {
+  const seen = new Map<string, JsonSchema>(custom);
   const queue = [...roots];
+  // Custom schemas (custom resources) refer to object and list metadata.
+  if (custom.size) queue.push(`${META_PACKAGE}.ObjectMeta`, `${META_PACKAGE}.ListMeta`);
   while (queue.length) {
     const name = queue.pop()!;
     if (seen.has(name)) continue;

@@ -4,8 +4,8 @@
  * client-side strategic-merge patch metadata.
  */
 import { collectSchemas, refTo, type JsonSchema } from './schemas.js';
-import { groupVersionPaths, messagesOfPaths, servedGroupVersions, type OperationDecl, type ParamDecl, type PathDecl } from './paths.js';
-import { OPENAPI_INFO, PATCH_MEDIA, type Enabled } from './v3.js';
+import { customSchemas, groupVersionPaths, messagesOfPaths, servedGroupVersions, type OperationDecl, type ParamDecl, type PathDecl } from './paths.js';
+import { OPENAPI_INFO, patchMedia, type Enabled } from './v3.js';
 
 const OBJECT_MEDIA = ['application/json', 'application/yaml', 'application/vnd.kubernetes.protobuf'];
 const WATCH_MEDIA = [...OBJECT_MEDIA, 'application/json;stream=watch', 'application/vnd.kubernetes.protobuf;stream=watch'];
@@ -18,7 +18,7 @@ function paramV2(p: ParamDecl): JsonSchema {
 
 function operationV2(op: OperationDecl): JsonSchema {
   const out: JsonSchema = { description: op.description, operationId: op.operationId, tags: [op.tag] };
-  out.consumes = op.body === 'patch' ? [...PATCH_MEDIA] : ['*/*'];
+  out.consumes = op.body === 'patch' ? [...patchMedia(op)] : ['*/*'];
   out.produces = op.action === 'list' || op.action.startsWith('watch') ? [...WATCH_MEDIA] : [...OBJECT_MEDIA];
   out.schemes = ['https'];
   const params: JsonSchema[] = [];
@@ -57,7 +57,7 @@ export function buildOpenApiV2(enabled?: Enabled): JsonSchema {
     swagger: '2.0',
     info: { ...OPENAPI_INFO },
     paths: pathsV2(all),
-    definitions: collectSchemas(messagesOfPaths(all), 'v2'),
+    definitions: collectSchemas(messagesOfPaths(all), 'v2', customSchemas('v2', enabled)),
     securityDefinitions: { BearerToken: { description: 'Bearer Token authentication', type: 'apiKey', name: 'authorization', in: 'header' } },
     security: [{ BearerToken: [] }],
   };

@@ -5,7 +5,7 @@
  */
 import type { ResourceDefinition } from '../resources/types.js';
 import { collectSchemas, refTo, type JsonSchema } from './schemas.js';
-import { groupVersionPaths, messagesOfPaths, servedGroupVersions, type OperationDecl, type ParamDecl, type PathDecl } from './paths.js';
+import { customSchemas, groupVersionPaths, messagesOfPaths, servedGroupVersions, type OperationDecl, type ParamDecl, type PathDecl } from './paths.js';
 
 export const OPENAPI_INFO = { title: 'Kubernetes', version: 'v1.33.0' };
 
@@ -29,6 +29,11 @@ function paramV3(p: ParamDecl): JsonSchema {
   return out;
 }
 
+/** The patch media types an operation accepts. */
+export function patchMedia(op: OperationDecl): readonly string[] {
+  return op.strategicMerge === false ? PATCH_MEDIA.filter((m) => m !== 'application/strategic-merge-patch+json') : PATCH_MEDIA;
+}
+
 function content(media: readonly string[], s: JsonSchema): JsonSchema {
   return Object.fromEntries(media.map((m) => [m, { schema: s }]));
 }
@@ -37,7 +42,7 @@ function operationV3(op: OperationDecl): JsonSchema {
   const out: JsonSchema = { tags: [op.tag], description: op.description, operationId: op.operationId };
   if (op.params.length) out.parameters = op.params.map(paramV3);
   if (op.body === 'patch') {
-    out.requestBody = { content: content(PATCH_MEDIA, refTo('k8s.io.apimachinery.pkg.apis.meta.v1.Patch', 'v3')), required: true };
+    out.requestBody = { content: content(patchMedia(op), refTo('k8s.io.apimachinery.pkg.apis.meta.v1.Patch', 'v3')), required: true };
   } else if (op.body && op.bodyMessage) {
     out.requestBody = { content: { '*/*': { schema: refTo(op.bodyMessage, 'v3') } }, ...(op.body === 'object' ? { required: true } : {}) };
   }
@@ -75,7 +80,7 @@ export function buildGroupVersionV3(group: string, version: string, enabled?: En
     info: { ...OPENAPI_INFO },
     paths: pathsV3(paths),
     components: {
-      schemas: collectSchemas(messagesOfPaths(paths), 'v3'),
+      schemas: collectSchemas(messagesOfPaths(paths), 'v3', customSchemas('v3', enabled, group, version)),
       securitySchemes: { BearerToken: { type: 'apiKey', description: 'Bearer Token authentication', name: 'authorization', in: 'header' } },
     },
     security: [{ BearerToken: [] }],

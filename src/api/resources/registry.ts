@@ -38,6 +38,7 @@ import { leases } from './coordination/leases.js';
 import { networkpolicies, networkpoliciesExtensionsV1beta1 } from './networking/networkpolicies.js';
 import { ingresses, ingressesExtensionsV1beta1 } from './networking/ingresses.js';
 import { eventsV1 } from './events/events.js';
+import { customresourcedefinitions } from './apiextensions/customresourcedefinitions.js';
 
 const ALL: readonly ResourceDefinition[] = [
   pods, podtemplates, services, replicationcontrollers, namespaces, nodes, endpoints, configmaps, secrets,
@@ -45,7 +46,7 @@ const ALL: readonly ResourceDefinition[] = [
   deployments, replicasets, daemonsets, statefulsets, controllerrevisions,
   jobs, cronjobs, horizontalpodautoscalers, certificatesigningrequests,
   storageclasses, volumeattachments, roles, rolebindings, clusterroles, clusterrolebindings,
-  poddisruptionbudgets, leases, networkpolicies, ingresses, eventsV1,
+  poddisruptionbudgets, leases, networkpolicies, ingresses, eventsV1, customresourcedefinitions,
   // extensions/v1beta1: views onto the apps and networking stores (off unless --runtime-config enables them).
   deploymentsExtensionsV1beta1, daemonsetsExtensionsV1beta1, replicasetsExtensionsV1beta1,
   ingressesExtensionsV1beta1, networkpoliciesExtensionsV1beta1,
@@ -54,7 +55,7 @@ const ALL: readonly ResourceDefinition[] = [
 /** Group names in the order discovery lists them (Kubernetes' priority order). */
 export const GROUP_ORDER: readonly string[] = [
   '', 'apps', 'events.k8s.io', 'autoscaling', 'batch', 'certificates.k8s.io', 'networking.k8s.io',
-  'policy', 'rbac.authorization.k8s.io', 'storage.k8s.io', 'coordination.k8s.io',
+  'policy', 'rbac.authorization.k8s.io', 'storage.k8s.io', 'apiextensions.k8s.io', 'coordination.k8s.io',
 ];
 
 const extra: ResourceDefinition[] = [];
@@ -65,10 +66,18 @@ const extra: ResourceDefinition[] = [];
  */
 let byGvr: Map<string, Map<string, Map<string, ResourceDefinition>>> | undefined;
 
-/** Adds a definition (tests, custom resources later); replaces one with the same group/plural. */
+/** Adds a definition (custom resources, virtual review resources); replaces one with the same group/plural. */
 export function registerResource(def: ResourceDefinition): void {
   const i = extra.findIndex((d) => d.group === def.group && d.plural === def.plural);
   if (i >= 0) extra[i] = def; else extra.push(def);
+  byGvr = undefined;
+}
+
+/** Removes a definition registerResource added (a custom resource whose CRD went away). */
+export function unregisterResource(group: string, plural: string): void {
+  const i = extra.findIndex((d) => d.group === group && d.plural === plural);
+  if (i < 0) return;
+  extra.splice(i, 1);
   byGvr = undefined;
 }
 

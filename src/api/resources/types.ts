@@ -5,6 +5,9 @@
  */
 import type { FieldError } from '../meta/status.js';
 
+/** A JSON Schema object as OpenAPI documents write it. */
+export type OpenApiSchema = { [key: string]: unknown };
+
 /** A Kubernetes object as stored and served: plain JSON data. */
 export type KubeObject = {
   apiVersion?: string;
@@ -56,6 +59,11 @@ export interface Subresources {
   status?: boolean;
   /** `<plural>/scale` as autoscaling/v1 Scale, with JSON paths into the object. */
   scale?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string };
+  /**
+   * Subresources written like status (CSR `approval`): a write changes only what the
+   * definition's prepareForStatusUpdate takes from it, which is told the subresource's name.
+   */
+  statusLike?: readonly string[];
   /** Other subresources served by special handlers (log, exec, binding, eviction, token ...). */
   extra?: readonly { name: string; verbs: readonly string[]; kind?: { group: string; version: string; kind: string } }[];
 }
@@ -107,14 +115,30 @@ export interface ResourceDefinition {
   /** tableColumns already contain the name column (events put NAME last, as kubectl shows). */
   readonly tableColumnsIncludeName?: boolean;
   /** Status-subresource writes: normalize (default keeps everything of `old` except status). */
-  prepareForStatusUpdate?(obj: KubeObject, old: KubeObject): void;
+  prepareForStatusUpdate?(obj: KubeObject, old: KubeObject, subresource?: string): void;
   /**
    * Graceful deletion: seconds to wait (requested = DeleteOptions.gracePeriodSeconds); 0 or
    * undefined deletes immediately. Only pods use it.
    */
   gracePeriodSeconds?(obj: KubeObject, requested: number | undefined): number;
   /** Validation of a status-subresource write. */
-  validateStatus?(obj: KubeObject, old: KubeObject): FieldError[];
+  validateStatus?(obj: KubeObject, old: KubeObject, subresource?: string): FieldError[];
+  /**
+   * Fields of a request object that the resource drops (custom resources prune what their
+   * schema does not declare), as paths like 'spec.foo', for fieldValidation's unknown-field
+   * report. Resources with a schema declaration are checked against it instead.
+   */
+  unknownFields?(obj: KubeObject): string[];
+  /**
+   * Resources without a schema declaration (custom resources) describe themselves to the
+   * OpenAPI documents: the definition names of their kind and list schemas in a version
+   * ('com.example.stable.v1.CronTab'), and those schemas by definition name. The schemas may
+   * refer to meta/v1 ObjectMeta and ListMeta, which the documents then include.
+   */
+  readonly openApi?: {
+    names(version: string): { kind: string; list: string };
+    schemas(version: string, flavor: 'v2' | 'v3'): Record<string, OpenApiSchema>;
+  };
 }
 
 /** Group/version/resource of a definition's preferred served version. */

@@ -29,6 +29,32 @@ function convertCsr(obj: KubeObject, toVersion: string): KubeObject {
   return out;
 }
 
+/** The decisions only the approval subresource writes. */
+const APPROVAL_TYPES = ['Approved', 'Denied'];
+
+type Condition = Record<string, unknown>;
+
+function conditionsOf(o: KubeObject): Condition[] {
+  return arr(path(o, 'status.conditions')).map(rec);
+}
+
+/**
+ * Kubernetes fills what a writer left out: lastUpdateTime (now), and lastTransitionTime (the
+ * previous one while the condition's status is unchanged, else now).
+ */
+function withTimestamps(conditions: Condition[], prev: Condition[]): Condition[] {
+  const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  return conditions.map((c) => {
+    const out = { ...c };
+    out.lastUpdateTime ??= now;
+    if (out.lastTransitionTime === undefined) {
+      const before = prev.find((p) => p.type === c.type);
+      out.lastTransitionTime = before && before.status === c.status && before.lastTransitionTime ? before.lastTransitionTime : now;
+    }
+    return out;
+  });
+}
+
 function condition(o: KubeObject): string {
   const conds = arr(path(o, 'status.conditions')).map(rec).map((c) => str(c.type));
   if (!conds.length) return 'Pending';
@@ -41,7 +67,7 @@ export const certificatesigningrequests = defineResource({
   group: 'certificates.k8s.io', versions: ['v1', 'v1beta1'], storageVersion: 'v1', kind: 'CertificateSigningRequest', plural: 'certificatesigningrequests', namespaced: false,
   shortNames: ['csr'],
   convert: convertCsr,
-  subresources: { status: true, extra: [{ name: 'approval', verbs: ['get', 'patch', 'update'], kind: { group: 'certificates.k8s.io', version: 'v1', kind: 'CertificateSigningRequest' } }] },
+  subresources: { status: true, statusLike: ['approval'], extra: [{ name: 'approval', verbs: ['get', 'patch', 'update'], kind: { group: 'certificates.k8s.io', version: 'v1', kind: 'CertificateSigningRequest' } }] },
   validateSpec(obj, old) {
     const errs: FieldError[] = [];
     const spec = rec(obj.spec);
@@ -62,11 +88,36 @@ export const certificatesigningrequests = defineResource({
     // Requestor identity is filled by the REST layer from the authenticated user.
   },
   prepareForUpdate(obj, old) { obj.spec = old.spec; obj.status = old.status; },
-  prepareForStatusUpdate(obj, old) {
+  prepareForStatusUpdate(obj, old, subresource) {
     obj.spec = old.spec;
-    // The status subresource may set the certificate, not approval conditions' removal.
-    const oc = arr(path(old, 'status.conditions')), nc = arr(path(obj, 'status.conditions'));
-    if (isObject(obj.status) && nc.length < oc.length) obj.status.conditions = oc;
+    const next = conditionsOf(obj);
+    const prev = conditionsOf(old);
+    // approval: only the conditions change. status: everything but the approval decisions.
+    const conditions = subresource === 'approval'
+      ? next
+      : [...prev.filter((c) => APPROVAL_TYPES.includes(str(c.type))), ...next.filter((c) => !APPROVAL_TYPES.includes(str(c.type)))];
+    const status = subresource === 'approval' ? { ...rec(old.status) } : { ...rec(obj.status) };
+    if (conditions.length) status.conditions = withTimestamps(conditions, prev); else delete status.conditions;
+    obj.status = status;
+  },
+  validateStatus(obj, old) {
+    const errs: FieldError[] = [];
+    const conds = conditionsOf(obj);
+    const types = conds.map((c) => str(c.type));
+    conds.forEach((c, i) => {
+      if (!str(c.type)) errs.push(fieldErrors.required(`status.conditions[${i}].type`));
+      if (!['True', 'False', 'Unknown'].includes(str(c.status))) errs.push(fieldErrors.notSupported(`status.conditions[${i}].status`, c.status ?? '', ['False', 'True', 'Unknown']));
+      if (types.indexOf(str(c.type)) !== i && APPROVAL_TYPES.concat('Failed').includes(str(c.type))) errs.push(fieldErrors.duplicate(`status.conditions[${i}].type`, c.type));
+    });
+    if (types.includes('Approved') && types.includes('Denied')) {
+      errs.push(fieldErrors.invalid('status.conditions', 'Approved', 'Approved and Denied conditions are mutually exclusive'));
+    }
+    for (const t of [...APPROVAL_TYPES, 'Failed']) {
+      if (conditionsOf(old).some((c) => c.type === t) && !types.includes(t)) errs.push(fieldErrors.forbidden('status.conditions', `updates may not remove a condition of type ${JSON.stringify(t)}`));
+    }
+    const oldCert = str(path(old, 'status.certificate'));
+    if (oldCert && str(path(obj, 'status.certificate')) !== oldCert) errs.push(fieldErrors.forbidden('status.certificate', 'updates may not modify existing certificate content'));
+    return errs;
   },
   columns: [
     col('SignerName', 'string', 'Requested signer for the request.', (o) => str(path(o, 'spec.signerName'))),

@@ -45,7 +45,8 @@ export interface WriteOptions {
 }
 
 export interface UpdateOptions extends WriteOptions {
-  subresource?: '' | 'status';
+  /** '' (the object), 'status', or a status-like subresource of the definition (CSR approval). */
+  subresource?: string;
   /** Create when missing: true (server-side apply), false (never), undefined (PUT: per resource). */
   allowCreate?: boolean;
   /**
@@ -231,7 +232,7 @@ export class ResourceRegistry {
     mutate: (current: KubeObject | undefined) => KubeObject | Promise<KubeObject>, opts: UpdateOptions = {}): Promise<{ object: KubeObject; created: boolean }> {
     const ref = this.refOf(def, namespace, name);
     // Only service updates allocate (IPs, ports): other updates skip the transaction's awaits.
-    const txn = def.group === '' && def.plural === 'services' && this.opts.services && opts.subresource !== 'status' ? new WriteTxn() : undefined;
+    const txn = def.group === '' && def.plural === 'services' && this.opts.services && !opts.subresource ? new WriteTxn() : undefined;
     let deleteAfter = false;
     let result: KubeObject;
     try {
@@ -314,15 +315,15 @@ export class ResourceRegistry {
     if (def.namespaced && !meta.namespace) meta.namespace = cm.namespace;
     meta.resourceVersion = cm.resourceVersion;
     let obj: KubeObject;
-    if (opts.subresource === 'status') {
+    if (opts.subresource) {
       // Status writes change status (and managedFields); everything else stays as stored.
       obj = { ...cloneJson(cur), status: desired.status };
       obj.metadata = { ...cloneJson(cm) };
       if (desired.metadata?.managedFields) obj.metadata.managedFields = desired.metadata.managedFields;
-      def.prepareForStatusUpdate?.(obj, cur);
+      def.prepareForStatusUpdate?.(obj, cur, opts.subresource);
       prepareUpdateMeta(def, obj, cur);
       opts.beforeValidate?.(obj, cur);
-      this.invalidIf(def, obj, def.validateStatus?.(obj, cur) ?? []);
+      this.invalidIf(def, obj, def.validateStatus?.(obj, cur, opts.subresource) ?? []);
       return obj;
     }
     obj = desired;

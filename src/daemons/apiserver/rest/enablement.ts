@@ -4,6 +4,7 @@
  */
 import type { ResourceDefinition } from '../../../api/resources/types.js';
 import { allResources } from '../../../api/resources/registry.js';
+export { compareVersions } from '../../../api/meta/version-priority.js';
 
 /** Versions Kubernetes stopped serving by default (1.16) but that --runtime-config can still enable. */
 const OFF_BY_DEFAULT: ReadonlySet<string> = new Set(['extensions/v1beta1']);
@@ -61,17 +62,4 @@ export class ApiEnablement {
   resourcesOf(group: string, version: string): ResourceDefinition[] {
     return allResources().filter((d) => d.group === group && d.versions.includes(version) && this.resourceEnabled(d, version));
   }
-}
-
-/** Kubernetes version priority: GA (v2 > v1) before beta before alpha. */
-export function compareVersions(a: string, b: string): number {
-  const parse = (v: string): [number, number, number] => {
-    const m = /^v(\d+)(?:(alpha|beta)(\d+))?$/.exec(v);
-    if (!m) return [-1, 0, 0];
-    const stage = m[2] === undefined ? 3 : m[2] === 'beta' ? 2 : 1;
-    return [stage, Number(m[1]), Number(m[3] ?? 0)];
-  };
-  const pa = parse(a), pb = parse(b);
-  for (let i = 0; i < 3; i++) if (pa[i] !== pb[i]) return pb[i]! - pa[i]!;
-  return a < b ? -1 : a > b ? 1 : 0;
 }

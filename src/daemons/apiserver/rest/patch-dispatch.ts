@@ -35,7 +35,7 @@ const RESET_FOR_MAIN: readonly (readonly string[])[] = Object.freeze([Object.fre
  * The lists are shared constants (managed-fields code caches per list).
  */
 export function resetFieldsFor(subresource: string | undefined): readonly (readonly string[])[] {
-  if (subresource === 'status') return RESET_FOR_STATUS;
+  if (subresource === 'status' || subresource === 'approval') return RESET_FOR_STATUS;
   if (subresource === 'scale') return RESET_FOR_SCALE;
   return RESET_FOR_MAIN;
 }

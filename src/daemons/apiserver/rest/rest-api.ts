@@ -4,14 +4,15 @@
  * resource and discovery requests and `handleUpgrade` for upgrades (WebSocket watch; streaming
  * subresources registered by other components through addSubresourceHandler).
  *
- * Lifecycle: start() repairs the service IP/port allocations, creates the system namespaces
- * and starts the `kubernetes` service reconciler; stop() withdraws this server's endpoint.
+ * Lifecycle: start() repairs the service IP/port allocations, creates the system namespaces,
+ * serves the custom resources of the stored CRDs (and keeps following them) and starts the
+ * `kubernetes` service reconciler; stop() withdraws this server's endpoint.
  */
 import type { Duplex } from 'node:stream';
 import { pino, type Logger } from 'pino';
 import { WebSocketServer } from 'ws';
 import { ApiError, errors } from '../../../api/meta/status.js';
-import { findResource, registerResource } from '../../../api/resources/registry.js';
+import { findResource, registerResource, unregisterResource } from '../../../api/resources/registry.js';
 import { setEventTtlSeconds } from '../../../api/resources/core/events.js';
 import type { ResourceDefinition } from '../../../api/resources/types.js';
 import type { ApiRequest, ApiResponse, RequestContext } from '../context.js';
@@ -37,6 +38,7 @@ import { handleWatch, handleWebSocketWatch } from './watch-handler.js';
 import { OpenApiHandler } from './openapi-handler.js';
 import { handleCreate, handlePatch, handleUpdate } from './write-handlers.js';
 import { queryBool } from '../request-info.js';
+import { CrdLoop } from '../crd/crd-loop.js';
 
 export type SubresourceHandler = (ctx: RequestContext, req: ApiRequest, res: ApiResponse, target: SubresourceTarget) => Promise<void>;
 export type SubresourceUpgradeHandler = (ctx: RequestContext, req: ApiRequest, socket: Duplex, head: Buffer, target: SubresourceTarget) => void;
@@ -89,6 +91,13 @@ export function createRestApi(deps: RestDeps): RestApi {
     intervalMs: cfg.endpointReconcileIntervalMs ?? 10_000, log,
   });
   const openapi = new OpenApiHandler({ enabled: (def, version) => enablement.resourceEnabled(def, version), log: log.child({ component: 'openapi' }) });
+  const crds = new CrdLoop({
+    registry, log: log.child({ component: 'crd' }),
+    serve(group, plural, def) {
+      if (def) registerResource(def); else unregisterResource(group, plural);
+      openapi.invalidate();
+    },
+  });
   const wss = new WebSocketServer({ noServer: true });
   const subHandlers = new Map<string, { handler: SubresourceHandler; upgrade?: SubresourceUpgradeHandler }>();
   const subKey = (g: string, r: string, s: string): string => `${g}/${r}/${s}`;
@@ -149,6 +158,12 @@ export function createRestApi(deps: RestDeps): RestApi {
           if (verb === 'patch') return handlePatch(s);
           throw errors.methodNotAllowed(String(s.req.method), `${s.def.plural}/status`);
         case 'scale': return handleScale(s, verb);
+        case 'approval':
+          if (!s.def.subresources?.statusLike?.includes('approval')) break;
+          if (verb === 'get') return handleGet(s);
+          if (verb === 'update') return handleUpdate(s);
+          if (verb === 'patch') return handlePatch(s);
+          throw errors.methodNotAllowed(String(s.req.method), `${s.def.plural}/approval`);
         case 'binding':
           if (s.def.group === '' && s.def.plural === 'pods' && verb === 'create') return handleBinding(s);
           break;
@@ -244,12 +259,14 @@ export function createRestApi(deps: RestDeps): RestApi {
       const { items } = await registry.list(findResource('', 'v1', 'services')!, { namespace: '' });
       await services.repair(items);
       await ensureSystemNamespaces(registry);
+      await crds.start();
       await reconciler.start();
       log.info({ serviceClusterIpRange: ips.cidr.text, nodePorts: nodePorts.rangeText() }, 'REST API started');
     },
 
     async stop() {
       await reconciler.stop();
+      await crds.stop();
       wss.close();
     },
   };

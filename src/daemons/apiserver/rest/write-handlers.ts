@@ -57,8 +57,8 @@ function checkNamespace(s: Scope, obj: KubeObject): void {
   meta.namespace = s.namespace;
 }
 
-function writeSubresource(s: Scope): '' | 'status' {
-  if (s.subresource === '' || s.subresource === 'status') return s.subresource;
+function writeSubresource(s: Scope): string {
+  if (s.subresource === '' || s.subresource === 'status' || s.def.subresources?.statusLike?.includes(s.subresource)) return s.subresource;
   throw errors.methodNotAllowed(String(s.req.method), `${s.def.plural}/${s.subresource}`);
 }
 
@@ -77,7 +77,7 @@ async function readWrite(s: Scope): Promise<{ fmt: ReturnType<typeof outputForma
   } else {
     raw = decodeObject(contentType, body);
   }
-  const warnings = checkFields(parseFieldValidation(s.query.get('fieldValidation')), raw, servedApiVersion(s), s.def.kind, text);
+  const warnings = checkFields(parseFieldValidation(s.query.get('fieldValidation')), raw, servedApiVersion(s), s.def.kind, text, s.def);
   if (warnings.length) s.warnings.push(...warnings);
   return { fmt, body, raw, dryRun: parseDryRun(s.query), manager: fieldManagerOf(s, false) };
 }
@@ -154,7 +154,7 @@ export async function handlePatch(s: Scope): Promise<void> {
   const force = queryBool(s.query.get('force')) === true;
   const patch = decodePatch(type, await readBody(s.req));
   let written: WrittenJson | undefined;
-  if (type === 'apply') s.warnings.push(...checkFields(policy, patch, apiVersion, s.def.kind));
+  if (type === 'apply') s.warnings.push(...checkFields(policy, patch, apiVersion, s.def.kind, undefined, s.def));
   const { object, created } = await s.registry.update(s.def, s.namespace, s.name, (cur) => {
     let patched: KubeObject;
     if (type === 'apply') {
@@ -167,7 +167,7 @@ export async function handlePatch(s: Scope): Promise<void> {
     } else {
       if (!cur) throw errors.notFound({ group: s.def.group, resource: s.def.plural, name: s.name });
       patched = applyPatchTo(type, toServed(s, cur), patch);
-      s.warnings.push(...checkFields(policy, patched, apiVersion, s.def.kind));
+      s.warnings.push(...checkFields(policy, patched, apiVersion, s.def.kind, undefined, s.def));
     }
     const meta = (patched.metadata ??= {});
     if (s.def.namespaced && meta.namespace && meta.namespace !== s.namespace) throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');

@@ -14,13 +14,15 @@
  * Contract: one uid is processed by one worker at a time; no decision to delete rests on the
  * cache alone (owners missing from the cache are read from the server first); every delete and
  * update carries the object's uid (and resourceVersion for updates) as precondition.
- * Resources are discovered once at start (new resource types need a restart).
+ * Resources are discovered at start and again every 30 s, as Kubernetes does: resource types
+ * that appear later (custom resources) get their own informer, which stops when the type goes.
  */
 import type { Logger } from 'pino';
 import { isApiError } from '../../../api/meta/status.js';
 import type { KubeObject, OwnerReference } from '../../../api/resources/types.js';
 import type { Controller, ControllerContext } from '../controller-registry.js';
-import { deletedObject, WorkQueue, type ResourceRef, type RestClient } from '../deps.js';
+import { deletedObject, SharedIndexInformer, WorkQueue, type ResourceRef, type RestClient } from '../deps.js';
+import { listerWatcherFor } from '../../../client/reflector.js';
 import { canonicalJson } from './controller-utils.js';
 import { discoverResources, groupOf, hasVerbs, type ServedResource } from './garbagecollector/discovery.js';
 import {
@@ -30,8 +32,15 @@ import {
 /** Never collected nor watched (Kubernetes' default ignored resources). */
 const IGNORED = new Set(['/events', 'events.k8s.io/events']);
 
+/** How often the served resource types are discovered again (Kubernetes' GC resync period). */
+const REDISCOVERY_MS = 30_000;
+
 /** What an owner reference points at, as far as deletion is concerned. */
 type OwnerState = 'absent' | 'solid' | 'waiting';
+
+function typeKey(r: ServedResource): string {
+  return `${r.ref.group}/${r.ref.resource}`;
+}
 
 function waitForAbort(signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => { if (signal.aborted) resolve(); else signal.addEventListener('abort', () => resolve(), { once: true }); });
@@ -53,6 +62,10 @@ export class GarbageCollector implements Controller {
   private log!: Logger;
   /** `group/Kind` → served resource, to read owners we do not have in the graph. */
   private readonly byKind = new Map<string, ServedResource>();
+  /** Resource types watched since start (`group/resource`). */
+  private readonly monitored = new Set<string>();
+  /** Informers of types found after start, stoppable one by one. */
+  private readonly added = new Map<string, AbortController>();
 
   async run(ctx: ControllerContext): Promise<void> {
     this.client = ctx.client;
@@ -66,19 +79,63 @@ export class GarbageCollector implements Controller {
     const resources = await this.discover(ctx.signal);
     if (!resources) return;
     const informers = resources.map((r) => {
+      this.monitored.add(typeKey(r));
       const inf = ctx.informers.informerFor(r.ref);
-      inf.addEventHandler({
-        onAdd: (o) => this.observe(r, o),
-        onUpdate: (_old, o) => this.observe(r, o),
-        onDelete: (x) => this.forget(deletedObject(x)),
-      });
+      this.watchWith(inf, r);
       return inf;
     });
     ctx.informers.start(ctx.signal);
     const synced = await Promise.all(informers.map((i) => i.waitForSync(ctx.signal)));
     if (!synced.every(Boolean)) return;
     this.log.info({ resources: resources.length, objects: this.graph.size }, 'garbage collector synced');
-    await this.queue.runWorkers(ctx.config.concurrentGcSyncs, (uid) => this.process(uid), ctx.signal);
+    await Promise.all([
+      this.queue.runWorkers(ctx.config.concurrentGcSyncs, (uid) => this.process(uid), ctx.signal),
+      this.rediscoverEvery(REDISCOVERY_MS, ctx.signal),
+    ]);
+  }
+
+  private watchWith(inf: SharedIndexInformer, r: ServedResource): void {
+    inf.addEventHandler({
+      onAdd: (o) => this.observe(r, o),
+      onUpdate: (_old, o) => this.observe(r, o),
+      onDelete: (x) => this.forget(deletedObject(x)),
+    });
+  }
+
+  /** Watches resource types that appeared since the last look, and stops watching gone ones. */
+  private async rediscoverEvery(ms: number, signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      await sleep(ms, signal);
+      if (signal.aborted) return;
+      await this.rediscover(signal).catch((e: unknown) => this.log.warn({ err: (e as Error).message }, 'resource rediscovery failed'));
+    }
+  }
+
+  /** One look at the served types (exposed for tests). */
+  async rediscover(signal: AbortSignal): Promise<void> {
+    const d = await discoverResources(this.client, signal);
+    const usable = d.resources.filter((r) => hasVerbs(r, 'list', 'watch', 'delete') && !IGNORED.has(typeKey(r)));
+    for (const r of d.resources) this.byKind.set(`${r.ref.group}/${r.kind}`, r);
+    const now = new Set(usable.map(typeKey));
+    for (const r of usable) {
+      const key = typeKey(r);
+      if (this.monitored.has(key) || this.added.has(key)) continue;
+      const stop = new AbortController();
+      signal.addEventListener('abort', () => stop.abort(), { once: true });
+      const inf = new SharedIndexInformer({ lw: listerWatcherFor(this.client, r.ref, {}), ref: r.ref, log: this.log.child({ informer: key }) });
+      this.watchWith(inf, r);
+      this.added.set(key, stop);
+      void inf.run(stop.signal);
+      this.log.info({ resource: key }, 'garbage collector watches a new resource type');
+    }
+    // A type that went away (its CRD was deleted) is no longer watched; failed groups are kept.
+    for (const [key, stop] of this.added) {
+      const group = key.slice(0, key.indexOf('/'));
+      if (now.has(key) || d.failed.some((f) => f.startsWith(`${group}/`))) continue;
+      stop.abort();
+      this.added.delete(key);
+      this.log.info({ resource: key }, 'garbage collector stopped watching a resource type that is no longer served');
+    }
   }
 
   /** Discovery with backoff until it works (or we stop): nothing can be collected without it. */
@@ -87,7 +144,7 @@ export class GarbageCollector implements Controller {
       try {
         const d = await discoverResources(this.client, signal);
         if (d.failed.length) this.log.warn({ groups: d.failed }, 'discovery failed for some groups; their objects are not collected');
-        const usable = d.resources.filter((r) => hasVerbs(r, 'list', 'watch', 'delete') && !IGNORED.has(`${r.ref.group}/${r.ref.resource}`));
+        const usable = d.resources.filter((r) => hasVerbs(r, 'list', 'watch', 'delete') && !IGNORED.has(typeKey(r)));
         for (const r of d.resources) this.byKind.set(`${r.ref.group}/${r.kind}`, r);
         return usable;
       } catch (e) {
