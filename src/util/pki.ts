@@ -18,7 +18,7 @@ const crypto = webcrypto;
  * needs the Reflect metadata API, hence reflect-metadata first.
  */
 let x509lib: Promise<typeof X509> | undefined;
-function loadX509(): Promise<typeof X509> {
+export function loadX509(): Promise<typeof X509> {
   x509lib ??= (async () => {
     await import('reflect-metadata');
     const lib = await import('@peculiar/x509');
