@@ -47,6 +47,11 @@ async function serverArgs(): Promise<string[]> {
  * the token from the volume authenticates as the pod's service account.
  */
 async function inClusterCredentials(t: Test, s: Running): Promise<void> {
+  // As on Kubernetes, pods are refused until the serviceaccount controller made `default`.
+  const saDeadline = Date.now() + 60_000;
+  while (kc(admin, ['get', 'serviceaccount', 'default', '-n', 'default']).code !== 0 && Date.now() < saDeadline) {
+    await new Promise((r) => setTimeout(r, 200));
+  }
   const run = kc(admin, ['run', 'client', '--image=busybox', '--restart=Never', '--', 'sleep', '600']);
   t.equal(run.code, 0, run.err);
   const caPem = await readFile(join(dataDir, 'pki', 'ca.crt'), 'utf8');
