@@ -15,7 +15,8 @@ import { CsrCleanerController, cleanupReason } from '../../src/daemons/controlle
 import { CsrSigningController } from '../../src/daemons/controller-manager/controllers/csrsigning.js';
 import { updateApproval } from '../../src/daemons/controller-manager/controllers/csr/approval.js';
 import { certificateTtl, usageExtensions, validityWindow } from '../../src/daemons/controller-manager/controllers/csr/authority.js';
-import { CERTIFICATES_V1, conditionsOf, timeString } from '../../src/daemons/controller-manager/controllers/csr/conditions.js';
+import { metaTime as timeString } from '../../src/api/meta/time.js';
+import { CERTIFICATES_V1, conditionsOf } from '../../src/daemons/controller-manager/controllers/csr/conditions.js';
 import { parseRequest } from '../../src/daemons/controller-manager/controllers/csr/request.js';
 import { apiServerClientRule, kubeletClientRule, kubeletServingRule } from '../../src/daemons/controller-manager/controllers/csr/signer-rules.js';
 import { loadX509 } from '../../src/daemons/controller-manager/controllers/csr/x509.js';

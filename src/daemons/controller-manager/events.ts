@@ -13,6 +13,7 @@ import type { Logger } from 'pino';
 import { isApiError } from '../../api/meta/status.js';
 import type { KubeObject } from '../../api/resources/types.js';
 import type { RestClient } from './deps.js';
+import { metaTime } from '../../api/meta/time.js';
 
 export type EventType = 'Normal' | 'Warning';
 
@@ -29,7 +30,6 @@ const SPAM_MAX_OBJECTS = 4096;
 
 export const noopRecorder: EventRecorder = { event: () => undefined, flush: async () => undefined };
 
-function time(ms: number): string { return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z'); }
 
 export function newEventRecorder(client: RestClient, component: string, log: Logger): EventRecorder {
   const pending = new Set<Promise<void>>();
@@ -62,7 +62,7 @@ export function newEventRecorder(client: RestClient, component: string, log: Log
       prev.count++;
       prev.at = now;
       try {
-        await client.patch(ref, prev.name, 'merge', { count: prev.count, lastTimestamp: time(now) });
+        await client.patch(ref, prev.name, 'merge', { count: prev.count, lastTimestamp: metaTime(now) });
         return;
       } catch (e) {
         if (!(isApiError(e) && e.code === 404)) throw e;
@@ -77,7 +77,7 @@ export function newEventRecorder(client: RestClient, component: string, log: Log
         uid: obj.metadata?.uid, resourceVersion: obj.metadata?.resourceVersion,
       },
       reason, message, type, source: { component }, reportingComponent: component, reportingInstance: component,
-      firstTimestamp: time(now), lastTimestamp: time(now), count: 1,
+      firstTimestamp: metaTime(now), lastTimestamp: metaTime(now), count: 1,
     });
     seen.set(key, { name, namespace, count: 1, at: now });
   }

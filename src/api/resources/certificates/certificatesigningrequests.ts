@@ -9,6 +9,7 @@ import { defineResource } from '../common/define.js';
 import { col, arr, rec, str, path, humanDuration } from '../common/table-util.js';
 import { isObject, immutable } from '../common/validation.js';
 import type { KubeObject } from '../types.js';
+import { metaTime } from '../../meta/time.js';
 
 const USAGES = ['signing', 'digital signature', 'content commitment', 'key encipherment', 'key agreement', 'data encipherment', 'cert sign', 'crl sign', 'encipher only', 'decipher only', 'any', 'server auth', 'client auth', 'code signing', 'email protection', 's/mime', 'ipsec end system', 'ipsec tunnel', 'ipsec user', 'timestamping', 'ocsp signing', 'microsoft sgc', 'netscape sgc'];
 
@@ -43,7 +44,7 @@ function conditionsOf(o: KubeObject): Condition[] {
  * previous one while the condition's status is unchanged, else now).
  */
 function withTimestamps(conditions: Condition[], prev: Condition[]): Condition[] {
-  const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  const now = metaTime();
   return conditions.map((c) => {
     const out = { ...c };
     out.lastUpdateTime ??= now;

@@ -2,6 +2,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { KubeObject, ObjectMeta, ResourceDefinition } from '../../../api/resources/types.js';
 import { deepEqual } from '../../../api/resources/common/validation.js';
+import { metaTime } from '../../../api/meta/time.js';
 
 const ALNUM = 'bcdfghjklmnpqrstvwxz2456789';
 
@@ -15,12 +16,12 @@ export function randomSuffix(n = 5): string {
 
 /** RFC 3339 with second precision, as Kubernetes' metav1.Time serializes. */
 export function nowTimestamp(d?: Date): string {
-  if (d) return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  if (d) return metaTime(d.getTime());
   // "Now" is asked for on every create: format each second once.
   const sec = Math.floor(Date.now() / 1000);
   if (sec !== lastSecond) {
     lastSecond = sec;
-    lastStamp = new Date(sec * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    lastStamp = metaTime(sec * 1000);
   }
   return lastStamp;
 }

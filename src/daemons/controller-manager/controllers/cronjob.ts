@@ -29,10 +29,11 @@ import {
   deletedObject, keyOf, realClock, WorkQueue, type Clock, type ResourceRef, type RestClient, type SharedIndexInformer,
 } from '../deps.js';
 import {
-  jobFromTemplate, jobName, jobRef, jobsBeyondHistory, observeJobs, ownedBy, parseTime, rfc3339, sameStatus, statusOf, type CronJobStatus, type JobRef,
+  jobFromTemplate, jobName, jobRef, jobsBeyondHistory, observeJobs, ownedBy, parseTime, sameStatus, statusOf, type CronJobStatus, type JobRef,
 } from './cronjob/jobs.js';
 import { hasZonePrefix, isValidTimeZone, localTimeZone, parseSchedule, ScheduleError, type Schedule } from '../../../api/resources/batch/cron-schedule.js';
 import { dueTime, nextSyncAt, TOO_MANY_MISSED } from './cronjob/timing.js';
+import { metaTime } from '../../../api/meta/time.js';
 
 export const CRONJOBS: ResourceRef = { group: 'batch', version: 'v1', resource: 'cronjobs' };
 export const JOBS: ResourceRef = { group: 'batch', version: 'v1', resource: 'jobs' };
@@ -272,7 +273,7 @@ export class CronJobController implements Controller {
     const job = await this.createJob(cj, due.scheduled);
     if (!job) return later;
     if (!status.active.some((r) => r.uid === job.metadata?.uid)) status.active.push(jobRef(job));
-    status.lastScheduleTime = rfc3339(due.scheduled);
+    status.lastScheduleTime = metaTime(due.scheduled);
     return nextSyncAt(sched, due.scheduled, now);
   }
 

@@ -41,7 +41,7 @@ import {
 } from './disruption/budget.js';
 import { apiScaleLookup, expectedScale, type ControllerCaches, type ScaleLookup } from './disruption/scale.js';
 import { canonicalJson } from './controller-utils.js';
-import { nowTime } from './deployment/util.js';
+import { metaTime } from '../../../api/meta/time.js';
 
 const PDBS: ResourceRef = { group: 'policy', version: 'v1', resource: 'poddisruptionbudgets' };
 const PODS: ResourceRef = { group: '', version: 'v1', resource: 'pods' };
@@ -126,7 +126,7 @@ export class DisruptionController implements Controller {
     const namespace = pdb?.metadata?.namespace;
     if (!pdb || !namespace) return undefined;
     const now = this.now();
-    const stamp = nowTime(now);
+    const stamp = metaTime(now);
     let pods: KubeObject[];
     let unmanaged: string[] = [];
     let health: { expectedPods: number; desiredHealthy: number };

@@ -17,6 +17,7 @@ import type { Controller, ControllerContext } from '../controller-registry.js';
 import { deletedObject, keyOf, WorkQueue, type HandlerResult, type ResourceRef, type RestClient } from '../deps.js';
 import { canonicalJson } from './controller-utils.js';
 import { deleteNamespaceContent, type NamespaceCondition } from './namespace/content-deleter.js';
+import { metaTime } from '../../../api/meta/time.js';
 
 const NAMESPACES: ResourceRef = { group: '', version: 'v1', resource: 'namespaces' };
 
@@ -28,7 +29,6 @@ const FIRST_RECHECK_MS = 500;
 
 type Dict = Record<string, unknown>;
 
-function nowTimestamp(): string { return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'); }
 
 function specFinalizers(ns: KubeObject): string[] {
   const f = ((ns.spec ?? {}) as Dict).finalizers;
@@ -37,7 +37,7 @@ function specFinalizers(ns: KubeObject): string[] {
 
 /** Merges new conditions into old ones, keeping transition times of unchanged statuses. */
 export function mergeConditions(old: readonly NamespaceCondition[], fresh: readonly NamespaceCondition[]): NamespaceCondition[] {
-  const now = nowTimestamp();
+  const now = metaTime();
   const out = old.filter((c) => !fresh.some((f) => f.type === c.type));
   for (const f of fresh) {
     const prev = old.find((c) => c.type === f.type);

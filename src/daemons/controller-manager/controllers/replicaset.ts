@@ -15,6 +15,7 @@ import type { Controller, ControllerContext } from '../controller-registry.js';
 import { noopRecorder, type EventRecorder } from '../events.js';
 import { deletedObject, keyOf, splitKey, WorkQueue, type ResourceRef, type RestClient, type SharedIndexInformer } from '../deps.js';
 import { claimPods, nonEmptySelectorMatcher } from './claim-pods.js';
+import { metaTime } from '../../../api/meta/time.js';
 import {
   ControllerExpectations, controllerRefOf, isPodActive, isPodAvailable, isPodReady, newControllerRef,
   podFromTemplate, podsToDelete, slowStartBatch,
@@ -292,7 +293,7 @@ export class ReplicaController implements Controller {
       const prev = ((old.conditions ?? []) as Array<Dict>).find((c) => c.type === 'ReplicaFailure');
       const reason = diff < 0 ? 'FailedCreate' : 'FailedDelete';
       const message = (manageError as Error).message ?? String(manageError);
-      conditions = [...conditions, { type: 'ReplicaFailure', status: 'True', reason, message, lastTransitionTime: (prev?.lastTransitionTime as string | undefined) ?? new Date(now).toISOString().replace(/\.\d{3}Z$/, 'Z') }];
+      conditions = [...conditions, { type: 'ReplicaFailure', status: 'True', reason, message, lastTransitionTime: (prev?.lastTransitionTime as string | undefined) ?? metaTime(now) }];
     }
     const status: Dict = {
       replicas: active.length,

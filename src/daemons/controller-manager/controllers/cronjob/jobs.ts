@@ -13,6 +13,7 @@
  */
 import type { KubeObject, OwnerReference } from '../../../../api/resources/types.js';
 import { formatInZone } from '../../../../api/resources/batch/cron-schedule.js';
+import { metaTime } from '../../../../api/meta/time.js';
 
 export const SCHEDULED_TIMESTAMP_ANNOTATION = 'batch.kubernetes.io/cronjob-scheduled-timestamp';
 
@@ -35,10 +36,6 @@ export interface CronJobStatus {
   lastSuccessfulTime?: string;
 }
 
-/** RFC 3339 in UTC, whole seconds (the API's time format). */
-export function rfc3339(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
 
 export function parseTime(v: unknown): number | undefined {
   if (typeof v !== 'string' || !v) return undefined;
@@ -140,7 +137,7 @@ export function observeJobs(current: CronJobStatus, jobs: readonly KubeObject[])
     const done = parseTime(dict(job.status).completionTime);
     if (as === 'Complete' && done !== undefined && (lastSuccess === undefined || done > lastSuccess)) {
       lastSuccess = done;
-      status.lastSuccessfulTime = rfc3339(done);
+      status.lastSuccessfulTime = metaTime(done);
     }
   }
   const gone = new Set(out.finished.map((f) => f.job.metadata?.uid));

@@ -5,6 +5,7 @@
  * are missing, ours does not, and the cleaner ages conditions by them.
  */
 import type { KubeObject } from '../../../../api/resources/types.js';
+import { metaTime } from '../../../../api/meta/time.js';
 
 export const CERTIFICATES_V1 = { group: 'certificates.k8s.io', version: 'v1', resource: 'certificatesigningrequests' } as const;
 
@@ -50,14 +51,9 @@ export function hasTrueCondition(csr: KubeObject, type: string): boolean {
   return conditionsOf(csr).some((c) => c.type === type && c.status === 'True');
 }
 
-/** RFC 3339 in whole seconds, as metav1.Time serializes. */
-export function timeString(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
-
 /** A copy of `csr` whose status has `condition` (status True, timestamps `now`) appended. */
 export function withCondition(csr: KubeObject, condition: { type: string; reason: string; message: string }, now: number): KubeObject {
-  const t = timeString(now);
+  const t = metaTime(now);
   const status = { ...((csr.status ?? {}) as Dict) };
   status.conditions = [...conditionsOf(csr), { ...condition, status: 'True', lastUpdateTime: t, lastTransitionTime: t }];
   return { ...csr, status };

@@ -5,6 +5,7 @@
  */
 import type { KubeObject } from '../../../../api/resources/types.js';
 import { canonicalJson } from '../controller-utils.js';
+import { metaTime } from '../../../../api/meta/time.js';
 
 export const REVISION_ANNOTATION = 'deployment.kubernetes.io/revision';
 export const REVISION_HISTORY_ANNOTATION = 'deployment.kubernetes.io/revision-history';
@@ -62,7 +63,6 @@ export function statusReplicas(o: KubeObject | undefined): number { return num(s
 export function availableReplicas(o: KubeObject | undefined): number { return num(statusOf(o).availableReplicas); }
 export function readyReplicas(o: KubeObject | undefined): number { return num(statusOf(o).readyReplicas); }
 
-export function nowTime(now = Date.now()): string { return new Date(now).toISOString().replace(/\.\d{3}Z$/, 'Z'); }
 
 // ------------------------------------------------------------------ surge and unavailability
 
@@ -285,7 +285,7 @@ export function getCondition(s: DeploymentStatus, type: string): Condition | und
 }
 
 export function newCondition(type: string, status: Condition['status'], reason: string, message: string, now = Date.now()): Condition {
-  const t = nowTime(now);
+  const t = metaTime(now);
   return { type, status, lastUpdateTime: t, lastTransitionTime: t, reason, message };
 }
 

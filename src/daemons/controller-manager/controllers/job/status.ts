@@ -9,6 +9,7 @@
  */
 import type { KubeObject } from '../../../../api/resources/types.js';
 import { canonicalJson } from '../controller-utils.js';
+import { metaTime } from '../../../../api/meta/time.js';
 
 export interface JobCondition {
   type: string;
@@ -42,7 +43,6 @@ export const BACKOFF_LIMIT_EXCEEDED: Finish = { success: false, reason: 'Backoff
 export const DEADLINE_EXCEEDED: Finish = { success: false, reason: 'DeadlineExceeded', message: 'Job was active longer than specified deadline' };
 export const COMPLETIONS_REACHED: Finish = { success: true, reason: 'CompletionsReached', message: 'Reached expected number of succeeded pods' };
 
-export function rfc3339(ms: number): string { return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z'); }
 
 /** A private, mutable copy of the Job's status. */
 export function statusCopy(job: KubeObject): JobStatus {
@@ -65,7 +65,7 @@ export function isJobFinished(job: KubeObject): boolean {
  * a missing condition is not added as False. Returns whether the list changed.
  */
 export function ensureCondition(st: JobStatus, type: string, status: string, reason: string, message: string, now: number): boolean {
-  const cond: JobCondition = { type, status, reason, message, lastProbeTime: rfc3339(now), lastTransitionTime: rfc3339(now) };
+  const cond: JobCondition = { type, status, reason, message, lastProbeTime: metaTime(now), lastTransitionTime: metaTime(now) };
   const list = st.conditions ?? [];
   const i = list.findIndex((c) => c.type === type);
   if (i >= 0) {
@@ -97,7 +97,7 @@ export function markFinishing(st: JobStatus, f: Finish, now: number): boolean {
 /** Adds the terminal condition (and completionTime for success). */
 export function markFinished(st: JobStatus, f: Finish, now: number): void {
   ensureCondition(st, f.success ? 'Complete' : 'Failed', 'True', f.reason, f.message, now);
-  if (f.success) st.completionTime = rfc3339(now);
+  if (f.success) st.completionTime = metaTime(now);
 }
 
 /** Drops what the wire drops (zero counts, empty strings and lists) so round-tripped statuses compare equal. */

@@ -26,9 +26,10 @@ import {
 import type { JobPodControl } from './pod-control.js';
 import {
   BACKOFF_LIMIT_EXCEEDED, COMPLETIONS_REACHED, DEADLINE_EXCEEDED, ensureCondition, markFinished, markFinishing, recordedFinish,
-  rfc3339, sameStatus, statusCopy, type Finish, type JobStatus,
+  sameStatus, statusCopy, type Finish, type JobStatus,
 } from './status.js';
 import { FinalizerExpectations, countUncounted, newlyFinished, recordFinished, uidsWithFinalizer } from './tracking.js';
+import { metaTime } from '../../../../api/meta/time.js';
 
 /** At most this many pods are created or deleted per sync. */
 export const MAX_POD_WRITES_PER_SYNC = 500;
@@ -87,7 +88,7 @@ export class JobSync {
     const uncounted = st.uncountedTerminatedPods ?? {};
     this.succeeded = (st.succeeded ?? 0) + fresh.succeeded.length + (uncounted.succeeded?.length ?? 0);
     const failed = (st.failed ?? 0) + fresh.failed.length + (uncounted.failed?.length ?? 0);
-    if (!st.startTime && !isSuspended(job)) st.startTime = rfc3339(now);
+    if (!st.startTime && !isSuspended(job)) st.startTime = metaTime(now);
     this.backoffRecord = this.d.backoff.next(this.key, fresh.succeeded, fresh.failed);
 
     let finish = recordedFinish(st);
@@ -138,7 +139,7 @@ export class JobSync {
       if (ensureCondition(st, 'Suspended', 'True', 'JobSuspended', 'Job suspended', now)) this.d.events.event(this.job, 'Normal', 'Suspended', 'Job suspended');
     } else if (ensureCondition(st, 'Suspended', 'False', 'JobResumed', 'Job resumed', now)) {
       this.d.events.event(this.job, 'Normal', 'Resumed', 'Job resumed');
-      st.startTime = rfc3339(now);
+      st.startTime = metaTime(now);
     }
   }
 

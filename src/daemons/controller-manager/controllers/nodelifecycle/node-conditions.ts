@@ -13,6 +13,7 @@
  * when the Ready condition changed.
  */
 import type { KubeObject } from '../../../../api/resources/types.js';
+import { metaTime } from '../../../../api/meta/time.js';
 
 export interface NodeCondition {
   type: string;
@@ -56,10 +57,6 @@ export const MONITORED_CONDITIONS = ['Ready', 'MemoryPressure', 'DiskPressure', 
 export const MSG_STOPPED = 'Node agent stopped posting node status.';
 export const MSG_NEVER = 'Node agent never posted node status.';
 
-/** Kubernetes' metav1.Time: RFC 3339 in whole seconds. */
-export function metaTime(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
 
 function time(s: unknown): number {
   const t = typeof s === 'string' ? Date.parse(s) : NaN;

@@ -12,7 +12,7 @@ import { isApiError } from '../../../../api/meta/status.js';
 import type { KubeObject } from '../../../../api/resources/types.js';
 import type { ResourceRef, RestClient } from '../../deps.js';
 import type { EventRecorder } from '../../events.js';
-import { metaTime } from './node-conditions.js';
+import { metaTime } from '../../../../api/meta/time.js';
 
 export const PODS: ResourceRef = { group: '', version: 'v1', resource: 'pods' };
 /** The pod status reason set on pods of an unresponsive node before they are deleted. */

@@ -13,7 +13,8 @@ import type { Logger } from 'pino';
 import { isApiError } from '../../../../api/meta/status.js';
 import type { KubeObject } from '../../../../api/resources/types.js';
 import type { ResourceRef, RestClient } from '../../deps.js';
-import { conditionOf, metaTime } from './node-conditions.js';
+import { conditionOf } from './node-conditions.js';
+import { metaTime } from '../../../../api/meta/time.js';
 
 export const NODES: ResourceRef = { group: '', version: 'v1', resource: 'nodes' };
 export const NODE_WRITE_RETRIES = 5;
