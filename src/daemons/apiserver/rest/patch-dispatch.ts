@@ -35,9 +35,10 @@ const RESET_FOR_MAIN: readonly (readonly string[])[] = Object.freeze([Object.fre
  * The lists are shared constants (managed-fields code caches per list).
  */
 export function resetFieldsFor(subresource: string | undefined): readonly (readonly string[])[] {
-  if (subresource === 'status' || subresource === 'approval') return RESET_FOR_STATUS;
+  if (!subresource) return RESET_FOR_MAIN;
   if (subresource === 'scale') return RESET_FOR_SCALE;
-  return RESET_FOR_MAIN;
+  // status, and the subresources written like it (CSR approval; see Subresources.statusLike).
+  return RESET_FOR_STATUS;
 }
 
 export interface ApplyRequest {

@@ -150,20 +150,16 @@ export function createRestApi(deps: RestDeps): RestApi {
     if (s.subresource) {
       const custom = subHandlers.get(subKey(s.def.group, s.def.plural, s.subresource));
       if (custom) { await custom.handler(ctx, s.req, s.res, { def: s.def, namespace: s.namespace, name: s.name, subresource: s.subresource, registry }); return; }
+      // status, and the subresources written like it (CSR approval): read, replace, patch.
+      if (s.subresource === 'status' || s.def.subresources?.statusLike?.includes(s.subresource)) {
+        if (s.subresource === 'status' && !s.def.subresources?.status) throw unsupportedSubresource(s);
+        if (verb === 'get') return handleGet(s);
+        if (verb === 'update') return handleUpdate(s);
+        if (verb === 'patch') return handlePatch(s);
+        throw errors.methodNotAllowed(String(s.req.method), `${s.def.plural}/${s.subresource}`);
+      }
       switch (s.subresource) {
-        case 'status':
-          if (!s.def.subresources?.status) throw unsupportedSubresource(s);
-          if (verb === 'get') return handleGet(s);
-          if (verb === 'update') return handleUpdate(s);
-          if (verb === 'patch') return handlePatch(s);
-          throw errors.methodNotAllowed(String(s.req.method), `${s.def.plural}/status`);
         case 'scale': return handleScale(s, verb);
-        case 'approval':
-          if (!s.def.subresources?.statusLike?.includes('approval')) break;
-          if (verb === 'get') return handleGet(s);
-          if (verb === 'update') return handleUpdate(s);
-          if (verb === 'patch') return handlePatch(s);
-          throw errors.methodNotAllowed(String(s.req.method), `${s.def.plural}/approval`);
         case 'binding':
           if (s.def.group === '' && s.def.plural === 'pods' && verb === 'create') return handleBinding(s);
           break;
