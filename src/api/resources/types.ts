@@ -124,9 +124,10 @@ export interface ResourceDefinition {
   /** Validation of a status-subresource write. */
   validateStatus?(obj: KubeObject, old: KubeObject, subresource?: string): FieldError[];
   /**
-   * Fields of a request object that the resource drops (custom resources prune what their
-   * schema does not declare), as paths like 'spec.foo', for fieldValidation's unknown-field
-   * report. Resources with a schema declaration are checked against it instead.
+   * Drops from a request object the fields the resource does not keep (custom resources prune
+   * what their schema does not declare) and returns their paths, like 'spec.foo', for
+   * fieldValidation's unknown-field report. Resources with a schema declaration are checked
+   * against it instead.
    */
   unknownFields?(obj: KubeObject): string[];
   /**

@@ -6,6 +6,7 @@
  */
 import type { KubeObject } from '../types.js';
 import { isObject } from '../common/validation.js';
+import { rec } from '../common/table-util.js';
 
 export const CRD_GROUP = 'apiextensions.k8s.io';
 /** Kubernetes' finalizer on every CRD: its custom resources are deleted before the CRD goes. */
@@ -52,7 +53,6 @@ export interface CrdCondition {
 }
 
 type Obj = Record<string, unknown>;
-const rec = (v: unknown): Obj => (isObject(v) ? v : {});
 const strs = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
 
 export function crdSpec(crd: KubeObject): Obj {

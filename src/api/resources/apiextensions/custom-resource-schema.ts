@@ -32,9 +32,10 @@ export function validateObject(obj: KubeObject, schema: Schema, part: 'all' | 's
   const statusSchema = (s.properties as Record<string, JSONSchemaProps> | undefined)?.status;
   if (part === 'status') return statusSchema && obj.status !== undefined ? validateValue(obj.status, statusSchema, 'status') : [];
   if (part === 'all' || !statusSchema) return validateValue(obj, s);
+  // Status is validated by status writes; a main write carries the stored one unchanged.
   const { status: _status, ...rest } = obj;
   void _status;
-  return validateValue(rest, { ...s, properties: { ...s.properties as Record<string, JSONSchemaProps> }, required: (s.required ?? []).filter((r) => r !== 'status') });
+  return validateValue(rest, s.required?.includes('status') ? { ...s, required: s.required.filter((r) => r !== 'status') } : s);
 }
 
 export function columnCell(obj: KubeObject, col: CrdPrinterColumn): unknown {

@@ -125,7 +125,7 @@ export function customResourceDefinition(crd: KubeObject): ResourceDefinition | 
     unknownFields(obj) {
       const v = typeof obj.apiVersion === 'string' ? obj.apiVersion.slice(obj.apiVersion.indexOf('/') + 1) : storage.name;
       const schema = schemas.get(v) ?? storageSchema;
-      return schema ? pruneObject(JSON.parse(JSON.stringify(obj)) as KubeObject, schema) : [];
+      return schema ? pruneObject(obj, schema) : [];
     },
   };
   return def;

@@ -7,7 +7,8 @@
  */
 import { fieldErrors, type FieldError } from '../../meta/status.js';
 import { defineResource } from '../common/define.js';
-import { createdAtColumn } from '../common/table-util.js';
+import { createdAtColumn, rec } from '../common/table-util.js';
+import { cloneJson } from '../../../util/json-clone.js';
 import { dns1035Label, dns1123Subdomain, immutable, isObject } from '../common/validation.js';
 import type { KubeObject } from '../types.js';
 import { CRD_DEFINITION, CRD_LIST_DEFINITION, crdOpenApiSchemas } from './crd-openapi.js';
@@ -20,7 +21,6 @@ const PRINTER_FORMATS = ['byte', 'date', 'date-time', 'double', 'float', 'int32'
 const APPROVAL_ANNOTATION = 'api-approved.kubernetes.io';
 
 type Obj = Record<string, unknown>;
-const rec = (v: unknown): Obj => (isObject(v) ? v : {});
 
 function defaultNames(names: Obj): void {
   if (typeof names.kind === 'string' && names.kind) {
@@ -213,7 +213,7 @@ export const customresourcedefinitions = defineResource({
     if (!finalizers.includes(CRD_CLEANUP_FINALIZER)) meta.finalizers = [...finalizers, CRD_CLEANUP_FINALIZER];
   },
   prepareForUpdate(obj, old) {
-    obj.status = old.status === undefined ? {} : JSON.parse(JSON.stringify(old.status)) as Obj;
+    obj.status = old.status === undefined ? {} : cloneJson(old.status as Obj);
     recordStorageVersion(obj);
   },
   hasGeneration: true,

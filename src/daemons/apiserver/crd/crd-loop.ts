@@ -13,10 +13,11 @@ import type { Logger } from 'pino';
 import { ApiError, isApiError } from '../../../api/meta/status.js';
 import { findResource } from '../../../api/resources/registry.js';
 import type { KubeObject, ResourceDefinition } from '../../../api/resources/types.js';
-import { CRD_CLEANUP_FINALIZER, CRD_GROUP, acceptedNames, conditionTrue, conditionsOf, crdGroup, crdNames, withCondition, type CrdCondition, type CrdNames } from '../../../api/resources/apiextensions/crd-spec.js';
+import { CRD_CLEANUP_FINALIZER, CRD_GROUP, acceptedNames, conditionTrue, conditionsOf, crdGroup, crdNames, withCondition, type CrdNames } from '../../../api/resources/apiextensions/crd-spec.js';
 import { customResourceDefinition } from '../../../api/resources/apiextensions/custom-resources.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
 import { nowTimestamp } from '../registry/object-meta.js';
+import { deepEqual } from '../../../api/resources/common/validation.js';
 import { namingConflict } from './naming.js';
 
 export interface CrdLoopOptions {
@@ -142,7 +143,7 @@ export class CrdLoop {
     }
     const status = (crd.status ?? {}) as Record<string, unknown>;
     const acceptedJson = compactNames(accepted);
-    if (JSON.stringify(status.acceptedNames ?? {}) === JSON.stringify(acceptedJson) && sameConditions(conditionsOf(crd), conditions)) return undefined;
+    if (deepEqual(status.acceptedNames ?? {}, acceptedJson) && deepEqual(conditionsOf(crd), conditions)) return undefined;
     return this.writeStatus(crd, { acceptedNames: acceptedJson, conditions });
   }
 
@@ -177,7 +178,7 @@ export class CrdLoop {
     const remaining = def ? await this.deleteAll(def) : 0;
     if (remaining > 0) {
       const conditions = withCondition(conditionsOf(crd), { type: 'Terminating', status: 'True', reason: 'InstanceDeletionInProgress', message: `CustomResource deletion is in progress: ${remaining} remaining` }, now);
-      if (!sameConditions(conditionsOf(crd), conditions)) await this.writeStatus(crd, { conditions });
+      if (!deepEqual(conditionsOf(crd), conditions)) await this.writeStatus(crd, { conditions });
       this.retryLater(name);
       return;
     }
@@ -230,8 +231,4 @@ function compactNames(n: CrdNames): Record<string, unknown> {
   if (n.shortNames.length) out.shortNames = n.shortNames;
   if (n.categories.length) out.categories = n.categories;
   return out;
-}
-
-function sameConditions(a: readonly CrdCondition[], b: readonly CrdCondition[]): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
 }

@@ -113,39 +113,41 @@ export class GarbageCollector implements Controller {
 
   /** One look at the served types (exposed for tests). */
   async rediscover(signal: AbortSignal): Promise<void> {
-    const d = await discoverResources(this.client, signal);
-    const usable = d.resources.filter((r) => hasVerbs(r, 'list', 'watch', 'delete') && !IGNORED.has(typeKey(r)));
-    for (const r of d.resources) this.byKind.set(`${r.ref.group}/${r.kind}`, r);
+    const { usable, failed } = await this.discoverOnce(signal);
     const now = new Set(usable.map(typeKey));
     for (const r of usable) {
       const key = typeKey(r);
       if (this.monitored.has(key) || this.added.has(key)) continue;
       const stop = new AbortController();
-      signal.addEventListener('abort', () => stop.abort(), { once: true });
       const inf = new SharedIndexInformer({ lw: listerWatcherFor(this.client, r.ref, {}), ref: r.ref, log: this.log.child({ informer: key }) });
       this.watchWith(inf, r);
       this.added.set(key, stop);
-      void inf.run(stop.signal);
+      void inf.run(AbortSignal.any([signal, stop.signal]));
       this.log.info({ resource: key }, 'garbage collector watches a new resource type');
     }
     // A type that went away (its CRD was deleted) is no longer watched; failed groups are kept.
     for (const [key, stop] of this.added) {
       const group = key.slice(0, key.indexOf('/'));
-      if (now.has(key) || d.failed.some((f) => f.startsWith(`${group}/`))) continue;
+      if (now.has(key) || failed.some((f) => f.startsWith(`${group}/`))) continue;
       stop.abort();
       this.added.delete(key);
       this.log.info({ resource: key }, 'garbage collector stopped watching a resource type that is no longer served');
     }
   }
 
+  /** The served types the collector can watch and delete; every served kind is remembered for owner lookups. */
+  private async discoverOnce(signal: AbortSignal): Promise<{ usable: ServedResource[]; failed: string[] }> {
+    const d = await discoverResources(this.client, signal);
+    for (const r of d.resources) this.byKind.set(`${r.ref.group}/${r.kind}`, r);
+    return { usable: d.resources.filter((r) => hasVerbs(r, 'list', 'watch', 'delete') && !IGNORED.has(typeKey(r))), failed: d.failed };
+  }
+
   /** Discovery with backoff until it works (or we stop): nothing can be collected without it. */
   private async discover(signal: AbortSignal): Promise<ServedResource[] | undefined> {
     for (let wait = 500; !signal.aborted; wait = Math.min(wait * 2, 30_000)) {
       try {
-        const d = await discoverResources(this.client, signal);
-        if (d.failed.length) this.log.warn({ groups: d.failed }, 'discovery failed for some groups; their objects are not collected');
-        const usable = d.resources.filter((r) => hasVerbs(r, 'list', 'watch', 'delete') && !IGNORED.has(typeKey(r)));
-        for (const r of d.resources) this.byKind.set(`${r.ref.group}/${r.kind}`, r);
+        const { usable, failed } = await this.discoverOnce(signal);
+        if (failed.length) this.log.warn({ groups: failed }, 'discovery failed for some groups; their objects are not collected');
         return usable;
       } catch (e) {
         this.log.warn({ err: (e as Error).message, retryMs: wait }, 'resource discovery failed');
