@@ -13,6 +13,7 @@
  * Callers serialise `try`, `add` and `remove` (the controller holds its evictor lock).
  */
 import type { Clock } from '../../deps.js';
+import { TokenBucket } from '../../../../client/rate-limiter.js';
 
 export interface TimedValue {
   value: string;
@@ -22,20 +23,9 @@ export interface TimedValue {
   processAt: number;
 }
 
-/** Token bucket with burst 1; qps <= 0 never hands out a token. */
-class Bucket {
-  private tokens = 1;
-  private last: number;
-  constructor(readonly qps: number, private readonly clock: Clock) { this.last = clock.now(); }
-
-  tryAccept(): boolean {
-    if (!(this.qps > 0)) return false;
-    const now = this.clock.now();
-    if (now > this.last) { this.tokens = Math.min(1, this.tokens + ((now - this.last) * this.qps) / 1000); this.last = now; }
-    if (this.tokens < 1) return false;
-    this.tokens -= 1;
-    return true;
-  }
+/** The zone's token bucket of burst 1 (client/rate-limiter.ts); undefined while the rate is 0 (stopped). */
+function bucket(qps: number, clock: Clock): TokenBucket | undefined {
+  return qps > 0 ? new TokenBucket({ qps, burst: 1, clock }) : undefined;
 }
 
 export type TimedAction = (v: TimedValue) => Promise<{ done: boolean; retryAfterMs?: number }>;
@@ -43,12 +33,12 @@ export type TimedAction = (v: TimedValue) => Promise<{ done: boolean; retryAfter
 export class RateLimitedTimedQueue {
   private items: Array<TimedValue & { seq: number }> = [];
   private readonly names = new Set<string>();
-  private limiter: Bucket;
+  private limiter: TokenBucket | undefined;
   private seq = 0;
 
-  constructor(qps: number, private readonly clock: Clock) { this.limiter = new Bucket(qps, clock); }
+  constructor(qps: number, private readonly clock: Clock) { this.limiter = bucket(qps, clock); }
 
-  get qps(): number { return this.limiter.qps; }
+  get qps(): number { return this.limiter?.qps ?? 0; }
   /** Names waiting (not yet processed). */
   get pending(): string[] { return this.items.map((i) => i.value); }
 
@@ -68,15 +58,16 @@ export class RateLimitedTimedQueue {
   }
 
   swapLimiter(qps: number): void {
-    if (this.limiter.qps === qps) return;
-    const next = new Bucket(qps, this.clock);
-    if (qps > 0 && !this.limiter.tryAccept()) next.tryAccept();
+    if (this.qps === qps || (this.qps <= 0 && qps <= 0)) return;
+    const next = bucket(qps, this.clock);
+    // An empty bucket stays empty across the swap (no extra burst).
+    if (next && !(this.limiter?.tryTake() ?? false)) next.tryTake();
     this.limiter = next;
   }
 
   async try(fn: TimedAction): Promise<void> {
     for (let head = this.items[0]; head; head = this.items[0]) {
-      if (!this.limiter.tryAccept()) return;
+      if (!this.limiter?.tryTake()) return;
       const now = this.clock.now();
       if (now < head.processAt) return;
       const r = await fn(head);
