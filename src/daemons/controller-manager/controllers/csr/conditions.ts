@@ -1,8 +1,8 @@
 /**
  * Reading and extending a CertificateSigningRequest's status: its conditions (Approved, Denied,
  * Failed) and its issued certificate, with the meanings Kubernetes' certificate controllers give
- * them. Conditions added here carry both timestamps: Kubernetes' API server fills them when they
- * are missing, ours does not, and the cleaner ages conditions by them.
+ * them. Conditions added here carry both timestamps (the API server would fill them in too), and
+ * the cleaner ages conditions by them.
  */
 import type { KubeObject } from '../../../../api/resources/types.js';
 import { metaTime } from '../../../../api/meta/time.js';
