@@ -21,6 +21,7 @@ const SERVED_PACKAGES = [
   'k8s.io.api.policy.v1beta1', 'k8s.io.api.extensions.v1beta1', 'k8s.io.api.coordination.v1', 'k8s.io.api.networking.v1', 'k8s.io.api.events.v1',
   'k8s.io.api.discovery.v1', 'k8s.io.api.authentication.v1', 'k8s.io.api.authorization.v1',
   'k8s.io.api.apidiscovery.v2', 'k8s.io.api.apidiscovery.v2beta1',
+  'k8s.io.api.admissionregistration.v1', 'k8s.io.api.admission.v1', 'k8s.io.api.scheduling.v1', 'k8s.io.api.node.v1',
   'k8s.io.apimachinery.pkg.apis.meta.v1', 'k8s.io.apimachinery.pkg.runtime',
   'k8s.io.apimachinery.pkg.api.resource', 'k8s.io.apimachinery.pkg.util.intstr',
 ];

@@ -36,6 +36,10 @@ export const packageGroupVersions: Readonly<Record<string, { group: string; vers
   'k8s.io.api.authorization.v1': { group: 'authorization.k8s.io', version: 'v1' },
   'k8s.io.api.apidiscovery.v2': { group: 'apidiscovery.k8s.io', version: 'v2' },
   'k8s.io.api.apidiscovery.v2beta1': { group: 'apidiscovery.k8s.io', version: 'v2beta1' },
+  'k8s.io.api.admissionregistration.v1': { group: 'admissionregistration.k8s.io', version: 'v1' },
+  'k8s.io.api.admission.v1': { group: 'admission.k8s.io', version: 'v1' },
+  'k8s.io.api.scheduling.v1': { group: 'scheduling.k8s.io', version: 'v1' },
+  'k8s.io.api.node.v1': { group: 'node.k8s.io', version: 'v1' },
   [META]: { group: 'meta.k8s.io', version: 'v1' },
 };
 
@@ -65,6 +69,10 @@ export const servedKinds: Readonly<Record<string, readonly string[]>> = {
   'k8s.io.api.authorization.v1': ['SelfSubjectAccessReview', 'SelfSubjectRulesReview', 'SubjectAccessReview', 'LocalSubjectAccessReview'],
   'k8s.io.api.apidiscovery.v2': ['APIGroupDiscovery', 'APIGroupDiscoveryList'],
   'k8s.io.api.apidiscovery.v2beta1': ['APIGroupDiscovery', 'APIGroupDiscoveryList'],
+  'k8s.io.api.admissionregistration.v1': ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration'],
+  'k8s.io.api.admission.v1': ['AdmissionReview'],
+  'k8s.io.api.scheduling.v1': ['PriorityClass'],
+  'k8s.io.api.node.v1': ['RuntimeClass'],
   [META]: ['Table', 'PartialObjectMetadata', 'PartialObjectMetadataList', 'Status', 'WatchEvent', 'DeleteOptions',
     'ListOptions', 'GetOptions', 'CreateOptions', 'UpdateOptions', 'PatchOptions', 'APIResourceList', 'APIGroup',
     'APIGroupList', 'APIVersions', 'List'],

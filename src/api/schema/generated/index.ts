@@ -3,6 +3,8 @@
 // Index of the generated declarations.
 
 import type { MessageDecl } from '../types.js';
+import { messages as admissionV1 } from './admission-v1.js';
+import { messages as admissionregistrationV1 } from './admissionregistration-v1.js';
 import { messages as apidiscoveryV2 } from './apidiscovery-v2.js';
 import { messages as apidiscoveryV2beta1 } from './apidiscovery-v2beta1.js';
 import { messages as appsV1 } from './apps-v1.js';
@@ -20,9 +22,11 @@ import { messages as discoveryV1 } from './discovery-v1.js';
 import { messages as eventsV1 } from './events-v1.js';
 import { messages as extensionsV1beta1 } from './extensions-v1beta1.js';
 import { messages as networkingV1 } from './networking-v1.js';
+import { messages as nodeV1 } from './node-v1.js';
 import { messages as policyV1 } from './policy-v1.js';
 import { messages as policyV1beta1 } from './policy-v1beta1.js';
 import { messages as rbacV1 } from './rbac-v1.js';
+import { messages as schedulingV1 } from './scheduling-v1.js';
 import { messages as storageV1 } from './storage-v1.js';
 import { messages as resource } from './resource.js';
 import { messages as metaV1 } from './meta-v1.js';
@@ -31,6 +35,8 @@ import { messages as intstr } from './intstr.js';
 
 /** Every generated message declaration, by package. */
 export const generatedPackages: Readonly<Record<string, readonly MessageDecl[]>> = {
+  'k8s.io.api.admission.v1': admissionV1,
+  'k8s.io.api.admissionregistration.v1': admissionregistrationV1,
   'k8s.io.api.apidiscovery.v2': apidiscoveryV2,
   'k8s.io.api.apidiscovery.v2beta1': apidiscoveryV2beta1,
   'k8s.io.api.apps.v1': appsV1,
@@ -48,9 +54,11 @@ export const generatedPackages: Readonly<Record<string, readonly MessageDecl[]>>
   'k8s.io.api.events.v1': eventsV1,
   'k8s.io.api.extensions.v1beta1': extensionsV1beta1,
   'k8s.io.api.networking.v1': networkingV1,
+  'k8s.io.api.node.v1': nodeV1,
   'k8s.io.api.policy.v1': policyV1,
   'k8s.io.api.policy.v1beta1': policyV1beta1,
   'k8s.io.api.rbac.v1': rbacV1,
+  'k8s.io.api.scheduling.v1': schedulingV1,
   'k8s.io.api.storage.v1': storageV1,
   'k8s.io.apimachinery.pkg.api.resource': resource,
   'k8s.io.apimachinery.pkg.apis.meta.v1': metaV1,
