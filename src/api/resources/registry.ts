@@ -37,8 +37,14 @@ import { poddisruptionbudgets } from './policy/poddisruptionbudgets.js';
 import { leases } from './coordination/leases.js';
 import { networkpolicies, networkpoliciesExtensionsV1beta1 } from './networking/networkpolicies.js';
 import { ingresses, ingressesExtensionsV1beta1 } from './networking/ingresses.js';
+import { ingressclasses } from './networking/ingressclasses.js';
+import { priorityclasses } from './scheduling/priorityclasses.js';
+import { runtimeclasses } from './node/runtimeclasses.js';
 import { eventsV1 } from './events/events.js';
 import { customresourcedefinitions } from './apiextensions/customresourcedefinitions.js';
+import { endpointslices } from './discovery/endpointslices.js';
+import { mutatingwebhookconfigurations } from './admissionregistration/mutatingwebhookconfigurations.js';
+import { validatingwebhookconfigurations } from './admissionregistration/validatingwebhookconfigurations.js';
 
 const ALL: readonly ResourceDefinition[] = [
   pods, podtemplates, services, replicationcontrollers, namespaces, nodes, endpoints, configmaps, secrets,
@@ -46,7 +52,9 @@ const ALL: readonly ResourceDefinition[] = [
   deployments, replicasets, daemonsets, statefulsets, controllerrevisions,
   jobs, cronjobs, horizontalpodautoscalers, certificatesigningrequests,
   storageclasses, volumeattachments, roles, rolebindings, clusterroles, clusterrolebindings,
-  poddisruptionbudgets, leases, networkpolicies, ingresses, eventsV1, customresourcedefinitions,
+  poddisruptionbudgets, leases, networkpolicies, ingresses, eventsV1, customresourcedefinitions, endpointslices,
+  mutatingwebhookconfigurations, validatingwebhookconfigurations,
+  ingressclasses, priorityclasses, runtimeclasses,
   // extensions/v1beta1: views onto the apps and networking stores (off unless --runtime-config enables them).
   deploymentsExtensionsV1beta1, daemonsetsExtensionsV1beta1, replicasetsExtensionsV1beta1,
   ingressesExtensionsV1beta1, networkpoliciesExtensionsV1beta1,
@@ -55,7 +63,8 @@ const ALL: readonly ResourceDefinition[] = [
 /** Group names in the order discovery lists them (Kubernetes' priority order). */
 export const GROUP_ORDER: readonly string[] = [
   '', 'apps', 'events.k8s.io', 'autoscaling', 'batch', 'certificates.k8s.io', 'networking.k8s.io',
-  'policy', 'rbac.authorization.k8s.io', 'storage.k8s.io', 'apiextensions.k8s.io', 'coordination.k8s.io',
+  'policy', 'rbac.authorization.k8s.io', 'storage.k8s.io', 'admissionregistration.k8s.io', 'apiextensions.k8s.io',
+  'scheduling.k8s.io', 'coordination.k8s.io', 'node.k8s.io', 'discovery.k8s.io',
 ];
 
 const extra: ResourceDefinition[] = [];

@@ -1,40 +1,145 @@
 /**
- * Priority: a pod's `priority` comes from its `priorityClassName`. This server serves no
- * PriorityClass objects, so the two built-in classes are the only names (system-cluster-critical
- * 2000000000, system-node-critical 2000001000); a pod naming no class gets 0 and another name is
- * refused. A pod may not set `priority` or `preemptionPolicy` to anything else itself;
- * `preemptionPolicy` is PreemptLowerPriority, the policy of every built-in class.
+ * Priority, as Kubernetes' plugin:
+ *
+ * - Pod create: `priorityClassName` names a PriorityClass, whose `value` becomes the pod's
+ *   `priority` and whose `preemptionPolicy` the pod's; an unknown name is refused. A pod naming
+ *   no class gets the global default class (its name too) when there is one, else priority 0
+ *   and PreemptLowerPriority. A pod may not set `priority` or `preemptionPolicy` to anything
+ *   else itself.
+ * - Pod update: a body without `priority` or `preemptionPolicy` keeps the stored ones (pod
+ *   validation refuses any other change to them).
+ * - PriorityClass create/update: at most one class is the global default.
+ * - PriorityClass delete: the built-in classes cannot be deleted.
+ *
+ * Contract: classes are read from the watch cache once it is as new as the store (so a class
+ * created a moment ago is found), else with one consistent read. A named class is remembered
+ * per stored entry, so a pod naming a class settles at once in the common case; a pod naming
+ * none costs one list of the classes. When several classes are global defaults (two creates
+ * racing), the one with the lowest value counts, as in Kubernetes.
  */
 import { errors } from '../../../api/meta/status.js';
-import type { AdmissionPlugin } from './types.js';
+import { PREEMPT_LOWER_PRIORITY, SYSTEM_PRIORITY_CLASSES } from '../../../api/resources/scheduling/priorityclasses.js';
+import type { KubeObject, ResourceDefinition } from '../../../api/resources/types.js';
+import type { KeyValue } from '../../../storage/interface.js';
+import type { ObjectStore } from '../../../storage/object-store-types.js';
+import type { AdmissionAttributes, AdmissionContext, AdmissionPlugin } from './types.js';
 import { isPod } from './types.js';
 
-export const SYSTEM_PRIORITY_CLASSES: Readonly<Record<string, number>> = {
-  'system-cluster-critical': 2_000_000_000,
-  'system-node-critical': 2_000_001_000,
-};
+const GROUP = 'scheduling.k8s.io';
+const RESOURCE = 'priorityclasses';
+const isPriorityClasses = (def: ResourceDefinition): boolean => def.group === GROUP && def.plural === RESOURCE;
 
-const PREEMPT = 'PreemptLowerPriority';
+type Dict = Record<string, unknown>;
+const isDict = (v: unknown): v is Dict => typeof v === 'object' && v !== null && !Array.isArray(v);
+const given = (v: unknown): boolean => v !== undefined && v !== null;
 
-export function priority(): AdmissionPlugin {
+/** What admission needs of a class. */
+interface ClassInfo {
+  readonly name: string;
+  readonly value: number;
+  readonly preemptionPolicy?: string;
+  readonly globalDefault: boolean;
+}
+
+/** Per stored entry (immutable; the cache hands out the same one while the class is unchanged). */
+const infoByEntry = new WeakMap<KeyValue, ClassInfo>();
+
+function infoOf(o: KubeObject): ClassInfo {
+  return {
+    name: o.metadata?.name ?? '',
+    value: typeof o.value === 'number' ? o.value : 0,
+    ...(typeof o.preemptionPolicy === 'string' ? { preemptionPolicy: o.preemptionPolicy } : {}),
+    globalDefault: o.globalDefault === true,
+  };
+}
+
+function entryInfo(kv: KeyValue, decode: (kv: KeyValue) => Promise<KubeObject>): ClassInfo | Promise<ClassInfo> {
+  return infoByEntry.get(kv) ?? decode(kv).then((o) => {
+    const info = infoOf(o);
+    infoByEntry.set(kv, info);
+    return info;
+  });
+}
+
+/** The class of this name, undefined when there is none; at once when the current cache holds it. */
+function classNamed(store: ObjectStore, name: string): ClassInfo | undefined | Promise<ClassInfo | undefined> {
+  const ref = { group: GROUP, resource: RESOURCE, namespace: '', name };
+  const cached = store.peekEntry(ref, true);
+  if (cached) return entryInfo(cached.kv, cached.decode);
+  if (cached === undefined) return undefined;
+  return store.getEntry(ref).then((e) => (e ? entryInfo(e.kv, e.decode) : undefined));
+}
+
+/** The global default class (the lowest-valued one when there are several), if any. */
+async function defaultClass(store: ObjectStore): Promise<ClassInfo | undefined> {
+  const res = await store.list({ group: GROUP, resource: RESOURCE, namespace: '', entries: true });
+  let found: ClassInfo | undefined;
+  for (const kv of res.entries ?? []) {
+    const info = await entryInfo(kv, res.decode!);
+    if (info.globalDefault && (!found || info.value < found.value)) found = info;
+  }
+  return found;
+}
+
+function forbidden(a: AdmissionAttributes, resource: string, group: string, why: string): Error {
+  return errors.admissionForbidden({ group, resource, name: a.name }, why);
+}
+
+/** Sets the pod's priority (and policy, and the default class's name) from the class it resolved to. */
+function applyClass(a: AdmissionAttributes, spec: Dict, named: string, cls: ClassInfo | undefined): void {
+  if (named !== '' && !cls) throw forbidden(a, 'pods', '', `no PriorityClass with name ${named} was found`);
+  const value = cls ? cls.value : 0;
+  const policy = cls ? cls.preemptionPolicy : PREEMPT_LOWER_PRIORITY;
+  if (named === '' && cls) spec.priorityClassName = cls.name;
+  if (given(spec.priority) && spec.priority !== value) {
+    throw forbidden(a, 'pods', '', `the integer value of priority (${String(spec.priority)}) must not be provided in pod spec; priority admission controller computed ${value} from the given PriorityClass name`);
+  }
+  spec.priority = value;
+  if (policy === undefined) return;
+  if (given(spec.preemptionPolicy) && spec.preemptionPolicy !== policy) {
+    throw forbidden(a, 'pods', '', `the string value of PreemptionPolicy (${String(spec.preemptionPolicy)}) must not be provided in pod spec; priority admission controller computed ${policy} from the given PriorityClass name`);
+  }
+  spec.preemptionPolicy = policy;
+}
+
+function admitPodCreate(store: ObjectStore, a: AdmissionAttributes, spec: Dict): void | Promise<void> {
+  const named = typeof spec.priorityClassName === 'string' ? spec.priorityClassName : '';
+  const cls = named === '' ? defaultClass(store) : classNamed(store, named);
+  if (cls instanceof Promise) return cls.then((c) => applyClass(a, spec, named, c));
+  applyClass(a, spec, named, cls);
+}
+
+/** An update body that leaves them out keeps what the plugin set on create. */
+function admitPodUpdate(spec: Dict, old: KubeObject | undefined): void {
+  const oldSpec = isDict(old?.spec) ? old.spec : {};
+  if (!given(spec.priority) && given(oldSpec.priority)) spec.priority = oldSpec.priority;
+  if (!given(spec.preemptionPolicy) && given(oldSpec.preemptionPolicy)) spec.preemptionPolicy = oldSpec.preemptionPolicy;
+}
+
+async function validateGlobalDefault(store: ObjectStore, a: AdmissionAttributes): Promise<void> {
+  const current = await defaultClass(store);
+  if (current && (a.operation === 'CREATE' || current.name !== a.name)) {
+    throw forbidden(a, RESOURCE, GROUP, `PriorityClass ${current.name} is already marked as default. Only one default can exist`);
+  }
+}
+
+export function priority(ctx: AdmissionContext): AdmissionPlugin {
   return {
     name: 'Priority',
-    handles: (op, def, sub) => op === 'CREATE' && isPod(def) && sub === '',
+    handles: (op, def, sub) => sub === '' && ((isPod(def) && op !== 'DELETE') || isPriorityClasses(def)),
     admit(a) {
-      const spec = a.object?.spec as Record<string, unknown> | undefined;
-      if (typeof spec !== 'object' || spec === null) return;
-      const q = { group: '', resource: 'pods', name: a.name };
-      const cls = typeof spec.priorityClassName === 'string' ? spec.priorityClassName : '';
-      const value = cls === '' ? 0 : SYSTEM_PRIORITY_CLASSES[cls];
-      if (value === undefined) throw errors.admissionForbidden(q, `no PriorityClass with name ${cls} was found`);
-      if (spec.priority !== undefined && spec.priority !== null && spec.priority !== value) {
-        throw errors.admissionForbidden(q, `the integer value of priority (${String(spec.priority)}) must not be provided in pod spec; priority admission controller computed ${value} from the given PriorityClass name`);
+      if (!isPod(a.def) || !isDict(a.object?.spec)) return;
+      const spec = a.object.spec;
+      if (a.operation === 'CREATE') return admitPodCreate(ctx.store, a, spec);
+      admitPodUpdate(spec, a.oldObject);
+    },
+    validate(a) {
+      if (!isPriorityClasses(a.def)) return;
+      if (a.operation === 'DELETE') {
+        if (SYSTEM_PRIORITY_CLASSES.some((c) => c.name === a.name)) throw forbidden(a, RESOURCE, GROUP, 'this is a system priority class and cannot be deleted');
+        return;
       }
-      if (spec.preemptionPolicy !== undefined && spec.preemptionPolicy !== null && spec.preemptionPolicy !== PREEMPT) {
-        throw errors.admissionForbidden(q, `the string value of PreemptionPolicy (${String(spec.preemptionPolicy)}) must not be provided in pod spec; priority admission controller computed ${PREEMPT} from the given PriorityClass name`);
-      }
-      spec.priority = value;
-      spec.preemptionPolicy = PREEMPT;
+      if (a.object?.globalDefault === true) return validateGlobalDefault(ctx.store, a);
     },
   };
 }

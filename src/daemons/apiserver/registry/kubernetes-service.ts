@@ -1,6 +1,7 @@
 /**
  * The `kubernetes` service in `default` (first service IP, 443 → secure port) and its
- * endpoints listing the API servers, reconciled per --endpoint-reconciler-type:
+ * endpoints (the Endpoints, and the EndpointSlice of kubernetes-endpointslice.ts) listing the API
+ * servers, reconciled per --endpoint-reconciler-type:
  *  - master-count: add our address; keep at most --apiserver-count addresses (ours kept);
  *  - lease: each server keeps a TTL'd lease object (/registry/masterleases/<ip>); the endpoints
  *    list every live lease;
@@ -17,6 +18,7 @@ import { isStorageError } from '../../../storage/errors.js';
 import type { ObjectStore } from '../../../storage/object-store-types.js';
 import type { ResourceRegistry } from './resource-registry.js';
 import type { IpAllocator } from './ip-allocator.js';
+import { writeKubernetesEndpointSlice } from './kubernetes-endpointslice.js';
 
 export interface KubernetesServiceOptions {
   registry: ResourceRegistry;
@@ -143,6 +145,7 @@ export class KubernetesServiceReconciler {
       if (subsets.length) o.subsets = subsets; else delete o.subsets;
       return o;
     }, { internal: true });
+    await writeKubernetesEndpointSlice(this.o.registry, this.o.ips.firstIp(), sorted, this.o.securePort);
   }
 
   private leaseRef(): { resource: string; group: string; namespace: string; name: string } {

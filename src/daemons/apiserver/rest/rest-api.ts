@@ -24,6 +24,7 @@ import { AdmissionChain } from '../admission/chain.js';
 import { ResourceRegistry } from '../registry/resource-registry.js';
 import { ServiceAllocation } from '../registry/service-allocation.js';
 import { ensureSystemNamespaces } from '../registry/system-namespaces.js';
+import { ensureSystemPriorityClasses } from '../registry/system-priority-classes.js';
 import { handleDelete, handleDeleteCollection } from './delete-handlers.js';
 import { Discovery } from './discovery.js';
 import { ApiEnablement } from './enablement.js';
@@ -255,6 +256,7 @@ export function createRestApi(deps: RestDeps): RestApi {
       const { items } = await registry.list(findResource('', 'v1', 'services')!, { namespace: '' });
       await services.repair(items);
       await ensureSystemNamespaces(registry);
+      await ensureSystemPriorityClasses(registry);
       await crds.start();
       await reconciler.start();
       log.info({ serviceClusterIpRange: ips.cidr.text, nodePorts: nodePorts.rangeText() }, 'REST API started');
