@@ -64,7 +64,7 @@ export const CONTROLLER_MANAGER_OPTIONS = [
   { name: 'configure-cloud-routes', type: 'bool', default: 'true', group: G.nodes, description: 'Program allocated node CIDRs as cloud routes.' },
   { name: 'contention-profiling', type: 'bool', group: G.debug, description: 'Also profile lock contention (needs --profiling).' },
   { name: 'controller-start-interval', type: 'duration', group: G.controllers, description: 'Pause between starting controllers.' },
-  { name: 'controllers', type: 'stringSlice', default: '*', syntax: 'controllers', group: G.controllers, description: '"*" all on-by-default controllers, "name" on, "-name" off (bootstrapsigner and tokencleaner are off by default; root-ca-cert-publisher is ours, beyond the reference, and on by default).' },
+  { name: 'controllers', type: 'stringSlice', default: '*', syntax: 'controllers', group: G.controllers, description: '"*" all on-by-default controllers, "name" on, "-name" off (bootstrapsigner and tokencleaner are off by default; root-ca-cert-publisher and endpointslice are ours, beyond the reference, and on by default).' },
   { name: 'deployment-controller-sync-period', type: 'duration', default: '30s', group: G.controllers, description: 'Deployment resync period.' },
   { name: 'disable-attach-detach-reconcile-sync', type: 'bool', group: G.volumes, description: 'Stop the attach/detach reconciler (volumes may drift from pods).' },
   { name: 'enable-dynamic-provisioning', type: 'bool', default: 'true', group: G.volumes, description: 'Provision volumes dynamically where supported.' },

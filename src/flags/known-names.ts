@@ -14,7 +14,7 @@ export const CONTROLLER_NAMES: readonly string[] = [
  * Controllers beyond the reference's list (ours; Kubernetes has them): accepted by
  * --controllers and on by default.
  */
-export const OUR_CONTROLLER_NAMES = ['root-ca-cert-publisher'] as const;
+export const OUR_CONTROLLER_NAMES = ['root-ca-cert-publisher', 'endpointslice'] as const;
 
 /** Controllers that "*" does not switch on. */
 export const CONTROLLERS_OFF_BY_DEFAULT: readonly string[] = ['bootstrapsigner', 'tokencleaner'];

@@ -187,7 +187,7 @@ t.test('slow start batches', async (t) => {
 });
 
 t.test('controller selection', async (t) => {
-  t.equal(ALL_CONTROLLER_NAMES.length, 33, "the reference's 32 and root-ca-cert-publisher (ours)");
+  t.equal(ALL_CONTROLLER_NAMES.length, 34, "the reference's 32, root-ca-cert-publisher and endpointslice (ours)");
   t.ok(isControllerEnabled('deployment', ['*']));
   t.notOk(isControllerEnabled('bootstrapsigner', ['*']), 'off by default');
   t.notOk(isControllerEnabled('tokencleaner', ['*']));
@@ -195,6 +195,6 @@ t.test('controller selection', async (t) => {
   t.notOk(isControllerEnabled('deployment', ['*', '-deployment']));
   t.ok(isControllerEnabled('bootstrapsigner', ['bootstrapsigner']));
   t.notOk(isControllerEnabled('deployment', ['bootstrapsigner']), 'without * only named ones');
-  t.equal(enabledControllers(['*']).length, 31);
+  t.equal(enabledControllers(['*']).length, 32);
   t.same(unknownControllers(['*', 'deployment', '-foo', 'bar']), ['-foo', 'bar']);
 });

@@ -55,12 +55,12 @@ t.test('--controllers knows root-ca-cert-publisher (ours, on by default)', async
   t.same(flagEnabled(['*']), enabledControllers(['*']), 'flags and registry resolve "*" alike');
 
   t.notOk(CONTROLLER_NAMES.includes(NAME), "not among the reference's names");
-  t.same([...ALL_CONTROLLER_NAMES], [...CONTROLLER_NAMES, NAME], 'registry = reference names + ours');
+  t.same([...ALL_CONTROLLER_NAMES], [...CONTROLLER_NAMES, NAME, 'endpointslice'], 'registry = reference names + ours');
   t.ok(IMPLEMENTED[NAME], 'implemented');
   const { controllers, notImplemented } = await selectControllers([NAME]);
   t.same(controllers.map((c) => c.name), [NAME]);
   t.same(notImplemented, []);
-  t.match(formatHelp(CONTROLLER_MANAGER_FLAGS), /root-ca-cert-publisher is ours, beyond the reference/);
+  t.match(formatHelp(CONTROLLER_MANAGER_FLAGS), /root-ca-cert-publisher and endpointslice are ours, beyond the reference/);
 });
 
 t.test('without any CA it logs once and does nothing', async (t) => {

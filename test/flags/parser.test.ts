@@ -172,7 +172,7 @@ t.test('--help and --version skip cross-option checks', async (t) => {
 
 t.test('controller selection', async (t) => {
   const all = enabledControllers(['*']);
-  t.equal(all.length, 31, "the reference's 30 on-by-default controllers and root-ca-cert-publisher (ours)");
+  t.equal(all.length, 32, "the reference's 30 on-by-default controllers, root-ca-cert-publisher and endpointslice (ours)");
   t.ok(all.includes('root-ca-cert-publisher'));
   t.notOk(all.includes('tokencleaner'));
   t.same(enabledControllers(['*', '-job', 'tokencleaner']).filter((n) => n === 'job' || n === 'tokencleaner'), ['tokencleaner']);

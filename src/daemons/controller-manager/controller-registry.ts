@@ -81,6 +81,7 @@ export const IMPLEMENTED: ControllerFactories = {
   replicationcontroller: async () => (await import('./controllers/replicationcontroller.js')).newReplicationControllerController(),
   deployment: async () => (await import('./controllers/deployment.js')).newDeploymentController(),
   endpoint: async () => (await import('./controllers/endpoint.js')).newEndpointController(),
+  endpointslice: async () => (await import('./controllers/endpointslice.js')).newEndpointSliceController(),
   namespace: async () => (await import('./controllers/namespace.js')).newNamespaceController(),
   serviceaccount: async () => (await import('./controllers/serviceaccount.js')).newServiceAccountController(),
   'serviceaccount-token': async () => (await import('./controllers/serviceaccount-token.js')).newServiceAccountTokenController(),
