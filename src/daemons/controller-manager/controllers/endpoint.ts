@@ -16,6 +16,7 @@ import type { KubeObject } from '../../../api/resources/types.js';
 import type { Controller, ControllerContext } from '../controller-registry.js';
 import { deletedObject, keyOf, splitKey, WorkQueue, type ResourceRef, type RestClient, type SharedIndexInformer } from '../deps.js';
 import { canonicalJson, isPodReady } from './controller-utils.js';
+import { serviceSelector, servicesSelecting } from './service-selector.js';
 
 const SERVICES: ResourceRef = { group: '', version: 'v1', resource: 'services' };
 const PODS: ResourceRef = { group: '', version: 'v1', resource: 'pods' };
@@ -38,11 +39,6 @@ export interface EndpointSubset { addresses?: EndpointAddress[]; notReadyAddress
 
 function rec(v: unknown): Dict { return typeof v === 'object' && v !== null && !Array.isArray(v) ? v as Dict : {}; }
 function arr(v: unknown): Dict[] { return Array.isArray(v) ? v.map(rec) : []; }
-
-function selectorOf(svc: KubeObject): Record<string, string> | undefined {
-  const sel = rec(svc.spec).selector as Record<string, string> | undefined;
-  return sel && Object.keys(sel).length ? sel : undefined;
-}
 
 /** The container port a service port reaches on this pod, or undefined when the pod lacks it. */
 export function resolveTargetPort(pod: KubeObject, svcPort: Dict): number | undefined {
@@ -94,7 +90,7 @@ function compareAddresses(a: EndpointAddress, b: EndpointAddress): number {
 
 /** The subsets of a service given the pods of its namespace (pure; tests call it directly). */
 export function computeSubsets(svc: KubeObject, pods: readonly KubeObject[]): EndpointSubset[] {
-  const sel = selectorOf(svc);
+  const sel = serviceSelector(svc);
   if (!sel) return [];
   const matches = selectorFromSet(sel);
   const spec = rec(svc.spec);
@@ -203,10 +199,7 @@ export class EndpointController implements Controller {
 
   /** Enqueues the services of the pod's namespace whose selector matches the pod's labels. */
   private podChanged(pod: KubeObject): void {
-    for (const svc of this.services.indexer.listNamespace(pod.metadata?.namespace ?? '')) {
-      const sel = selectorOf(svc);
-      if (sel && selectorFromSet(sel).matches(pod.metadata?.labels)) this.queue.add(keyOf(svc));
-    }
+    for (const svc of servicesSelecting(this.services, pod)) this.queue.add(keyOf(svc));
   }
 
   /** One reconcile of the service `namespace/name`. Throws to be retried with backoff. */
@@ -225,7 +218,7 @@ export class EndpointController implements Controller {
       }
       return;
     }
-    if (!selectorOf(svc) || svc.metadata?.deletionTimestamp) return;
+    if (!serviceSelector(svc) || svc.metadata?.deletionTimestamp) return;
     const subsets = computeSubsets(svc, this.pods.indexer.listNamespace(namespace));
     const truncated = truncateSubsets(subsets);
     const labels = endpointsLabels(svc);

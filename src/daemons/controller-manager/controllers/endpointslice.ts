@@ -22,7 +22,7 @@ import type { KubeObject } from '../../../api/resources/types.js';
 import type { Controller, ControllerContext } from '../controller-registry.js';
 import { noopRecorder, type EventRecorder } from '../events.js';
 import { deletedObject, keyOf, splitKey, WorkQueue, type ResourceRef, type RestClient, type SharedIndexInformer } from '../deps.js';
-import { selectorOf } from './endpointslice/desired.js';
+import { serviceSelector, servicesSelecting } from './service-selector.js';
 import { CONTROLLER_NAME, planSlices, type SlicePlan } from './endpointslice/reconciler.js';
 import { formatTriggerTime, serviceKeyOf, SliceTracker, TriggerTimes } from './endpointslice/trackers.js';
 
@@ -105,10 +105,7 @@ export class EndpointSliceController implements Controller {
 
   /** Enqueues the services of the pod's namespace whose selector matches the pod's labels. */
   private podChanged(pod: KubeObject): void {
-    for (const svc of this.services.indexer.listNamespace(pod.metadata?.namespace ?? '')) {
-      const sel = selectorOf(svc);
-      if (sel && selectorFromSet(sel).matches(pod.metadata?.labels)) this.queue.add(keyOf(svc));
-    }
+    for (const svc of servicesSelecting(this.services, pod)) this.queue.add(keyOf(svc));
   }
 
   private sliceChanged(slice: KubeObject): void {
@@ -128,7 +125,7 @@ export class EndpointSliceController implements Controller {
     const { namespace = '' } = splitKey(key);
     const slices = this.slices.indexer.byIndex(BY_SERVICE, key).filter((s) => !s.metadata?.deletionTimestamp);
     if (this.tracker.stale(key, slices)) throw new Error('EndpointSlice informer cache is out of date');
-    const sel = selectorOf(svc);
+    const sel = serviceSelector(svc);
     if (!sel || (svc.spec as { type?: string } | undefined)?.type === 'ExternalName') {
       await this.apply(svc, { create: [], update: [], delete: slices, skipped: [] }, 0);
       return;

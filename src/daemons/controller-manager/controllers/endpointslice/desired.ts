@@ -26,11 +26,6 @@ function arr(v: unknown): Dict[] { return Array.isArray(v) ? v.map(rec) : []; }
 function str(v: unknown): string { return typeof v === 'string' ? v : ''; }
 
 /** The selector of a service, or undefined when it has none (an empty one is none). */
-export function selectorOf(svc: KubeObject): Record<string, string> | undefined {
-  const sel = rec(svc.spec).selector as Record<string, string> | undefined;
-  return sel && Object.keys(sel).length ? sel : undefined;
-}
-
 /**
  * The address types a service's slices carry: its ipFamilies; without them (a service written
  * before families existed) the family of its cluster IP, or both for a headless service.
