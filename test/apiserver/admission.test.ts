@@ -5,9 +5,8 @@
 import t, { type Test } from 'tap';
 import { pino } from 'pino';
 import { parseApiserverArgs } from '../../src/flags/apiserver.js';
-import { run } from '../../src/daemons/apiserver/main.js';
 import { DEFAULT_ON_PLUGINS, selectedPlugins } from '../../src/daemons/apiserver/admission/chain.js';
-import { startApiserver, type StartedApiserver } from '../helpers/apiserver.js';
+import { runExpectingStartFailure, startApiserver, type StartedApiserver } from '../helpers/apiserver.js';
 import { connectClient, type RestClient } from '../helpers/rest-client.js';
 
 type Obj = Record<string, unknown>;
@@ -42,16 +41,7 @@ t.test('option rules: the defaults, enable and disable, order, and a name in bot
   t.equal(selectedPlugins({ enable: ['AlwaysDeny'], disable: [] }).at(-1), 'AlwaysDeny', 'AlwaysDeny runs last');
   t.notOk(selectedPlugins({ enable: [], disable: ['ServiceAccount'] }).includes('ServiceAccount'));
 
-  const { config } = parseApiserverArgs(['--secure-port=0', '--enable-admission-plugins=AlwaysPullImages', '--disable-admission-plugins=AlwaysPullImages']);
-  const write = process.stderr.write.bind(process.stderr);
-  let captured = '';
-  process.stderr.write = ((chunk: string | Uint8Array) => { captured += String(chunk); return true; }) as typeof process.stderr.write;
-  let code: number;
-  try {
-    code = await run(config, { log: pino({ level: 'silent' }), signal: new AbortController().signal });
-  } finally {
-    process.stderr.write = write;
-  }
+  const { code, stderr: captured } = await runExpectingStartFailure(['--secure-port=0', '--enable-admission-plugins=AlwaysPullImages', '--disable-admission-plugins=AlwaysPullImages']);
   t.equal(code, 1, 'a plugin both enabled and disabled stops the start');
   t.match(captured, /^apiserver: --disable-admission-plugins: AlwaysPullImages also named in --enable-admission-plugins/);
   t.equal(captured.trim().split('\n').length, 1, 'one line');

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { parseApiserverArgs } from '../../src/flags/apiserver.js';
 import { run, servingOptionsFromConfig } from '../../src/daemons/apiserver/main.js';
-import { freePort, h2request, startApiserver } from '../helpers/apiserver.js';
+import { freePort, h2request, runExpectingStartFailure, startApiserver } from '../helpers/apiserver.js';
 import { kubectl as findKubectl } from '../helpers/kubectl.js';
 
 const log = pino({ level: 'silent' });
@@ -58,16 +58,7 @@ t.test('run: serves until the signal aborts, then returns 0', async (t) => {
 });
 
 t.test('run: a bad option fails start-up with non-zero', async (t) => {
-  const { config } = parseApiserverArgs(['--secure-port=0', '--client-ca-file=/nonexistent/ca.crt']);
-  const write = process.stderr.write.bind(process.stderr);
-  let captured = '';
-  process.stderr.write = ((chunk: string | Uint8Array) => { captured += String(chunk); return true; }) as typeof process.stderr.write;
-  let code: number;
-  try {
-    code = await run(config, { log, signal: new AbortController().signal });
-  } finally {
-    process.stderr.write = write;
-  }
+  const { code, stderr: captured } = await runExpectingStartFailure(['--secure-port=0', '--client-ca-file=/nonexistent/ca.crt'], log);
   t.equal(code, 1);
   t.match(captured, /^apiserver: --client-ca-file: cannot read "\/nonexistent\/ca\.crt"/);
   t.equal(captured.trim().split('\n').length, 1, 'one line');

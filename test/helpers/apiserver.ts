@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { pino, type Logger } from 'pino';
 import { parseApiserverArgs } from '../../src/flags/apiserver.js';
 import type { RestHandler } from '../../src/daemons/apiserver/chain.js';
-import { startApiserverParts, type ApiserverParts } from '../../src/daemons/apiserver/main.js';
+import { run, startApiserverParts, type ApiserverParts } from '../../src/daemons/apiserver/main.js';
 import { startServing, type Serving } from '../../src/daemons/apiserver/serve.js';
 import { withServingDefaults, type ServingOptions } from '../../src/daemons/apiserver/serving-options.js';
 import { createCA, issueCert, writePemFile, type CertificateAuthority } from '../../src/util/pki.js';
@@ -262,4 +262,21 @@ export async function h1request(url: string, r: TestRequest): Promise<TestRespon
     req.on('error', reject);
     req.end(r.body);
   });
+}
+
+/**
+ * Runs `corectl apiserver` in-process with these arguments when it is expected to refuse to
+ * start: its exit code and what it wrote to stderr (captured, not shown).
+ */
+export async function runExpectingStartFailure(args: readonly string[], log: Logger = pino({ level: 'silent' })): Promise<{ code: number; stderr: string }> {
+  const { config } = parseApiserverArgs(args);
+  const write = process.stderr.write.bind(process.stderr);
+  let stderr = '';
+  process.stderr.write = ((chunk: string | Uint8Array) => { stderr += String(chunk); return true; }) as typeof process.stderr.write;
+  try {
+    const code = await run(config, { log, signal: new AbortController().signal });
+    return { code, stderr };
+  } finally {
+    process.stderr.write = write;
+  }
 }

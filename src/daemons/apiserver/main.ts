@@ -88,7 +88,18 @@ function restConfigOf(c: ApiserverConfig, options: ServingOptions, advertiseAddr
     deleteCollectionWorkers: c.deleteCollectionWorkers,
     minRequestTimeout: c.minRequestTimeout,
     admissionPlugins: admissionPluginsOf(c),
+    ...proxyClientCertOf(c),
   };
+}
+
+/** --proxy-client-cert-file and --proxy-client-key-file go together (webhook calls present them). */
+function proxyClientCertOf(c: ApiserverConfig): { proxyClientCert?: { certFile: string; keyFile: string } } {
+  const certFile = c.proxyClientCertFile ?? '';
+  const keyFile = c.proxyClientKeyFile ?? '';
+  if (!certFile && !keyFile) return {};
+  if (!keyFile) throw new StartupError('--proxy-client-cert-file', 'needs --proxy-client-key-file as well');
+  if (!certFile) throw new StartupError('--proxy-client-key-file', 'needs --proxy-client-cert-file as well');
+  return { proxyClientCert: { certFile, keyFile } };
 }
 
 /** --enable-admission-plugins / --disable-admission-plugins → the plugins that run; a name in both is a start-up error. */

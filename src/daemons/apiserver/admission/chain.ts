@@ -24,6 +24,8 @@ import { priority } from './priority.js';
 import { resourceQuota } from './resource-quota.js';
 import { serviceAccount } from './service-account.js';
 import { storageObjectInUseProtection } from './storage-object-in-use-protection.js';
+import { mutatingAdmissionWebhook } from './webhook/mutating.js';
+import { validatingAdmissionWebhook } from './webhook/validating.js';
 
 /** Kubernetes' plugin order (names of our reference only); the options never change it. */
 export const ORDERED_PLUGINS: readonly string[] = [
@@ -51,6 +53,7 @@ const FACTORIES: Readonly<Record<string, (ctx: AdmissionContext) => AdmissionPlu
   DefaultStorageClass: defaultStorageClass,
   DefaultTolerationSeconds: defaultTolerationSeconds,
   LimitRanger: limitRanger,
+  MutatingAdmissionWebhook: mutatingAdmissionWebhook,
   NamespaceAutoProvision: namespaceAutoProvision,
   NamespaceExists: namespaceExists,
   NamespaceLifecycle: namespaceLifecycle,
@@ -59,6 +62,7 @@ const FACTORIES: Readonly<Record<string, (ctx: AdmissionContext) => AdmissionPlu
   ResourceQuota: resourceQuota,
   ServiceAccount: serviceAccount,
   StorageObjectInUseProtection: storageObjectInUseProtection,
+  ValidatingAdmissionWebhook: validatingAdmissionWebhook,
 };
 
 export interface AdmissionSelection {

@@ -9,7 +9,13 @@
  * nothing else. A plugin with side effects (NamespaceAutoProvision) does nothing on a dry run.
  * Either hook may return a promise; a plugin that can answer at once returns nothing, so a
  * write that no plugin needs to wait for never awaits.
+ *
+ * Subresource writes are admitted under the subresource's name with its own object: status
+ * with the whole object, scale with the autoscaling/v1 Scale, binding and eviction (CREATE)
+ * with the Binding and the Eviction.
  */
+import type { Logger } from 'pino';
+import type { UserInfo } from '../../../auth/user.js';
 import type { KubeObject, ResourceDefinition } from '../../../api/resources/types.js';
 import type { ObjectStore } from '../../../storage/object-store-types.js';
 
@@ -28,6 +34,26 @@ export interface AdmissionAttributes {
   /** UPDATE and DELETE: the stored object. */
   readonly oldObject?: KubeObject;
   readonly dryRun: boolean;
+  /** The client request behind the write; absent for the server's own writes. */
+  readonly request?: AdmissionRequestInfo;
+  /** DELETE: the DeleteOptions (admission webhooks are shown them). */
+  readonly deleteOptions?: AdmissionDeleteOptions;
+}
+
+/** What the REST layer knows of a request that admission webhooks are told. */
+export interface AdmissionRequestInfo {
+  readonly user: UserInfo;
+  /** The API version the request addressed (the object is in the definition's storage form). */
+  readonly version: string;
+  readonly fieldManager?: string;
+  /** Collects warnings for the response's `Warning: 299` headers. */
+  readonly warnings?: string[];
+}
+
+export interface AdmissionDeleteOptions {
+  readonly gracePeriodSeconds?: number;
+  readonly propagationPolicy?: string;
+  readonly preconditions?: { readonly uid?: string; readonly resourceVersion?: string };
 }
 
 export type AdmissionResult = void | Promise<void>;
@@ -42,6 +68,11 @@ export interface AdmissionPlugin {
 /** What plugins may use: the object store (read through its watch cache) and, for plugins that create objects, a way to create one. */
 export interface AdmissionContext {
   readonly store: ObjectStore;
+  readonly log?: Logger;
+  /** Whether a definition is served at a version (--runtime-config); every version when absent. */
+  readonly served?: (def: ResourceDefinition, version: string) => boolean;
+  /** --proxy-client-cert-file / --proxy-client-key-file: the certificate presented to admission webhooks. */
+  readonly webhookClientCert?: { readonly certFile: string; readonly keyFile: string };
   /** Creates a namespace (NamespaceAutoProvision); AlreadyExists counts as success. */
   readonly createNamespace?: (name: string) => Promise<void>;
   /**

@@ -16,15 +16,21 @@ import { apiVersionOf, type KubeObject, type ResourceDefinition } from '../../..
 import { isStorageError } from '../../../storage/errors.js';
 import type { ListQuery, ListResult, ObjectRef, ObjectStore, WrittenJson } from '../../../storage/object-store-types.js';
 import { AdmissionChain, type Phase } from '../admission/chain.js';
-import type { AdmissionOperation } from '../admission/types.js';
+import type { AdmissionDeleteOptions, AdmissionOperation, AdmissionRequestInfo } from '../admission/types.js';
 import { nowTimestamp, prepareCreateMeta, prepareUpdateMeta } from './object-meta.js';
 import { validateObjectMetaUpdate } from '../../../api/resources/common/validation.js';
 import type { ServiceAllocation } from './service-allocation.js';
 import { WriteTxn } from './write-txn.js';
 import { cloneJson } from '../../../util/json-clone.js';
 
-export interface WriteOptions {
+/** What admission is told of a write besides its objects. */
+export interface AdmissionOptions {
   dryRun?: boolean;
+  /** The client request behind the write (user, served version ...); absent for the server's own writes. */
+  request?: AdmissionRequestInfo;
+}
+
+export interface WriteOptions extends AdmissionOptions {
   /** The server's own bookkeeping (system namespaces, the `kubernetes` service): no admission plugins. */
   internal?: boolean;
   /** Runs on the object after defaults, before validation (managed fields, admission). */
@@ -66,11 +72,12 @@ export interface UpdateOptions extends WriteOptions {
   mutateReturnsFresh?: boolean;
 }
 
-export interface DeleteOptions {
+export interface DeleteOptions extends AdmissionOptions {
   gracePeriodSeconds?: number;
   propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
   preconditions?: { uid?: string; resourceVersion?: string };
-  dryRun?: boolean;
+  /** A delete already admitted as something else (an eviction): no admission plugins. */
+  internal?: boolean;
 }
 
 /** PUT creates these when missing (Kubernetes' AllowCreateOnUpdate). */
@@ -108,21 +115,38 @@ export class ResourceRegistry {
   }
 
   /** Mutating admission of a write; undefined when no plugin wants it or none had to wait. */
-  private admit(operation: AdmissionOperation, def: ResourceDefinition, subresource: string, object: KubeObject, oldObject: KubeObject | undefined, dryRun: boolean | undefined): void | Promise<void> {
-    return this.runAdmission('admit', operation, def, subresource, object, oldObject, dryRun);
+  private admit(operation: AdmissionOperation, def: ResourceDefinition, subresource: string, object: KubeObject, oldObject: KubeObject | undefined, opts: AdmissionOptions): void | Promise<void> {
+    return this.runAdmission('admit', operation, def, subresource, object, oldObject, opts);
   }
 
   /** Validating admission of a write; undefined when no plugin wants it or none had to wait. */
-  private validateAdmission(operation: AdmissionOperation, def: ResourceDefinition, subresource: string, object: KubeObject, oldObject: KubeObject | undefined, dryRun: boolean | undefined): void | Promise<void> {
-    return this.runAdmission('validate', operation, def, subresource, object, oldObject, dryRun);
+  private validateAdmission(operation: AdmissionOperation, def: ResourceDefinition, subresource: string, object: KubeObject, oldObject: KubeObject | undefined, opts: AdmissionOptions): void | Promise<void> {
+    return this.runAdmission('validate', operation, def, subresource, object, oldObject, opts);
   }
 
   /** The attributes are built only when a plugin wants the request (most writes have none). */
-  private runAdmission(phase: Phase, operation: AdmissionOperation, def: ResourceDefinition, subresource: string, object: KubeObject | undefined, oldObject: KubeObject | undefined, dryRun: boolean | undefined, target?: { namespace: string; name: string }): void | Promise<void> {
+  private runAdmission(phase: Phase, operation: AdmissionOperation, def: ResourceDefinition, subresource: string, object: KubeObject | undefined, oldObject: KubeObject | undefined, opts: AdmissionOptions, target?: { namespace: string; name: string }, deleteOptions?: AdmissionDeleteOptions): void | Promise<void> {
     if (!this.admission.wants(phase, operation, def, subresource)) return undefined;
     const m = object?.metadata;
-    const a = { operation, def, subresource, namespace: target?.namespace ?? m?.namespace ?? '', name: target?.name ?? m?.name ?? '', object, oldObject, dryRun: !!dryRun };
+    const a = {
+      operation, def, subresource, namespace: target?.namespace ?? m?.namespace ?? '', name: target?.name ?? m?.name ?? '',
+      object, oldObject, dryRun: !!opts.dryRun, request: opts.request, deleteOptions,
+    };
     return phase === 'admit' ? this.admission.admit(a) : this.admission.validate(a);
+  }
+
+  /**
+   * Both admission phases of a subresource write whose object is not the stored one (the Scale
+   * of a scale update, the Binding or Eviction of a create): `object` may be changed in place by
+   * mutating plugins before the validating ones see it. Undefined when nothing had to wait.
+   */
+  admitSubresource(operation: AdmissionOperation, def: ResourceDefinition, subresource: string, target: { namespace: string; name: string },
+    object: KubeObject, oldObject: KubeObject | undefined, opts: AdmissionOptions): void | Promise<void> {
+    const ns = def.namespaced ? target.namespace : '';
+    const t = { namespace: ns, name: target.name };
+    const admitting = this.runAdmission('admit', operation, def, subresource, object, oldObject, opts, t);
+    if (admitting) return admitting.then(() => this.runAdmission('validate', operation, def, subresource, object, oldObject, opts, t));
+    return this.runAdmission('validate', operation, def, subresource, object, oldObject, opts, t);
   }
 
   refOf(def: ResourceDefinition, namespace: string, name: string): ObjectRef {
@@ -194,12 +218,12 @@ export class ResourceRegistry {
       def.defaults?.(obj);
       // Admission settles at once when the plugins find what they need in the cache (the
       // namespace, the pod's service account): no await then.
-      const admitting = opts.internal ? undefined : this.admit('CREATE', def, '', obj, undefined, opts.dryRun);
+      const admitting = opts.internal ? undefined : this.admit('CREATE', def, '', obj, undefined, opts);
       if (admitting) await admitting;
       def.prepareForCreate?.(obj);
       opts.beforeValidate?.(obj, undefined);
       this.invalidIf(def, obj, def.validate?.(obj) ?? []);
-      const validating = opts.internal ? undefined : this.validateAdmission('CREATE', def, '', obj, undefined, opts.dryRun);
+      const validating = opts.internal ? undefined : this.validateAdmission('CREATE', def, '', obj, undefined, opts);
       if (validating) await validating;
       const ns = obj.metadata?.namespace ?? '';
       // Only service creates allocate (IPs, ports): other creates skip the transaction's awaits.
@@ -246,7 +270,7 @@ export class ResourceRegistry {
         const desired = opts.mutateReturnsFresh ? mutated : cloneJson(mutated);
         let obj = this.prepareUpdate(def, desired, cur, opts);
         if (obj instanceof Promise) obj = await obj;
-        const validating = opts.internal ? undefined : this.validateAdmission('UPDATE', def, opts.subresource ?? '', obj, cur, opts.dryRun);
+        const validating = opts.internal ? undefined : this.validateAdmission('UPDATE', def, opts.subresource ?? '', obj, cur, opts);
         if (validating) await validating;
         if (txn) await this.opts.services!.onUpdate(obj, cur, txn, !!opts.dryRun);
         opts.beforeStore?.(obj, cur);
@@ -314,23 +338,29 @@ export class ResourceRegistry {
     if (meta.name === undefined || meta.name === '') meta.name = cm.name;
     if (def.namespaced && !meta.namespace) meta.namespace = cm.namespace;
     meta.resourceVersion = cm.resourceVersion;
-    let obj: KubeObject;
     if (opts.subresource) {
-      // Status writes change status (and managedFields); everything else stays as stored.
-      obj = { ...cloneJson(cur), status: desired.status };
-      obj.metadata = { ...cloneJson(cm) };
-      if (desired.metadata?.managedFields) obj.metadata.managedFields = desired.metadata.managedFields;
-      def.prepareForStatusUpdate?.(obj, cur, opts.subresource);
-      prepareUpdateMeta(def, obj, cur);
-      opts.beforeValidate?.(obj, cur);
-      this.invalidIf(def, obj, def.validateStatus?.(obj, cur, opts.subresource) ?? []);
-      return obj;
+      // Mutating admission sees the object as the client sent it, before the status rules.
+      const admitting = opts.internal ? undefined : this.admit('UPDATE', def, opts.subresource, desired, cur, opts);
+      if (admitting) return admitting.then(() => this.prepareStatusUpdate(def, desired, cur, opts));
+      return this.prepareStatusUpdate(def, desired, cur, opts);
     }
-    obj = desired;
+    const obj = desired;
     def.defaults?.(obj);
-    const admitting = opts.internal ? undefined : this.admit('UPDATE', def, '', obj, cur, opts.dryRun);
+    const admitting = opts.internal ? undefined : this.admit('UPDATE', def, '', obj, cur, opts);
     if (admitting) return admitting.then(() => this.finishUpdate(def, obj, cur, opts));
     return this.finishUpdate(def, obj, cur, opts);
+  }
+
+  /** A status(-like) subresource write: status (and managedFields) from `desired`, everything else as stored. */
+  private prepareStatusUpdate(def: ResourceDefinition, desired: KubeObject, cur: KubeObject, opts: UpdateOptions): KubeObject {
+    const obj: KubeObject = { ...cloneJson(cur), status: desired.status };
+    obj.metadata = { ...cloneJson(cur.metadata ?? {}) };
+    if (desired.metadata?.managedFields) obj.metadata.managedFields = desired.metadata.managedFields;
+    def.prepareForStatusUpdate?.(obj, cur, opts.subresource);
+    prepareUpdateMeta(def, obj, cur);
+    opts.beforeValidate?.(obj, cur);
+    this.invalidIf(def, obj, def.validateStatus?.(obj, cur, opts.subresource) ?? []);
+    return obj;
   }
 
   /** The resource's own update steps after mutating admission: prepare, metadata, validation. */
@@ -372,14 +402,17 @@ export class ResourceRegistry {
   async delete(def: ResourceDefinition, namespace: string, name: string, opts: DeleteOptions = {}): Promise<{ object: KubeObject; deleted: boolean }> {
     const ref = this.refOf(def, namespace, name);
     const target = { namespace: def.namespaced ? namespace : '', name };
-    const admitting = this.runAdmission('admit', 'DELETE', def, '', undefined, undefined, opts.dryRun, target);
-    if (admitting) await admitting;
-    const validating = this.runAdmission('validate', 'DELETE', def, '', undefined, undefined, opts.dryRun, target);
-    if (validating) await validating;
     for (let attempt = 0; attempt < 16; attempt++) {
       let cur: KubeObject;
       try { cur = this.fromStore(def, await this.store.get(ref)); } catch (e) { throw this.fail(def, name, e); }
       this.checkPreconditions(def, cur, opts.preconditions);
+      // As Kubernetes' store: admission sees the object about to go (again on a retried attempt).
+      if (!opts.internal) {
+        const admitting = this.runAdmission('admit', 'DELETE', def, '', undefined, cur, opts, target, opts);
+        if (admitting) await admitting;
+        const validating = this.runAdmission('validate', 'DELETE', def, '', undefined, cur, opts, target, opts);
+        if (validating) await validating;
+      }
       const meta = cur.metadata ?? {};
       const grace = def.gracePeriodSeconds?.(cur, opts.gracePeriodSeconds) ?? 0;
       const propagationFinalizer = opts.propagationPolicy === 'Orphan' ? 'orphan' : opts.propagationPolicy === 'Foreground' ? 'foregroundDeletion' : undefined;

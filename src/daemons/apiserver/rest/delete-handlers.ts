@@ -7,6 +7,7 @@ import { parseListParams } from './read-handlers.js';
 import { headerOf, outputFormat, parseDryRun, respondObject, servedApiVersion, toServed, type Scope } from './scope.js';
 import type { DeleteOptions } from '../registry/resource-registry.js';
 import { queryBool } from '../request-info.js';
+import { admissionRequest } from './write-handlers.js';
 
 type Obj = Record<string, unknown>;
 
@@ -50,6 +51,7 @@ export async function readDeleteOptions(s: Scope): Promise<DeleteOptions> {
     if (typeof pre.resourceVersion === 'string' && pre.resourceVersion) opts.preconditions.resourceVersion = pre.resourceVersion;
   }
   opts.dryRun = parseDryRun(q, b.dryRun);
+  opts.request = admissionRequest(s);
   return opts;
 }
 

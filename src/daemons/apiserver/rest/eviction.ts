@@ -14,6 +14,8 @@
  *   is charged first: disruptionsAllowed - 1 and the pod in status.disruptedPods, by
  *   compare-and-swap on its resourceVersion (retried on conflict), then the pod is deleted.
  *   A dry run charges nothing.
+ * - Admission sees the create of the Eviction (pods/eviction), before any of this; the pod's
+ *   delete that follows is not admitted again.
  */
 import { ApiError, errors } from '../../../api/meta/status.js';
 import { selectorMatches } from '../../../api/resources/common/validation.js';
@@ -24,6 +26,7 @@ import { readBody } from './http-io.js';
 import { headerOf, parseDryRun, respondRaw, successStatus, type Scope } from './scope.js';
 import { nowTimestamp } from '../registry/object-meta.js';
 import type { DeleteOptions } from '../registry/resource-registry.js';
+import { admissionRequest } from './write-handlers.js';
 
 type Obj = Record<string, unknown>;
 const rec = (v: unknown): Obj => (typeof v === 'object' && v !== null && !Array.isArray(v) ? v as Obj : {});
@@ -75,7 +78,12 @@ export async function handleEviction(s: Scope): Promise<void> {
   const ev = decodeObject(headerOf(s.req, 'content-type'), await readBody(s.req));
   if (ev.metadata?.name && ev.metadata.name !== s.name) throw errors.badRequest(`name in URL does not match name in Eviction object`);
   const d = rec(ev.deleteOptions);
-  const opts: DeleteOptions = { dryRun: parseDryRun(s.query, d.dryRun) };
+  const dryRun = parseDryRun(s.query, d.dryRun);
+  ev.apiVersion ||= 'policy/v1';
+  ev.kind ||= 'Eviction';
+  const admitting = s.registry.admitSubresource('CREATE', s.def, 'eviction', s, ev, undefined, { dryRun, request: admissionRequest(s) });
+  if (admitting) await admitting;
+  const opts: DeleteOptions = { dryRun, internal: true };
   if (typeof d.gracePeriodSeconds === 'number' && d.gracePeriodSeconds >= 0) opts.gracePeriodSeconds = d.gracePeriodSeconds;
   const pre = rec(d.preconditions);
   if (pre.uid || pre.resourceVersion) opts.preconditions = { uid: pre.uid as string | undefined, resourceVersion: pre.resourceVersion as string | undefined };

@@ -74,6 +74,9 @@ export function createRestApi(deps: RestDeps): RestApi {
   const services = new ServiceAllocation(ips, nodePorts);
   const admission = new AdmissionChain(cfg.admissionPlugins ?? ['NamespaceLifecycle'], {
     store: deps.store,
+    log: log.child({ component: 'admission' }),
+    served: (def, version) => enablement.resourceEnabled(def, version),
+    ...(cfg.proxyClientCert ? { webhookClientCert: cfg.proxyClientCert } : {}),
     createNamespace: async (name) => {
       const nsDef = findResource('', 'v1', 'namespaces')!;
       try {

@@ -8,7 +8,7 @@ import type { KubeObject } from '../../../api/resources/types.js';
 import { decodeObject } from './codec-adapter.js';
 import { readBody } from './http-io.js';
 import { headerOf, parseDryRun, respondObject, respondRaw, successStatus, type Scope } from './scope.js';
-import { applyPatchTo, decodePatch, fieldManagerOf } from './write-handlers.js';
+import { admissionRequest, applyPatchTo, decodePatch, fieldManagerOf } from './write-handlers.js';
 import { patchTypeOf, updateManagedFields } from './patch-dispatch.js';
 import { nowTimestamp } from '../registry/object-meta.js';
 
@@ -61,11 +61,16 @@ export async function handleScale(s: Scope, verb: string): Promise<void> {
     if (type === 'apply') throw errors.methodNotAllowed('PATCH', `${s.def.plural}/scale (apply)`);
     body = decodePatch(type, await readBody(s.req));
   }
-  const { object } = await s.registry.update(s.def, s.namespace, s.name, (cur) => {
+  const request = admissionRequest(s, manager);
+  const { object } = await s.registry.update(s.def, s.namespace, s.name, async (cur) => {
     if (!cur) throw errors.notFound({ group: s.def.group, resource: s.def.plural, name: s.name });
     const current = scaleOf(s, cur);
-    const next = type && type !== 'apply' ? applyPatchTo(type, current, body) : body as KubeObject;
+    const next = type && type !== 'apply' ? applyPatchTo(type, current, body) : structuredClone(body as KubeObject);
     if (next.kind !== undefined && next.kind !== 'Scale') throw errors.badRequest(`the kind in the data (${String(next.kind)}) does not match the expected kind (Scale)`);
+    // Admitted as the Scale it is (deployments/scale), not as a write of the whole object.
+    Object.assign(next, { apiVersion: 'autoscaling/v1', kind: 'Scale' });
+    const admitting = s.registry.admitSubresource('UPDATE', s.def, 'scale', s, next, current, { dryRun, request });
+    if (admitting) await admitting;
     const replicas = rec(next.spec).replicas;
     if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 0) {
       throw errors.invalid('Scale', 'autoscaling', s.name, [{ field: 'spec.replicas', type: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(replicas ?? null)}: must be greater than or equal to 0` }]);
@@ -74,20 +79,25 @@ export async function handleScale(s: Scope, verb: string): Promise<void> {
     if (rv && rv !== cur.metadata?.resourceVersion) throw errors.conflict({ group: s.def.group, resource: s.def.plural, name: s.name });
     setPath(cur as Obj, sc.specReplicasPath, replicas);
     return cur;
-  }, { dryRun, allowCreate: false, beforeStore: (o, old) => updateManagedFields(o, old, manager, 'Update', 'autoscaling/v1', 'scale') });
+  }, { dryRun, allowCreate: false, internal: true, beforeStore: (o, old) => updateManagedFields(o, old, manager, 'Update', 'autoscaling/v1', 'scale') });
   respondRaw(s, 200, scaleOf(s, object));
 }
 
 /** POST pods/NAME/binding: assigns the pod to a node once. */
 export async function handleBinding(s: Scope): Promise<void> {
   const b = decodeObject(headerOf(s.req, 'content-type'), await readBody(s.req));
+  const dryRun = parseDryRun(s.query);
+  // Admitted as the create of a Binding (pods/binding); the pod's own update is not admitted again.
+  b.apiVersion ||= 'v1';
+  b.kind ||= 'Binding';
+  const admitting = s.registry.admitSubresource('CREATE', s.def, 'binding', s, b, undefined, { dryRun, request: admissionRequest(s) });
+  if (admitting) await admitting;
   const target = rec(b.target);
   const node = typeof target.name === 'string' ? target.name : '';
   if (!node) throw errors.invalid('Binding', '', s.name, [{ field: 'target.name', type: 'FieldValueRequired', message: 'Required value' }]);
   if (target.kind !== undefined && target.kind !== '' && target.kind !== 'Node') {
     throw errors.invalid('Binding', '', s.name, [{ field: 'target.kind', type: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(target.kind)}: supported values: "Node"` }]);
   }
-  const dryRun = parseDryRun(s.query);
   await s.registry.update(s.def, s.namespace, s.name, (cur) => {
     if (!cur) throw errors.notFound({ resource: 'pods', name: s.name });
     const q = { resource: 'pods', name: s.name };
@@ -97,7 +107,7 @@ export async function handleBinding(s: Scope): Promise<void> {
     const uid = b.metadata?.uid;
     if (uid && uid !== cur.metadata?.uid) throw errors.conflict(q, `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${cur.metadata?.uid ?? ''}`);
     return cur;
-  }, { dryRun, allowCreate: false, subresource: '', skipSpecValidation: true,
+  }, { dryRun, allowCreate: false, subresource: '', skipSpecValidation: true, internal: true,
     beforeValidate: (obj) => {
       (obj.spec as Obj).nodeName = node;
       const ann = b.metadata?.annotations;
@@ -124,7 +134,7 @@ export async function handleFinalize(s: Scope): Promise<void> {
     if (rv && rv !== cur.metadata?.resourceVersion) throw errors.conflict({ resource: 'namespaces', name: s.name });
     return cur;
   }, {
-    dryRun, allowCreate: false,
+    dryRun, allowCreate: false, request: admissionRequest(s),
     beforeValidate: (obj) => { obj.spec = { ...rec(obj.spec), finalizers: [...(finalizers as string[] | undefined ?? [])] }; if (!(finalizers as unknown[] | undefined)?.length) delete (obj.spec as Obj).finalizers; },
   });
   respondObject(s, 200, object);

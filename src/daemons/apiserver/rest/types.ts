@@ -29,6 +29,8 @@ export interface RestConfig {
   readonly admissionPlugins?: readonly string[];
   /** Reconcile interval of the `kubernetes` service endpoints (ms, default 10 s). */
   readonly endpointReconcileIntervalMs?: number;
+  /** --proxy-client-cert-file and --proxy-client-key-file: the identity webhook calls present. */
+  readonly proxyClientCert?: { readonly certFile: string; readonly keyFile: string };
 }
 
 export interface RestDeps {

@@ -13,6 +13,7 @@ import { readBody } from './http-io.js';
 import { applyConfiguration, applyNonApplyPatch, patchTypeOf, updateManagedFields, type PatchType } from './patch-dispatch.js';
 import { fromRequest, headerOf, outputFormat, parseDryRun, servedApiVersion, toServed, type Scope } from './scope.js';
 import type { WriteOptions } from '../registry/resource-registry.js';
+import type { AdmissionRequestInfo } from '../admission/types.js';
 import type { WrittenJson } from '../../../storage/object-store-types.js';
 import { respondWritten } from './served-json.js';
 import { queryBool } from '../request-info.js';
@@ -32,6 +33,11 @@ export function fieldManagerOf(s: Scope, required: boolean): string | undefined 
   const slash = ua.indexOf('/');
   const first = (slash < 0 ? ua : ua.slice(0, slash)).trim();
   return first ? first.slice(0, 128) : undefined;
+}
+
+/** What admission (webhooks) is told of this request: who asks, in which version, with which field manager; where warnings go. */
+export function admissionRequest(s: Scope, fieldManager?: string): AdmissionRequestInfo {
+  return { user: s.ctx.user, version: s.version, warnings: s.warnings, fieldManager };
 }
 
 function managedFieldsHook(s: Scope, manager: string | undefined, operation: 'Update' | 'Apply', subresource: string): WriteOptions['beforeStore'] {
@@ -92,6 +98,7 @@ export async function handleCreate(s: Scope): Promise<void> {
   let written: WrittenJson | undefined;
   const created = await s.registry.create(s.def, obj, {
     dryRun, inputOwned: true, beforeStore: managedFieldsHook(s, manager, 'Update', ''), onWritten: (w) => { written = w; },
+    request: admissionRequest(s, manager),
   });
   respondWritten(s, 201, created, fmt, written);
 }
@@ -122,6 +129,7 @@ export async function handleUpdate(s: Scope): Promise<void> {
     subresource, dryRun, allowCreate: subresource === '' ? undefined : false,
     beforeStore: managedFieldsHook(s, manager, 'Update', subresource),
     mutateReadsCurrent: true, mutateReturnsFresh: true, onWritten: (w) => { written = w; },
+    request: admissionRequest(s, manager),
   });
   respondWritten(s, created ? 201 : 200, object, fmt, written);
 }
@@ -181,6 +189,7 @@ export async function handlePatch(s: Scope): Promise<void> {
     // Server-side apply records its own ownership; other patches are Update operations.
     beforeStore: type === 'apply' ? undefined : managedFieldsHook(s, manager, 'Update', subresource),
     onWritten: (w) => { written = w; },
+    request: admissionRequest(s, manager),
   });
   respondWritten(s, created ? 201 : 200, object, fmt, written);
 }
