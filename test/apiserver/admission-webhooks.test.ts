@@ -309,6 +309,10 @@ t.test('warnings become Warning headers', async (t) => {
   t.equal(r.status, 201);
   const w = r.headers.warning;
   t.same(Array.isArray(w) ? w : String(w).split(/, (?=299)/), ['299 - "mind the gap"', '299 - "second \\"quoted\\""']);
+  hooks.answers.set('/warn', () => ({ allowed: false, status: { message: 'no' }, warnings: ['why not'] }));
+  const denied = await createCm('warn', cm('w2'));
+  t.equal(denied.status, 400);
+  t.equal(String(denied.headers.warning), '299 - "why not"', 'a denial carries its warnings too');
 });
 
 t.test('reinvocation: an IfNeeded webhook is called again after a later one changed the object', async (t) => {

@@ -31,7 +31,7 @@ import { ApiEnablement } from './enablement.js';
 import { toApiError, writeError, writeObject } from './http-io.js';
 import { negotiateOutput } from './negotiate.js';
 import { handleGet, handleList } from './read-handlers.js';
-import { headerOf, type Scope } from './scope.js';
+import { headerOf, warningHeaders, type Scope } from './scope.js';
 import { handleEviction } from './eviction.js';
 import { handleBinding, handleFinalize, handleScale, unsupportedSubresource } from './subresource-handlers.js';
 import type { RestDeps } from './types.js';
@@ -198,21 +198,25 @@ export function createRestApi(deps: RestDeps): RestApi {
     registry,
 
     async handle(ctx, req, res) {
+      let scope: Scope | undefined;
       try {
         if (!ctx.info.isResourceRequest) {
           if (openapi.handles(ctx.info.path)) { openapi.serve(req, res, ctx.info.path, ctx.query); return; }
           if (!discoveryResponse(ctx, req, res)) throw notFoundPath();
           return;
         }
-        const scope = scopeFor(ctx, req, res);
+        scope = scopeFor(ctx, req, res);
         const whole = resourceHandlers.get(scope.def);
         if (whole) { await whole(ctx, req, res, { def: scope.def, namespace: scope.namespace, name: scope.name, subresource: scope.subresource, registry }); return; }
         await dispatch(ctx, scope);
       } catch (e) {
         const err = toApiError(e);
         if (err.code >= 500) log.error({ err: e, path: ctx.info.path }, 'request failed');
-        if (!res.headersSent) writeError(res, err);
-        else if (!res.writableEnded) res.end();
+        if (!res.headersSent) {
+          // Warnings gathered before the failure (an admission webhook's, say) go out with it, as in Kubernetes.
+          if (scope?.warnings.length) for (const [k, v] of Object.entries(warningHeaders(scope))) res.setHeader(k, v);
+          writeError(res, err);
+        } else if (!res.writableEnded) res.end();
       }
     },
 
