@@ -4,6 +4,7 @@
  * hooks.webhooks.svc). Each webhook answers by its path; every review it gets is recorded.
  */
 import * as https from 'node:https';
+import { tlsWebhookServer, type TlsWebhookServer } from '../helpers/webhook-server.js';
 import type { AddressInfo } from 'node:net';
 import t, { type Test } from 'tap';
 import { createCA, issueCert } from '../../src/util/pki.js';
@@ -22,66 +23,27 @@ import { waitFor } from '../helpers/wait-for.js';
 type Obj = Record<string, unknown>;
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Any = any;
-type Review = { request: Any; path: string };
-type Answer = Obj | 'hang' | { status: number; body: string };
-
 const GROUP_PATH = '/apis/admissionregistration.k8s.io/v1';
-
-interface WebhookServer {
-  port: number;
-  reviews: Review[];
-  answers: Map<string, (r: Any) => Answer>;
-  close(): Promise<void>;
-}
-
-async function webhookServer(cert: string, key: string): Promise<WebhookServer> {
-  const reviews: Review[] = [];
-  const answers = new Map<string, (r: Any) => Answer>();
-  const server = https.createServer({ cert, key }, (req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (d: Buffer) => chunks.push(d));
-    req.on('end', () => {
-      const path = (req.url ?? '').split('?')[0]!;
-      const review = JSON.parse(Buffer.concat(chunks).toString()) as { request: Any };
-      reviews.push({ request: review.request, path: req.url ?? '' });
-      const answer: Answer = (answers.get(path) ?? (() => ({ allowed: true })))(review.request);
-      if (answer === 'hang') return;
-      if ('body' in answer && typeof answer.status === 'number') {
-        res.writeHead(answer.status, { 'content-type': 'text/plain' }).end(String(answer.body));
-        return;
-      }
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: review.request.uid, ...answer } }));
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    port: (server.address() as AddressInfo).port, reviews, answers,
-    async close() { server.closeAllConnections(); await new Promise((r) => server.close(r)); },
-  };
-}
 
 const b64 = (s: string): string => Buffer.from(s).toString('base64');
 const jsonPatch = (ops: unknown[]): Obj => ({ allowed: true, patchType: 'JSONPatch', patch: b64(JSON.stringify(ops)) });
 
 let a: StartedApiserver;
 let c: RestClient;
-let hooks: WebhookServer;
+let hooks: TlsWebhookServer;
 let caBundle: string;
 let otherCaBundle: string;
 
 t.before(async () => {
-  const ca = await createCA({ commonName: 'webhook-ca' });
-  const serving = await issueCert({ ca, commonName: 'hooks', dnsNames: ['localhost', 'hooks.webhooks.svc'], ips: ['127.0.0.1'], usages: 'server' });
-  caBundle = b64(ca.certPem);
+  hooks = await tlsWebhookServer();
+  caBundle = hooks.caBundle;
   otherCaBundle = b64((await createCA({ commonName: 'another-ca' })).certPem);
-  hooks = await webhookServer(serving.certPem, serving.keyPem);
   a = await startApiserver();
   c = await connectClient(a);
 });
 t.teardown(async () => { c?.close(); await a?.stop(); await hooks?.close(); });
 
-const url = (path: string): string => `https://127.0.0.1:${hooks.port}${path}`;
+const url = (path: string): string => hooks.url(path);
 const rule = (resources: string[], operations = ['*'], extra: Obj = {}): Obj => ({ operations, apiGroups: ['*'], apiVersions: ['*'], resources, ...extra });
 
 function hook(name: string, path: string, rules: Obj[], extra: Obj = {}): Obj {

@@ -1,0 +1,35 @@
+/**
+ * Runs one kubectl binary against a test API server's coreconfig, with its own discovery cache
+ * directory (so versions never share one), and gives back the exit code and both outputs.
+ */
+import { execFile } from 'node:child_process';
+import type { Test } from 'tap';
+
+export interface KubectlRun { code: number; stdout: string; stderr: string }
+
+export interface KubectlRunner {
+  /** The binary's file name, e.g. kubectl.1.33 (for test names). */
+  readonly ver: string;
+  run(args: string[], input?: string): Promise<KubectlRun>;
+  /** Runs and asserts exit code 0 (stderr in the message when not); resolves stdout. */
+  ok(t: Test, args: string[], input?: string): Promise<string>;
+  /** `ok` with `-o json`, parsed. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  json(t: Test, args: string[]): Promise<any>;
+}
+
+export function kubectlRunner(bin: string, kubeconfig: string, cacheDir: string): KubectlRunner {
+  const ver = bin.split('/').pop()!;
+  const run = (args: string[], input?: string): Promise<KubectlRun> => new Promise((resolve) => {
+    const child = execFile(bin, [`--kubeconfig=${kubeconfig}`, `--cache-dir=${cacheDir}`, ...args], { timeout: 30_000 }, (err, stdout, stderr) => {
+      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout: String(stdout), stderr: String(stderr) });
+    });
+    if (input !== undefined) child.stdin!.end(input);
+  });
+  const ok = async (t: Test, args: string[], input?: string): Promise<string> => {
+    const r = await run(args, input);
+    t.equal(r.code, 0, `${ver} ${args.join(' ')}${r.code ? `: ${r.stderr}` : ''}`);
+    return r.stdout;
+  };
+  return { ver, run, ok, json: async (t, args) => JSON.parse(await ok(t, [...args, '-o', 'json'])) };
+}

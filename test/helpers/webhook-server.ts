@@ -1,0 +1,74 @@
+/**
+ * A real HTTPS admission webhook server for tests. Each path answers with the function set for
+ * it in `answers` (allow when none is set); every AdmissionReview it gets is recorded with the
+ * path it came to (query included). `tlsWebhookServer` also makes the CA and a serving
+ * certificate for 127.0.0.1, localhost and hooks.webhooks.svc, and gives the caBundle to
+ * configure webhooks with.
+ */
+import * as https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { createCA, issueCert } from '../../src/util/pki.js';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Any = any;
+type Obj = Record<string, unknown>;
+
+export interface Review { request: Any; path: string }
+/** A response's fields (uid added), 'hang' to never answer, or a raw HTTP status and body. */
+export type Answer = Obj | 'hang' | { status: number; body: string };
+
+export interface WebhookServer {
+  port: number;
+  reviews: Review[];
+  answers: Map<string, (request: Any) => Answer>;
+  close(): Promise<void>;
+}
+
+export async function webhookServer(cert: string, key: string): Promise<WebhookServer> {
+  const reviews: Review[] = [];
+  const answers = new Map<string, (r: Any) => Answer>();
+  const server = https.createServer({ cert, key }, (req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (d: Buffer) => chunks.push(d));
+    req.on('end', () => {
+      const path = (req.url ?? '').split('?')[0]!;
+      const review = JSON.parse(Buffer.concat(chunks).toString()) as { request: Any };
+      reviews.push({ request: review.request, path: req.url ?? '' });
+      const answer: Answer = (answers.get(path) ?? (() => ({ allowed: true })))(review.request);
+      if (answer === 'hang') return;
+      if ('body' in answer && typeof answer.status === 'number') {
+        res.writeHead(answer.status, { 'content-type': 'text/plain' }).end(String(answer.body));
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: review.request.uid, ...answer } }));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    port: (server.address() as AddressInfo).port, reviews, answers,
+    async close() { server.closeAllConnections(); await new Promise((r) => server.close(r)); },
+  };
+}
+
+export interface TlsWebhookServer extends WebhookServer {
+  /** The base64 PEM of the CA that signed the serving certificate (a clientConfig's caBundle). */
+  caBundle: string;
+  /** The https://127.0.0.1:<port><path> URL of a path (a clientConfig's url). */
+  url(path: string): string;
+}
+
+export async function tlsWebhookServer(): Promise<TlsWebhookServer> {
+  const ca = await createCA({ commonName: 'webhook-ca' });
+  const serving = await issueCert({ ca, commonName: 'hooks', dnsNames: ['localhost', 'hooks.webhooks.svc'], ips: ['127.0.0.1'], usages: 'server' });
+  const server = await webhookServer(serving.certPem, serving.keyPem);
+  return Object.assign(server, {
+    caBundle: Buffer.from(ca.certPem).toString('base64'),
+    url: (path: string) => `https://127.0.0.1:${server.port}${path}`,
+  });
+}
+
+/** An allowing answer that patches the object with these JSON Patch operations. */
+export function jsonPatchAnswer(ops: unknown[]): Obj {
+  return { allowed: true, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(ops)).toString('base64') };
+}
