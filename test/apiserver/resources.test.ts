@@ -98,3 +98,21 @@ t.test('humanDuration matches kubectl', async (t) => {
   t.equal(humanDuration(3 * 86400 * s), '3d');
   t.equal(humanDuration(400 * 86400 * s), '400d');
 });
+
+t.test('nodes: podCIDR and podCIDRs agree, one CIDR per family, fixed once set', async (t) => {
+  const nodes = findResource('', 'v1', 'nodes')!;
+  const node = (spec: Record<string, unknown>): KubeObject => ({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'n' }, spec });
+  const defaulted = (spec: Record<string, unknown>): KubeObject => { const o = node(spec); nodes.defaults!(o); return o; };
+  const fields = (o: KubeObject, old?: KubeObject): string[] => (nodes.validate!(o, old)).map((e) => `${e.field}: ${e.message}`);
+  t.same(defaulted({ podCIDR: '10.244.1.0/24' }).spec, { podCIDR: '10.244.1.0/24', podCIDRs: ['10.244.1.0/24'] }, 'podCIDR alone gives podCIDRs');
+  t.same(defaulted({ podCIDRs: ['10.244.2.0/24', 'fd00::/64'] }).spec, { podCIDR: '10.244.2.0/24', podCIDRs: ['10.244.2.0/24', 'fd00::/64'] }, 'podCIDRs alone gives podCIDR');
+  t.same(fields(defaulted({ podCIDRs: ['10.244.2.0/24', 'fd00::/64'] })), [], 'dual-stack is valid');
+  t.match(fields(defaulted({ podCIDR: '10.244.1.0/24', podCIDRs: ['10.244.2.0/24'] })), [/^spec\.podCIDR: .*must match the first entry of spec\.podCIDRs$/]);
+  t.match(fields(defaulted({ podCIDRs: ['10.244.2.0/24', '10.244.3.0/24'] })), [/^spec\.podCIDRs: .*may specify no more than one CIDR for each IP family$/]);
+  t.match(fields(defaulted({ podCIDRs: ['10.244.2.0/24', 'fd00::/64', '10.1.0.0/16'] })), [/^spec\.podCIDRs: .*may specify no more than one CIDR for each IP family$/]);
+  t.match(fields(defaulted({ podCIDRs: ['10.244.2.0/33'] })), [/^spec\.podCIDRs\[0\]: .*must be a valid CIDR/]);
+  const set = defaulted({ podCIDR: '10.244.1.0/24' });
+  t.same(fields(set, defaulted({})), [], 'set once from empty');
+  t.match(fields(defaulted({ podCIDRs: ['10.244.9.0/24'] }), set), [/^spec\.podCIDR: .*node updates may not change podCIDR except from "" to valid$/, /^spec\.podCIDRs: .*node updates may not change podCIDR except from "" to valid$/]);
+  t.match(fields(defaulted({ podCIDRs: ['10.244.1.0/24', 'fd00::/64'] }), set), [/^spec\.podCIDRs: .*node updates may not change podCIDR except from "" to valid$/], 'nor add a second family later');
+});

@@ -3,6 +3,7 @@ import { fieldErrors, type FieldError } from '../../meta/status.js';
 import { defineResource, statusStrategy } from '../common/define.js';
 import { col, str, arr, rec, path } from '../common/table-util.js';
 import { isObject, pushAll, qualifiedName, labelValue } from '../common/validation.js';
+import { isIP } from 'node:net';
 import type { KubeObject } from '../types.js';
 
 const EFFECTS = ['NoExecute', 'NoSchedule', 'PreferNoSchedule'];
@@ -27,6 +28,30 @@ function nodeRoles(o: KubeObject): string {
 function address(o: KubeObject, type: string): string {
   const a = arr(path(o, 'status.addresses')).map(rec).find((x) => x.type === type);
   return a ? str(a.address) : '<none>';
+}
+
+/** An IP family of a CIDR (4 or 6), or 0 when it is not a valid CIDR. */
+function cidrFamily(v: unknown): 0 | 4 | 6 {
+  if (typeof v !== 'string') return 0;
+  const slash = v.indexOf('/');
+  const family = isIP(v.slice(0, slash));
+  const prefix = v.slice(slash + 1);
+  if (slash < 0 || family === 0 || !/^\d{1,3}$/.test(prefix) || Number(prefix) > (family === 4 ? 32 : 128)) return 0;
+  return family as 4 | 6;
+}
+
+/** spec.podCIDRs: valid CIDRs, at most one per IP family (so at most two), as Kubernetes. */
+function validatePodCidrs(cidrs: unknown): FieldError[] {
+  const errs: FieldError[] = [];
+  const list = arr(cidrs);
+  const families = list.map((c, i) => {
+    const f = cidrFamily(c);
+    if (!f) errs.push(fieldErrors.invalid(`spec.podCIDRs[${i}]`, c, 'must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)'));
+    return f;
+  });
+  if (list.length > 2) errs.push(fieldErrors.invalid('spec.podCIDRs', list, 'may specify no more than one CIDR for each IP family'));
+  else if (list.length === 2 && families[0] && families[0] === families[1]) errs.push(fieldErrors.invalid('spec.podCIDRs', list, 'may specify no more than one CIDR for each IP family'));
+  return errs;
 }
 
 export const nodes = defineResource({
@@ -54,11 +79,29 @@ export const nodes = defineResource({
       if (seen.has(key)) errs.push(fieldErrors.duplicate(f, `${String(t.key)}:${String(t.effect)}`));
       seen.add(key);
     });
+    errs.push(...validatePodCidrs(spec.podCIDRs));
+    const first = arr(spec.podCIDRs)[0];
+    if (first !== undefined && spec.podCIDR !== first) errs.push(fieldErrors.invalid('spec.podCIDR', spec.podCIDR, 'must match the first entry of spec.podCIDRs'));
     if (old) {
       const oc = path(old, 'spec.podCIDR');
       if (oc && spec.podCIDR !== oc) errs.push(fieldErrors.forbidden('spec.podCIDR', 'node updates may not change podCIDR except from "" to valid'));
+      // The controller manager's nodeipam may set the CIDRs once; after that they are fixed.
+      const was = arr(path(old, 'spec.podCIDRs'));
+      const now = arr(spec.podCIDRs);
+      if (was.length && (was.length !== now.length || was.some((c, i) => c !== now[i]))) {
+        errs.push(fieldErrors.forbidden('spec.podCIDRs', 'node updates may not change podCIDR except from "" to valid'));
+      }
     }
     return errs;
+  },
+  defaults(obj) {
+    // podCIDR is podCIDRs[0]: a write giving one of them gets the other (validation refuses a
+    // write giving both when they disagree, rather than dropping one silently).
+    const spec = obj.spec;
+    if (!isObject(spec)) return;
+    const cidrs = arr(spec.podCIDRs);
+    if (cidrs.length && !spec.podCIDR) spec.podCIDR = cidrs[0];
+    else if (!cidrs.length && typeof spec.podCIDR === 'string' && spec.podCIDR) spec.podCIDRs = [spec.podCIDR];
   },
   prepareForCreate(obj) {
     // Node agents create their Node with status; Kubernetes keeps it on create.
