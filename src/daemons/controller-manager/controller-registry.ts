@@ -99,8 +99,10 @@ export const IMPLEMENTED: ControllerFactories = {
   'root-ca-cert-publisher': async () => (await import('./controllers/root-ca-publisher.js')).newRootCaPublisher(),
   statefulset: async () => (await import('./controllers/statefulset.js')).newStatefulSetController(),
   nodelifecycle: async () => (await import('./controllers/nodelifecycle.js')).newNodeLifecycleController(),
+  nodeipam: async () => (await import('./controllers/nodeipam.js')).newNodeIpamController(),
   csrsigning: async () => (await import('./controllers/csrsigning.js')).newCsrSigningController(),
   csrapproving: async () => (await import('./controllers/csrapproving.js')).newCsrApprovingController(),
   csrcleaner: async () => (await import('./controllers/csrcleaner.js')).newCsrCleanerController(),
+  ttl: async () => (await import('./controllers/ttl.js')).newTtlController(),
   'clusterrole-aggregation': async () => (await import('./controllers/clusterrole-aggregation.js')).newClusterRoleAggregationController(),
 };

@@ -99,11 +99,6 @@ export class CidrSet {
     for (let i = begin; i <= end; i++) this.used.delete(i);
   }
 
-  /** Whether the block containing this CIDR's network address is used. */
-  isUsed(cidr: BigCidr): boolean {
-    return this.used.has(this.indices(cidr)[0]);
-  }
-
   private block(index: number): BigCidr {
     const shift = BigInt(this.cluster.bits - this.nodeMaskSize);
     return { bits: this.cluster.bits, base: this.cluster.base | (BigInt(index) << shift), prefix: this.nodeMaskSize };
@@ -125,7 +120,7 @@ export class CidrSet {
     // A CIDR as wide as the cluster's or wider covers all of it.
     if (cidr.prefix <= this.cluster.prefix) return [0, this.maxCidrs - 1];
     const nodeMask = mask(cidr.bits, this.nodeMaskSize);
-    const last = cidr.base | ~mask(cidr.bits, cidr.prefix) & ((1n << BigInt(cidr.bits)) - 1n);
+    const last = cidr.base | (~mask(cidr.bits, cidr.prefix) & ((1n << BigInt(cidr.bits)) - 1n));
     return [this.indexOf(cidr.base & nodeMask), this.indexOf(last & nodeMask)];
   }
 }
