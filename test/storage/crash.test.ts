@@ -110,7 +110,12 @@ t.test('acknowledged writes survive kill -9', async (t) => {
           // Only an unacknowledged delete that did reach the disk may have removed it. (Its event
           // is in history already; the generous bound only covers a heavily loaded machine.)
           const evs = await collectEvents(b.watch(k, { fromRevision: Math.max(a.r + 1, report.compactRevision) }), 1, 15_000);
-          if (evs[0]?.type !== 'DELETE') wrong.push(`${k} vanished after ${a.op}@${a.r}`);
+          if (evs[0]?.type !== 'DELETE') {
+            // What the history holds for the key from its last acknowledged write on: the
+            // failure message then says which writes reached the disk unacknowledged.
+            const hist = await collectEvents(b.watch(k, { fromRevision: Math.max(a.r, report.compactRevision) }), 5, 2000);
+            wrong.push(`${k} vanished after ${a.op}@${a.r} (history from there: ${hist.map((x) => `${x.type}@${x.kv.modRevision}`).join(' ') || 'none'}; store at ${report.revision})`);
+          }
         }
       }
       t.same(wrong, [], 'no key went backwards');
