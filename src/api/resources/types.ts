@@ -121,6 +121,11 @@ export interface ResourceDefinition {
    * undefined deletes immediately. Only pods use it.
    */
   gracePeriodSeconds?(obj: KubeObject, requested: number | undefined): number;
+  /**
+   * Refuses deleting the object of this name (throws an ApiError) whatever admission plugins
+   * run, as Kubernetes' storage does for the built-in PriorityClasses.
+   */
+  guardDelete?(name: string): void;
   /** Validation of a status-subresource write. */
   validateStatus?(obj: KubeObject, old: KubeObject, subresource?: string): FieldError[];
   /**

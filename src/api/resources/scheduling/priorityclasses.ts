@@ -4,7 +4,7 @@
  * not rank above HIGHEST_USER_DEFINABLE_PRIORITY. `value` and `preemptionPolicy` never change
  * once created. The Priority admission plugin resolves pods' priorities from these objects.
  */
-import { fieldErrors, type FieldError } from '../../meta/status.js';
+import { errors, fieldErrors, type FieldError } from '../../meta/status.js';
 import { defineResource } from '../common/define.js';
 import { ageColumn, col, str } from '../common/table-util.js';
 import { immutable } from '../common/validation.js';
@@ -75,15 +75,20 @@ export const priorityclasses = defineResource({
   // Generation 1 from the start, never bumped (Kubernetes' strategy for this kind).
   prepareForCreate(obj) { (obj.metadata ??= {}).generation = 1; },
   validateSpec: (obj, old) => (old ? validateUpdate(obj, old) : validateCreate(obj)),
+  guardDelete(name) {
+    if (SYSTEM_PRIORITY_CLASSES.some((c) => c.name === name)) {
+      throw errors.admissionForbidden({ group: 'scheduling.k8s.io', resource: 'priorityclasses', name }, 'this is a system priority class and cannot be deleted');
+    }
+  },
   // kubectl shows NAME VALUE GLOBAL-DEFAULT AGE PREEMPTIONPOLICY: the policy comes after AGE.
   noAge: true,
   columns: [
-    col('Value', 'integer', 'value represents the integer value of this priority class. This is the actual priority that pods receive when they have the name of this class in their pod spec.',
+    col('Value', 'integer', 'The priority pods naming this class get.',
       (o) => (typeof o.value === 'number' ? o.value : 0)),
-    col('Global-Default', 'boolean', 'globalDefault specifies whether this PriorityClass should be considered as the default priority for pods that do not have any priority class. Only one PriorityClass can be marked as `globalDefault`. However, if more than one PriorityClasses exists with their `globalDefault` field set to true, the smallest value of such global default PriorityClasses will be used as the default priority.',
+    col('Global-Default', 'boolean', 'Whether pods naming no class get this one (at most one class is the default).',
       (o) => o.globalDefault === true),
     ageColumn,
-    col('PreemptionPolicy', 'string', 'preemptionPolicy is the Policy for preempting pods with lower priority. One of Never, PreemptLowerPriority. Defaults to PreemptLowerPriority if unset.',
+    col('PreemptionPolicy', 'string', 'Whether pods of this class may preempt lower-priority pods: PreemptLowerPriority (default) or Never.',
       (o) => str(o.preemptionPolicy)),
   ],
 });

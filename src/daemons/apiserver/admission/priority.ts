@@ -9,7 +9,7 @@
  * - Pod update: a body without `priority` or `preemptionPolicy` keeps the stored ones (pod
  *   validation refuses any other change to them).
  * - PriorityClass create/update: at most one class is the global default.
- * - PriorityClass delete: the built-in classes cannot be deleted.
+ * (The built-in classes cannot be deleted whether or not this plugin runs: priorityclasses.ts.)
  *
  * Contract: classes are read from the watch cache once it is as new as the store (so a class
  * created a moment ago is found), else with one consistent read. A named class is remembered
@@ -18,7 +18,7 @@
  * racing), the one with the lowest value counts, as in Kubernetes.
  */
 import { errors } from '../../../api/meta/status.js';
-import { PREEMPT_LOWER_PRIORITY, SYSTEM_PRIORITY_CLASSES } from '../../../api/resources/scheduling/priorityclasses.js';
+import { PREEMPT_LOWER_PRIORITY } from '../../../api/resources/scheduling/priorityclasses.js';
 import type { KubeObject, ResourceDefinition } from '../../../api/resources/types.js';
 import type { KeyValue } from '../../../storage/interface.js';
 import type { ObjectStore } from '../../../storage/object-store-types.js';
@@ -126,7 +126,7 @@ async function validateGlobalDefault(store: ObjectStore, a: AdmissionAttributes)
 export function priority(ctx: AdmissionContext): AdmissionPlugin {
   return {
     name: 'Priority',
-    handles: (op, def, sub) => sub === '' && ((isPod(def) && op !== 'DELETE') || isPriorityClasses(def)),
+    handles: (op, def, sub) => sub === '' && op !== 'DELETE' && (isPod(def) || isPriorityClasses(def)),
     admit(a) {
       if (!isPod(a.def) || !isDict(a.object?.spec)) return;
       const spec = a.object.spec;
@@ -135,10 +135,6 @@ export function priority(ctx: AdmissionContext): AdmissionPlugin {
     },
     validate(a) {
       if (!isPriorityClasses(a.def)) return;
-      if (a.operation === 'DELETE') {
-        if (SYSTEM_PRIORITY_CLASSES.some((c) => c.name === a.name)) throw forbidden(a, RESOURCE, GROUP, 'this is a system priority class and cannot be deleted');
-        return;
-      }
       if (a.object?.globalDefault === true) return validateGlobalDefault(ctx.store, a);
     },
   };

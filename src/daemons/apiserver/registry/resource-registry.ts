@@ -400,6 +400,7 @@ export class ResourceRegistry {
    * keep the object. Returns the last state and whether it is gone.
    */
   async delete(def: ResourceDefinition, namespace: string, name: string, opts: DeleteOptions = {}): Promise<{ object: KubeObject; deleted: boolean }> {
+    def.guardDelete?.(name);
     const ref = this.refOf(def, namespace, name);
     const target = { namespace: def.namespaced ? namespace : '', name };
     for (let attempt = 0; attempt < 16; attempt++) {
