@@ -29,6 +29,9 @@ import { horizontalpodautoscalers } from './autoscaling/horizontalpodautoscalers
 import { certificatesigningrequests } from './certificates/certificatesigningrequests.js';
 import { storageclasses } from './storage/storageclasses.js';
 import { volumeattachments } from './storage/volumeattachments.js';
+import { csidrivers } from './storage/csidrivers.js';
+import { csinodes } from './storage/csinodes.js';
+import { csistoragecapacities } from './storage/csistoragecapacities.js';
 import { roles } from './rbac/roles.js';
 import { rolebindings } from './rbac/rolebindings.js';
 import { clusterroles } from './rbac/clusterroles.js';
@@ -51,7 +54,7 @@ const ALL: readonly ResourceDefinition[] = [
   serviceaccounts, persistentvolumes, persistentvolumeclaims, resourcequotas, limitranges, events,
   deployments, replicasets, daemonsets, statefulsets, controllerrevisions,
   jobs, cronjobs, horizontalpodautoscalers, certificatesigningrequests,
-  storageclasses, volumeattachments, roles, rolebindings, clusterroles, clusterrolebindings,
+  storageclasses, volumeattachments, csidrivers, csinodes, csistoragecapacities, roles, rolebindings, clusterroles, clusterrolebindings,
   poddisruptionbudgets, leases, networkpolicies, ingresses, eventsV1, customresourcedefinitions, endpointslices,
   mutatingwebhookconfigurations, validatingwebhookconfigurations,
   ingressclasses, priorityclasses, runtimeclasses,

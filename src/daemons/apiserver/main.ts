@@ -14,6 +14,7 @@ import type { EtcdTlsOptions } from '../../storage/etcd/etcd-client.js';
 import { createObjectStore } from '../../storage/object-store.js';
 import { loadEncryptionConfig, type EncryptionConfig } from '../../storage/encryption/config.js';
 import { installReviewResources } from './reviews/install.js';
+import { installComponentStatuses, storageComponents } from './componentstatus/handler.js';
 import { prepareServiceAccounts } from './serviceaccount/install.js';
 import { installNodeProxies, nodeAgentClientOptionsFromConfig } from './proxy/install.js';
 import { createReviewHandler } from './reviews/review-handler.js';
@@ -185,6 +186,8 @@ export async function startApiserverParts(config: ApiserverConfig, log: Logger, 
       authorizationModes: options.authorizationMode,
       apiAudiences: serviceAccounts.apiAudiences,
     }));
+    // componentstatuses (`kubectl get cs`): probed on each request, never stored.
+    installComponentStatuses(rest, { storage: storageComponents(config.kvstoreServers, config.kvstoreServersOverrides, storage) });
     serviceAccounts.install(rest);
     // pods/log and nodes/proxy, served by the node agents (--nodeagent-* client options).
     const nodeConn = installNodeProxies(rest, nodeAgentClientOptionsFromConfig(config, log.child({ component: 'node-proxy' })));
