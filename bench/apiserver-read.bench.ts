@@ -24,7 +24,7 @@ import type * as http2 from 'node:http2';
 import { canPin, freePort, makePki, pinSelf, procStat, spawnReady, type BenchPki, type Child } from './lib/children.js';
 import { closeSessions, openSessions, percentile, runLoad, send } from './lib/h2-load.js';
 import { cpuTicks, stealNote, stealPercent } from './lib/steal.js';
-import { openWatchers } from './lib/watch-load.js';
+import { openWatchersInWorker } from './lib/watch-worker.js';
 import { measureLists } from './lib/list-load.js';
 import { apiserverArgs, configMapBody, createBenchNamespace, podBody } from './lib/apiserver-child.js';
 import { h2loadAvailable, runH2load } from './lib/h2load.js';
@@ -167,8 +167,8 @@ async function benchList(api: http2.ClientHttp2Session[]): Promise<void> {
 async function benchWatch(label: string, child: Child | undefined, url: string, tls: BenchPki['client'], ns: string, watchers: number, perSec: number, seconds: number): Promise<void> {
   const total = perSec * seconds;
   const writer = (await openSessions(url, tls, 1))[0]!;
-  const wsessions = await openSessions(url, tls, Math.ceil(watchers / 250));
-  const fleet = await openWatchers(wsessions, `/api/v1/namespaces/${ns}/configmaps?watch=1`, watchers, total);
+  // The watchers run in a worker thread with a heap of their own (bench/lib/watch-worker.ts).
+  const fleet = await openWatchersInWorker(url, tls, `/api/v1/namespaces/${ns}/configmaps?watch=1`, watchers, total, Math.ceil(watchers / 250));
   try {
     const ackAt = new Float64Array(total);
     const writes: Promise<void>[] = [];
@@ -194,8 +194,8 @@ async function benchWatch(label: string, child: Child | undefined, url: string, 
     const a = Float64Array.from(lag);
     out(`WATCH ${label} ${watchers} × ${perSec}/s: ${fleet.receipts.count}/${want} received, lag from ack p50 ${f(percentile(a, 50))} p99 ${f(percentile(a, 99))} ms; server CPU ${f(1e6 * cpu / Math.max(1, fleet.receipts.count))} µs per delivery${errors ? `, ${errors} write errors` : ''}`);
   } finally {
-    fleet.close();
-    closeSessions([...wsessions, writer]);
+    await fleet.close();
+    closeSessions([writer]);
   }
 }
 

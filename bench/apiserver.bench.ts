@@ -24,10 +24,10 @@ import { fileURLToPath } from 'node:url';
 import type * as http2 from 'node:http2';
 import { canPin, freePort, makePki, pinSelf, spawnNode, spawnReady, waitReady, type Child } from './lib/children.js';
 import { closeSessions, interleave, mergeLoads, openSessions, percentile, runLoad, send, type LoadResult } from './lib/h2-load.js';
-import { openWatchers } from './lib/watch-load.js';
+import { openWatchersInWorker } from './lib/watch-worker.js';
 import { measureLists } from './lib/list-load.js';
 import { memoryAfterGc, type GcMemory } from './lib/inspect-memory.js';
-import { addGcDelta, clientGc, gcNote, type GcTally } from './lib/gc-metrics.js';
+import { addGcDelta, clientGc, gcNote, scrapeGc, type GcTally } from './lib/gc-metrics.js';
 import { scrapeServer, serverNote } from './lib/request-latency.js';
 import { cpuTicks, stealNote, stealPercent } from './lib/steal.js';
 import { h2loadAvailable, mergeH2load, okRate, runH2load, type H2loadResult } from './lib/h2load.js';
@@ -371,8 +371,9 @@ async function benchWatch(url: string, tls: Awaited<ReturnType<typeof makePki>>[
   // A fresh namespace per row: a watch without a resourceVersion first replays what exists.
   const ns = `watch-${watchers}`;
   const total = eventsPerSec * seconds;
-  const wsessions = await openSessions(url, tls, Math.ceil(watchers / 250));
-  const fleet = await openWatchers(wsessions, `/api/v1/namespaces/${ns}/configmaps?watch=1`, watchers, total);
+  // The watchers run in a worker thread with a heap of their own (bench/lib/watch-worker.ts):
+  // this process's heap, full of the earlier rows' data, made its GC pauses part of the lag.
+  const fleet = await openWatchersInWorker(url, tls, `/api/v1/namespaces/${ns}/configmaps?watch=1`, watchers, total, Math.ceil(watchers / 250));
   try {
     const sentAt = new Float64Array(total);
     const ackAt = new Float64Array(total);
@@ -381,6 +382,9 @@ async function benchWatch(url: string, tls: Awaited<ReturnType<typeof makePki>>[
     const writes: Promise<void>[] = [];
     const cpu0 = process.cpuUsage();
     const srvCpu0 = await metric(writer, 'process_cpu_seconds_total');
+    // GC pauses stop every delivery in flight: the row says how many there were and how long.
+    const srvGc0 = await scrapeGc(writer);
+    const cliGc0 = clientGc();
     const start = performance.now();
     for (let k = 0; k < total; k++) {
       const due = start + (k * 1000) / eventsPerSec;
@@ -403,6 +407,7 @@ async function benchWatch(url: string, tls: Awaited<ReturnType<typeof makePki>>[
     const cpu = process.cpuUsage(cpu0);
     const clientCpu = (cpu.user + cpu.system) / 1e6 / wall;
     const serverCpu = (await metric(writer, 'process_cpu_seconds_total') - srvCpu0) / wall;
+    const gc = [gcNote(srvGc0, await scrapeGc(writer)), gcNote(cliGc0, clientGc()).replace(/^GC /, 'writer thread GC ')].filter(Boolean).join('; ');
     let last = start;
     for (let i = 0; i < n; i++) last = Math.max(last, fleet.receipts.at[i]!);
     const fromAck: number[] = [];
@@ -420,12 +425,11 @@ async function benchWatch(url: string, tls: Awaited<ReturnType<typeof makePki>>[
       name: `watch ${watchers} watchers × ${eventsPerSec} creates/s, lag from ack`, conc: String(watchers),
       opsPerSec: n / ((last - start) / 1000), p50: percentile(a, 50), p99: percentile(a, 99),
       ...(watchers >= 1000 && eventsPerSec >= 100 ? { aim: 'p99 ≤ 50 ms' } : {}),
-      note: `ops/s = deliveries/s; ${n}/${want} received; lag from send p50 ${percentile(s, 50).toFixed(2)} p99 ${percentile(s, 99).toFixed(2)} ms; ${early} arrived before the ack (negative lag); writes took ${writeSecs.toFixed(1)} s; CPU client ${(100 * clientCpu).toFixed(0)}% server ${(100 * serverCpu).toFixed(0)}% of a core${errors ? `; ${errors} write errors ${firstError}` : ''}`,
+      note: `ops/s = deliveries/s; ${n}/${want} received; lag from send p50 ${percentile(s, 50).toFixed(2)} p99 ${percentile(s, 99).toFixed(2)} ms; ${early} arrived before the ack (negative lag); writes took ${writeSecs.toFixed(1)} s; CPU client ${(100 * clientCpu).toFixed(0)}% server ${(100 * serverCpu).toFixed(0)}% of a core${gc ? `; ${gc}` : ''}${errors ? `; ${errors} write errors ${firstError}` : ''}`,
     });
     log(`watch ${watchers}: ${n}/${want} p50 ${percentile(a, 50).toFixed(2)} p99 ${percentile(a, 99).toFixed(2)}`);
   } finally {
-    fleet.close();
-    closeSessions(wsessions);
+    await fleet.close();
   }
 }
 

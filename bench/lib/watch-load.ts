@@ -23,10 +23,23 @@ export interface WatchFleet {
   close(): void;
 }
 
+export interface WatchFleetOptions {
+  /** Where receipts go (e.g. shared memory a worker thread fills); fresh arrays when absent. */
+  receipts?: WatchReceipts;
+  /** The receipt clock; performance.now() when absent. */
+  now?: () => number;
+}
+
+/** Receipt storage for `watchers` × `expectedEvents` deliveries (with room to spare). */
+export function receiptCapacity(watchers: number, expectedEvents: number): number {
+  return Math.max(1024, watchers * expectedEvents + 1024);
+}
+
 /** Opens `watchers` watch streams on `path` spread round-robin over `sessions`; resolves once every stream has its response headers. */
-export async function openWatchers(sessions: http2.ClientHttp2Session[], path: string, watchers: number, expectedEvents: number): Promise<WatchFleet> {
-  const cap = Math.max(1024, watchers * expectedEvents + 1024);
-  const receipts: WatchReceipts = { seq: new Int32Array(cap), at: new Float64Array(cap), count: 0 };
+export async function openWatchers(sessions: http2.ClientHttp2Session[], path: string, watchers: number, expectedEvents: number, o: WatchFleetOptions = {}): Promise<WatchFleet> {
+  const receipts: WatchReceipts = o.receipts ?? { seq: new Int32Array(receiptCapacity(watchers, expectedEvents)), at: new Float64Array(receiptCapacity(watchers, expectedEvents)), count: 0 };
+  const cap = receipts.seq.length;
+  const now = o.now ?? (() => performance.now());
   const perWatcher = new Int32Array(watchers);
   const streams: http2.ClientHttp2Stream[] = [];
   const record = (w: number, seq: number, at: number): void => {
@@ -48,7 +61,7 @@ export async function openWatchers(sessions: http2.ClientHttp2Session[], path: s
     });
     req.on('error', (e) => reject(e));
     req.on('data', (chunk: Buffer) => {
-      const at = performance.now();
+      const at = now();
       const buf = rest ? Buffer.concat([rest, chunk]) : chunk;
       let start = 0;
       for (let nl = buf.indexOf(NL, start); nl >= 0; nl = buf.indexOf(NL, start)) {
