@@ -12,7 +12,7 @@ import { arr, col, rec, str } from '../common/table-util.js';
 import { deepEqual, dns1123Label, dns1123Subdomain, immutable, isObject, labelValue, pushAll, qualifiedName } from '../common/validation.js';
 import type { KubeObject } from '../types.js';
 
-export const ADDRESS_TYPES = ['FQDN', 'IPv4', 'IPv6'];
+const ADDRESS_TYPES = ['FQDN', 'IPv4', 'IPv6'];
 const PROTOCOLS = ['SCTP', 'TCP', 'UDP'];
 const MAX_ENDPOINTS = 1000;
 const MAX_ADDRESSES = 100;

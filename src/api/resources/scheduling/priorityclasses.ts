@@ -14,11 +14,11 @@ export const PREEMPT_LOWER_PRIORITY = 'PreemptLowerPriority';
 const PREEMPTION_POLICIES = [PREEMPT_LOWER_PRIORITY, 'Never'];
 
 /** The highest value a user class may have; higher ones are the system classes'. */
-export const HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000;
+const HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000;
 const SYSTEM_CRITICAL_PRIORITY = 2 * HIGHEST_USER_DEFINABLE_PRIORITY;
-export const SYSTEM_PRIORITY_CLASS_PREFIX = 'system-';
+const SYSTEM_PRIORITY_CLASS_PREFIX = 'system-';
 
-export interface SystemPriorityClass {
+interface SystemPriorityClass {
   readonly name: string;
   readonly value: number;
   readonly description: string;

@@ -61,7 +61,7 @@ async function statusOf(c: Component, timeoutMs: number): Promise<KubeObject> {
   return { kind: 'ComponentStatus', apiVersion: 'v1', metadata: { name: c.name, creationTimestamp: null }, conditions: [condition] };
 }
 
-export function componentStatusHandler(o: ComponentStatusOptions): SubresourceHandler {
+function componentStatusHandler(o: ComponentStatusOptions): SubresourceHandler {
   const components = componentsOf(o);
   const timeoutMs = o.probeTimeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS;
   return async (ctx, req, res) => {

@@ -11,6 +11,7 @@ import { headerOf, parseDryRun, respondObject, respondRaw, successStatus, type S
 import { admissionRequest, applyPatchTo, decodePatch, fieldManagerOf } from './write-handlers.js';
 import { patchTypeOf, updateManagedFields } from './patch-dispatch.js';
 import { nowTimestamp } from '../registry/object-meta.js';
+import { cloneJson } from '../../../util/json-clone.js';
 
 type Obj = Record<string, unknown>;
 const rec = (v: unknown): Obj => (typeof v === 'object' && v !== null && !Array.isArray(v) ? v as Obj : {});
@@ -65,7 +66,7 @@ export async function handleScale(s: Scope, verb: string): Promise<void> {
   const { object } = await s.registry.update(s.def, s.namespace, s.name, async (cur) => {
     if (!cur) throw errors.notFound({ group: s.def.group, resource: s.def.plural, name: s.name });
     const current = scaleOf(s, cur);
-    const next = type && type !== 'apply' ? applyPatchTo(type, current, body) : structuredClone(body as KubeObject);
+    const next = type && type !== 'apply' ? applyPatchTo(type, current, body) : cloneJson(body as KubeObject);
     if (next.kind !== undefined && next.kind !== 'Scale') throw errors.badRequest(`the kind in the data (${String(next.kind)}) does not match the expected kind (Scale)`);
     // Admitted as the Scale it is (deployments/scale), not as a write of the whole object.
     Object.assign(next, { apiVersion: 'autoscaling/v1', kind: 'Scale' });

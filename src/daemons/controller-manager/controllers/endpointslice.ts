@@ -32,7 +32,7 @@ const NODES: ResourceRef = { group: '', version: 'v1', resource: 'nodes' };
 const SLICES: ResourceRef = { group: 'discovery.k8s.io', version: 'v1', resource: 'endpointslices' };
 
 /** Kubernetes' --max-endpoints-per-slice default (the option is not in our flag set). */
-export const MAX_ENDPOINTS_PER_SLICE = 100;
+const MAX_ENDPOINTS_PER_SLICE = 100;
 /** Kubernetes' --concurrent-service-endpoint-syncs default (not in our flag set either). */
 const WORKERS = 5;
 /** A slice changed by someone else is put right after this pause (Kubernetes' minimum sync delay). */

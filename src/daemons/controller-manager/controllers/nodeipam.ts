@@ -32,7 +32,7 @@ const NODES: ResourceRef = { group: '', version: 'v1', resource: 'nodes' };
 const CIDR_UPDATE_WORKERS = 30;
 const CIDR_UPDATE_RETRIES = 3;
 /** The event source Kubernetes' range allocator records with. */
-export const EVENT_COMPONENT = 'cidrAllocator';
+const EVENT_COMPONENT = 'cidrAllocator';
 
 type Dict = Record<string, unknown>;
 

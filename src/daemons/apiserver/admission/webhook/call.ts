@@ -25,7 +25,7 @@ export interface CallTarget {
   readonly connect?: () => Promise<{ host: string; port: number }>;
 }
 
-export class CallFailure extends Error {}
+class CallFailure extends Error {}
 
 const agents = new Map<string, https.Agent>();
 const MAX_AGENTS = 64;

@@ -15,7 +15,7 @@ import type { ObjectStore } from '../../../../storage/object-store-types.js';
 import { compileWebhook, type Webhook, type WebhookFlavor } from './webhook.js';
 
 const GROUP = 'admissionregistration.k8s.io';
-export const CONFIG_RESOURCE: Readonly<Record<WebhookFlavor, string>> = {
+const CONFIG_RESOURCE: Readonly<Record<WebhookFlavor, string>> = {
   mutating: 'mutatingwebhookconfigurations',
   validating: 'validatingwebhookconfigurations',
 };

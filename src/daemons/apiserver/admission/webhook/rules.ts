@@ -28,7 +28,7 @@ const exactOrWildcard = (items: readonly string[], requested: string): boolean =
 };
 
 /** The namespaces resource is cluster-scoped whatever namespace its requests name. */
-export function clusterScoped(def: ResourceDefinition): boolean {
+function clusterScoped(def: ResourceDefinition): boolean {
   return !def.namespaced || (def.group === '' && def.plural === 'namespaces');
 }
 

@@ -30,7 +30,7 @@ async function labelsOf(entry: StoredEntry): Promise<Labels> {
 }
 
 /** A namespace's labels; 404 NotFound when it does not exist. */
-export async function namespaceLabels(store: ObjectStore, name: string): Promise<Labels> {
+async function namespaceLabels(store: ObjectStore, name: string): Promise<Labels> {
   const ref = { group: '', resource: 'namespaces', namespace: '', name };
   const entry = store.peekEntry(ref) ?? await store.getEntry(ref, { resourceVersion: '0' }) ?? await store.getEntry(ref);
   if (!entry) throw errors.notFound({ resource: 'namespaces', name });

@@ -17,7 +17,7 @@ const rec = (v: unknown): Obj => (typeof v === 'object' && v !== null && !Array.
 const list = (v: unknown): Obj[] => (Array.isArray(v) ? v.map(rec) : []);
 
 /** Why a service has nowhere to send the call (shown after the URL, as a dial error is). */
-export class NoEndpointError extends Error {}
+class NoEndpointError extends Error {}
 
 async function read(store: ObjectStore, resource: string, namespace: string, name: string): Promise<KubeObject | undefined> {
   const ref = { group: '', resource, namespace, name };
@@ -32,7 +32,7 @@ async function read(store: ObjectStore, resource: string, namespace: string, nam
 }
 
 /** A ready endpoint address and port of the service's port `svc.port`. */
-export async function resolveServiceEndpoint(store: ObjectStore, svc: ServiceReference): Promise<{ host: string; port: number }> {
+async function resolveServiceEndpoint(store: ObjectStore, svc: ServiceReference): Promise<{ host: string; port: number }> {
   const service = await read(store, 'services', svc.namespace, svc.name);
   if (!service) throw new NoEndpointError(`services "${svc.name}" not found`);
   const spec = rec(service.spec);

@@ -28,7 +28,7 @@ export interface Target {
 const SCALE_KIND: GroupVersionKind = { group: 'autoscaling', version: 'v1', kind: 'Scale' };
 
 /** Subresources whose object is the resource's own (status, and status-like ones such as CSR approval). */
-export function objectIsStored(def: ResourceDefinition, subresource: string): boolean {
+function objectIsStored(def: ResourceDefinition, subresource: string): boolean {
   return subresource === '' || subresource === 'status' || !!def.subresources?.statusLike?.includes(subresource);
 }
 

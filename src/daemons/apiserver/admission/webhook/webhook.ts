@@ -7,7 +7,8 @@
  */
 import type { AdmissionOperation } from '../types.js';
 
-export type WebhookFlavor = 'mutating' | 'validating';
+export type { WebhookFlavor } from '../../../../api/resources/admissionregistration/webhook-spec.js';
+import type { WebhookFlavor } from '../../../../api/resources/admissionregistration/webhook-spec.js';
 
 /** Operations as bits, so a rule answers with one AND. */
 export const OP_BIT: Readonly<Record<AdmissionOperation, number>> = { CREATE: 1, UPDATE: 2, DELETE: 4 };

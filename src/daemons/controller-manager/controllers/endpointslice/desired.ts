@@ -19,13 +19,12 @@ export interface Endpoint {
   zone?: string;
 }
 
-export const ZONE_LABEL = 'topology.kubernetes.io/zone';
+const ZONE_LABEL = 'topology.kubernetes.io/zone';
 
 function rec(v: unknown): Dict { return typeof v === 'object' && v !== null && !Array.isArray(v) ? v as Dict : {}; }
 function arr(v: unknown): Dict[] { return Array.isArray(v) ? v.map(rec) : []; }
 function str(v: unknown): string { return typeof v === 'string' ? v : ''; }
 
-/** The selector of a service, or undefined when it has none (an empty one is none). */
 /**
  * The address types a service's slices carry: its ipFamilies; without them (a service written
  * before families existed) the family of its cluster IP, or both for a headless service.

@@ -51,7 +51,7 @@ function endpointsOf(slice: KubeObject): unknown[] {
   return Array.isArray(slice.endpoints) ? slice.endpoints : [];
 }
 
-export function ownedBy(slice: KubeObject, svc: KubeObject): boolean {
+function ownedBy(slice: KubeObject, svc: KubeObject): boolean {
   return (slice.metadata?.ownerReferences ?? []).some((o) => o.uid === svc.metadata?.uid && o.kind === 'Service' && o.apiVersion === 'v1');
 }
 
@@ -60,7 +60,7 @@ export function ownedBy(slice: KubeObject, svc: KubeObject): boolean {
  * excepted), the headless marker, the service name and our managed-by. `changed` says whether
  * the service's labels differ from the slice's (changes to reserved labels alone do not count).
  */
-export function sliceLabels(slice: KubeObject | undefined, svc: KubeObject): { labels: Record<string, string>; changed: boolean } {
+function sliceLabels(slice: KubeObject | undefined, svc: KubeObject): { labels: Record<string, string>; changed: boolean } {
   const own = (l: Record<string, string> | undefined): Record<string, string> =>
     Object.fromEntries(Object.entries(l ?? {}).filter(([k]) => !RESERVED_LABELS.has(k)));
   const labels = own(svc.metadata?.labels);
@@ -72,7 +72,7 @@ export function sliceLabels(slice: KubeObject | undefined, svc: KubeObject): { l
   return { labels, changed };
 }
 
-export function newSlice(svc: KubeObject, addressType: string, ports: EndpointPort[]): KubeObject {
+function newSlice(svc: KubeObject, addressType: string, ports: EndpointPort[]): KubeObject {
   const m = svc.metadata ?? {};
   return {
     apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice',

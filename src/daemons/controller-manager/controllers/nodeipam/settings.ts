@@ -6,7 +6,7 @@
 import type { ControllerManagerConfig } from '../../../../flags/controller-manager.js';
 import { cidrsOverlap, formatBigCidr, parseBigCidr, type BigCidr } from './cidr-set.js';
 
-export const RANGE_ALLOCATOR = 'RangeAllocator';
+const RANGE_ALLOCATOR = 'RangeAllocator';
 /** Allocator kinds Kubernetes knows that need a cloud provider (corectl has none). */
 const CLOUD_ALLOCATORS = new Set(['CloudAllocator', 'IPAMFromCluster', 'IPAMFromCloud']);
 
