@@ -16,7 +16,7 @@ import type { KubeObject } from '../../../api/resources/types.js';
 import type { Controller, ControllerContext } from '../controller-registry.js';
 import { deletedObject, keyOf, splitKey, WorkQueue, type ResourceRef, type RestClient, type SharedIndexInformer } from '../deps.js';
 import { canonicalJson, isPodReady } from './controller-utils.js';
-import { serviceSelector, servicesSelecting } from './service-selector.js';
+import { HEADLESS_LABEL, isHeadless, podInEndpoints, podIp, resolveTargetPort, serviceSelector, servicesSelecting } from './service-selector.js';
 
 const SERVICES: ResourceRef = { group: '', version: 'v1', resource: 'services' };
 const PODS: ResourceRef = { group: '', version: 'v1', resource: 'pods' };
@@ -29,7 +29,6 @@ export const MAX_ENDPOINTS_CAPACITY = 1000;
 export const OVER_CAPACITY_ANNOTATION = 'endpoints.kubernetes.io/over-capacity';
 
 /** Label Kubernetes puts on the Endpoints of headless services. */
-export const HEADLESS_LABEL = 'service.kubernetes.io/headless';
 
 type Dict = Record<string, unknown>;
 
@@ -39,37 +38,6 @@ export interface EndpointSubset { addresses?: EndpointAddress[]; notReadyAddress
 
 function rec(v: unknown): Dict { return typeof v === 'object' && v !== null && !Array.isArray(v) ? v as Dict : {}; }
 function arr(v: unknown): Dict[] { return Array.isArray(v) ? v.map(rec) : []; }
-
-/** The container port a service port reaches on this pod, or undefined when the pod lacks it. */
-export function resolveTargetPort(pod: KubeObject, svcPort: Dict): number | undefined {
-  const target = svcPort.targetPort ?? svcPort.port;
-  if (typeof target === 'number') return target;
-  const asNumber = Number(target);
-  if (typeof target === 'string' && /^\d+$/.test(target)) return asNumber;
-  const protocol = String(svcPort.protocol ?? 'TCP');
-  for (const c of arr(rec(pod.spec).containers)) {
-    for (const p of arr(c.ports)) {
-      if (p.name === target && String(p.protocol ?? 'TCP') === protocol && typeof p.containerPort === 'number') return p.containerPort;
-    }
-  }
-  return undefined;
-}
-
-/** The pod's (first) IP: status.podIP, else status.podIPs[0].ip. */
-function podIp(pod: KubeObject): string {
-  const st = rec(pod.status);
-  return String(st.podIP || arr(st.podIPs)[0]?.ip || '');
-}
-
-/** Whether a pod belongs in the endpoints at all (not terminal, has an IP). */
-export function podInEndpoints(pod: KubeObject, includeTerminating: boolean): boolean {
-  if (!includeTerminating && pod.metadata?.deletionTimestamp) return false;
-  const st = rec(pod.status);
-  if (!podIp(pod)) return false;
-  const phase = String(st.phase ?? '');
-  if (phase === 'Succeeded' || phase === 'Failed') return false;
-  return true;
-}
 
 function addressOf(pod: KubeObject, svc: KubeObject): EndpointAddress {
   const spec = rec(pod.spec);
@@ -153,8 +121,7 @@ export function truncateSubsets(subsets: EndpointSubset[], max = MAX_ENDPOINTS_C
 
 function endpointsLabels(svc: KubeObject): Record<string, string> {
   const labels: Record<string, string> = { ...(svc.metadata?.labels ?? {}) };
-  const ip = rec(svc.spec).clusterIP;
-  if (!ip || ip === 'None') labels[HEADLESS_LABEL] = ''; else delete labels[HEADLESS_LABEL];
+  if (isHeadless(svc)) labels[HEADLESS_LABEL] = ''; else delete labels[HEADLESS_LABEL];
   return labels;
 }
 

@@ -10,9 +10,9 @@
  * value changes every cached node is queued (Kubernetes waits for each node's next status
  * update instead); a node is patched only when its annotation differs from the value.
  *
- * Contract: the count follows the informer's add and delete notifications (the initial list
- * included); a worker reads the current value when it syncs, so a node queued under an older
- * value gets the newest; failed patches are retried with backoff.
+ * Contract: the count is the node cache's size, read on each add and delete notification (the
+ * initial list included); a worker reads the current value when it syncs, so a node queued under
+ * an older value gets the newest; failed patches are retried with backoff.
  */
 import type { KubeObject } from '../../../api/resources/types.js';
 import type { Controller, ControllerContext } from '../controller-registry.js';
@@ -54,10 +54,9 @@ export class TtlController implements Controller {
   private client!: RestClient;
   private queue!: WorkQueue;
   private step = 0;
-  private count = 0;
 
-  /** The number of nodes the controller has seen (tests wait on it). */
-  get nodeCount(): number { return this.count; }
+  /** The number of nodes in the controller's cache (tests wait on it). */
+  get nodeCount(): number { return this.nodes?.indexer.size ?? 0; }
   /** The TTL every node should carry now. */
   get desiredTtlSeconds(): number { return (TTL_BOUNDARIES[this.step] as TtlBoundary).ttlSeconds; }
 
@@ -66,19 +65,19 @@ export class TtlController implements Controller {
     this.queue = new WorkQueue({ name: 'ttlcontroller', log: ctx.log });
     this.nodes = ctx.informers.informerFor(NODES);
     this.nodes.addEventHandler({
-      onAdd: (n) => { this.resize(1); this.queue.add(keyOf(n)); },
+      onAdd: (n) => { this.resize(); this.queue.add(keyOf(n)); },
       onUpdate: (_old, n) => this.queue.add(keyOf(n)),
-      onDelete: () => this.resize(-1),
+      onDelete: () => this.resize(),
     });
     ctx.informers.start(ctx.signal);
     if (!await this.nodes.waitForSync(ctx.signal)) return;
     await this.queue.runWorkers(WORKERS, (name) => this.sync(name), ctx.signal);
   }
 
-  private resize(delta: number): void {
+  /** Moves through the table with the cache's node count (the informer updates it before telling us). */
+  private resize(): void {
     const before = this.desiredTtlSeconds;
-    this.count += delta;
-    this.step = ttlBoundaryStep(this.step, this.count);
+    this.step = ttlBoundaryStep(this.step, this.nodes.indexer.size);
     if (this.desiredTtlSeconds !== before) for (const n of this.nodes.indexer.list()) this.queue.add(keyOf(n));
   }
 

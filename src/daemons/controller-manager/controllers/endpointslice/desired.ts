@@ -6,6 +6,7 @@
 import { isIPv6 } from 'node:net';
 import type { KubeObject } from '../../../../api/resources/types.js';
 import { canonicalJson, isPodReady } from '../controller-utils.js';
+import { resolveTargetPort } from '../service-selector.js';
 
 type Dict = Record<string, unknown>;
 
@@ -42,38 +43,11 @@ export function addressTypesOf(svc: KubeObject): string[] {
   return ['IPv4', 'IPv6'];
 }
 
-/** Whether a pod is published at all: not finished and with an IP (terminating pods are). */
-export function shouldPodBeInSlices(pod: KubeObject): boolean {
-  const st = rec(pod.status);
-  if (st.phase === 'Succeeded' || st.phase === 'Failed') return false;
-  return !!(str(st.podIP) || arr(st.podIPs).length);
-}
-
-/**
- * The container port a service port reaches on this pod: a number as is, a name looked up in
- * the containers (and sidecar init containers) with the same protocol; undefined when absent.
- */
-export function findPort(pod: KubeObject, svcPort: Dict): number | undefined {
-  const target = svcPort.targetPort ?? svcPort.port;
-  if (typeof target === 'number') return target;
-  if (typeof target !== 'string') return undefined;
-  if (/^\d+$/.test(target)) return Number(target);
-  const protocol = str(svcPort.protocol) || 'TCP';
-  const spec = rec(pod.spec);
-  const sidecars = arr(spec.initContainers).filter((c) => c.restartPolicy === 'Always');
-  for (const c of [...arr(spec.containers), ...sidecars]) {
-    for (const p of arr(c.ports)) {
-      if (p.name === target && (str(p.protocol) || 'TCP') === protocol && typeof p.containerPort === 'number') return p.containerPort;
-    }
-  }
-  return undefined;
-}
-
 /** The ports a pod serves for the service, in the service's order (a headless service may have none). */
 export function endpointPortsFor(svc: KubeObject, pod: KubeObject): EndpointPort[] {
   const out: EndpointPort[] = [];
   for (const sp of arr(rec(svc.spec).ports)) {
-    const port = findPort(pod, sp);
+    const port = resolveTargetPort(pod, sp);
     if (port === undefined) continue;
     const ep: EndpointPort = { name: str(sp.name), port, protocol: str(sp.protocol) || 'TCP' };
     if (typeof sp.appProtocol === 'string') ep.appProtocol = sp.appProtocol;

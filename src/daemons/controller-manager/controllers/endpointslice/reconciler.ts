@@ -15,16 +15,15 @@
  */
 import type { KubeObject } from '../../../../api/resources/types.js';
 import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME } from '../../../../api/resources/discovery/endpointslices.js';
-import { canonicalJson } from '../controller-utils.js';
+import { canonicalJson, newControllerRef } from '../controller-utils.js';
+import { HEADLESS_LABEL, isHeadless, podInEndpoints } from '../service-selector.js';
 import {
-  addressTypesOf, endpointChanged, endpointKey, endpointPortsFor, podToEndpoint, portMapKey, shouldPodBeInSlices,
+  addressTypesOf, endpointChanged, endpointKey, endpointPortsFor, podToEndpoint, portMapKey,
   type Endpoint, type EndpointPort,
 } from './desired.js';
 
 /** The managed-by value of this controller's slices. */
 export const CONTROLLER_NAME = 'endpointslice-controller.k8s.io';
-/** Label Kubernetes puts on the slices of headless services. */
-export const HEADLESS_LABEL = 'service.kubernetes.io/headless';
 const RESERVED_LABELS = new Set([LABEL_SERVICE_NAME, LABEL_MANAGED_BY, HEADLESS_LABEL]);
 
 type Dict = Record<string, unknown>;
@@ -65,8 +64,7 @@ function sliceLabels(slice: KubeObject | undefined, svc: KubeObject): { labels: 
     Object.fromEntries(Object.entries(l ?? {}).filter(([k]) => !RESERVED_LABELS.has(k)));
   const labels = own(svc.metadata?.labels);
   const changed = canonicalJson(own(slice?.metadata?.labels)) !== canonicalJson(labels);
-  const ip = (svc.spec as Dict | undefined)?.clusterIP;
-  if (!ip || ip === 'None') labels[HEADLESS_LABEL] = '';
+  if (isHeadless(svc)) labels[HEADLESS_LABEL] = '';
   labels[LABEL_SERVICE_NAME] = svc.metadata?.name ?? '';
   labels[LABEL_MANAGED_BY] = CONTROLLER_NAME;
   return { labels, changed };
@@ -78,7 +76,7 @@ function newSlice(svc: KubeObject, addressType: string, ports: EndpointPort[]): 
     apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice',
     metadata: {
       generateName: `${m.name ?? ''}-`, namespace: m.namespace ?? '', labels: sliceLabels(undefined, svc).labels,
-      ownerReferences: [{ apiVersion: 'v1', kind: 'Service', name: m.name ?? '', uid: m.uid ?? '', controller: true, blockOwnerDeletion: true }],
+      ownerReferences: [newControllerRef(svc, 'v1', 'Service')],
     },
     addressType, endpoints: [], ports,
   };
@@ -171,7 +169,7 @@ function byAddressType(input: PlanInput, existing: KubeObject[], addressType: st
   const desiredByPorts = new Map<string, Desired>();
   const publishNotReady = (svc.spec as Dict | undefined)?.publishNotReadyAddresses === true;
   for (const pod of input.pods) {
-    if (!shouldPodBeInSlices(pod)) continue;
+    if (!podInEndpoints(pod, true)) continue;
     const ports = endpointPortsFor(svc, pod);
     const key = portMapKey(ports);
     let d = desiredByPorts.get(key);
