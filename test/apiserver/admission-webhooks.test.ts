@@ -381,7 +381,7 @@ t.test("a configured client certificate is presented to webhooks (the caller, as
   const webhook = compileWebhook({ name: 'mtls.webhooks.test', clientConfig: { url: `https://127.0.0.1:${port}/`, caBundle: b64(a.ca.certPem) }, sideEffects: 'None', admissionReviewVersions: ['v1'] }, 'mtls', 0, 'validating');
   const target = targetOf(configmaps, 'v1', '');
   const attrs = { operation: 'CREATE' as const, def: configmaps, subresource: '', namespace: 'ns', name: 'x', dryRun: false, object: cm('x') };
-  const withCert = new WebhookCaller({ store: a.parts!.store, webhookClientCert: { certFile: a.clientCertFile, keyFile: a.clientKeyFile } });
+  const withCert = new WebhookCaller({ store: a.parts!.store, webhookClientCert: { cert: await readFile(a.clientCertFile), key: await readFile(a.clientKeyFile) } });
   t.match(await withCert.call(attrs, { webhook, target }, target, attrs.object, undefined), { allowed: true });
   t.same(peers, ['admin'], 'the webhook saw the client certificate');
   const without = new WebhookCaller({ store: a.parts!.store });
@@ -408,9 +408,14 @@ t.test('--proxy-client-cert-file and --proxy-client-key-file: the server present
   t.same(peers, ['admin'], 'the webhook saw the configured client certificate');
 });
 
-t.test('--proxy-client-cert-file without its key stops the start with one line', async (t) => {
+t.test('--proxy-client-cert-file without its key, or an unreadable one, stops the start with one line', async (t) => {
   const { code, stderr: captured } = await runExpectingStartFailure(['--secure-port=0', '--proxy-client-cert-file=/tmp/x.crt']);
   t.equal(code, 1);
   t.match(captured, /^apiserver: --proxy-client-cert-file: needs --proxy-client-key-file as well/);
   t.equal(captured.trim().split('\n').length, 1, 'one line');
+  // A file that cannot be read stops the start too (not every webhook call later).
+  const missing = await runExpectingStartFailure(['--secure-port=0', '--proxy-client-cert-file=/nonexistent/p.crt', '--proxy-client-key-file=/nonexistent/p.key']);
+  t.equal(missing.code, 1);
+  t.match(missing.stderr, /^apiserver: --proxy-client-cert-file: cannot read \/nonexistent\/p\.crt/);
+  t.equal(missing.stderr.trim().split('\n').length, 1, 'one line');
 });

@@ -25,7 +25,7 @@ import type { RestConfig } from './rest/types.js';
 import { createApiserverMetrics, type ApiserverMetrics } from './metrics.js';
 import { prepareServing, startServing, type Serving } from './serve.js';
 import { resolveAdvertiseAddress } from './tls/serving-certs.js';
-import { StartupError, withServingDefaults, type ServingOptions } from './serving-options.js';
+import { readOptionFile, StartupError, withServingDefaults, type ServingOptions } from './serving-options.js';
 
 /** ApiserverConfig → the serving subset (the option parser keeps '' for unset strings). */
 export function servingOptionsFromConfig(c: ApiserverConfig): ServingOptions {
@@ -94,13 +94,14 @@ function restConfigOf(c: ApiserverConfig, options: ServingOptions, advertiseAddr
 }
 
 /** --proxy-client-cert-file and --proxy-client-key-file go together (webhook calls present them). */
-function proxyClientCertOf(c: ApiserverConfig): { proxyClientCert?: { certFile: string; keyFile: string } } {
+function proxyClientCertOf(c: ApiserverConfig): { proxyClientCert?: { cert: Buffer; key: Buffer } } {
   const certFile = c.proxyClientCertFile ?? '';
   const keyFile = c.proxyClientKeyFile ?? '';
   if (!certFile && !keyFile) return {};
   if (!keyFile) throw new StartupError('--proxy-client-cert-file', 'needs --proxy-client-key-file as well');
   if (!certFile) throw new StartupError('--proxy-client-key-file', 'needs --proxy-client-cert-file as well');
-  return { proxyClientCert: { certFile, keyFile } };
+  // Read now, so a bad path stops the start instead of failing every webhook call later.
+  return { proxyClientCert: { cert: readOptionFile(certFile, '--proxy-client-cert-file')!, key: readOptionFile(keyFile, '--proxy-client-key-file')! } };
 }
 
 /** --enable-admission-plugins / --disable-admission-plugins → the plugins that run; a name in both is a start-up error. */

@@ -3,6 +3,8 @@
  * `ApiserverConfig` (src/flags/apiserver.ts) so a config object can be passed straight in.
  * Durations are milliseconds unless the name says seconds.
  */
+import { readFileSync } from 'node:fs';
+
 export interface NamedCertKeyOption {
   certFile: string;
   keyFile: string;
@@ -71,6 +73,12 @@ export function withServingDefaults(partial: Partial<ServingOptions>): ServingOp
 }
 
 /** A start-up failure caused by one option: printed as one line naming it. */
+/** A file an option names, read at start: a bad path is a start-up error naming the option. */
+export function readOptionFile(file: string | undefined, option: string): Buffer | undefined {
+  if (!file) return undefined;
+  try { return readFileSync(file); } catch (e) { throw new StartupError(option, `cannot read ${file}: ${(e as Error).message}`); }
+}
+
 export class StartupError extends Error {
   override readonly name = 'StartupError';
   constructor(readonly option: string, message: string, options?: { cause?: unknown }) {

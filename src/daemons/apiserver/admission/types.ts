@@ -71,8 +71,8 @@ export interface AdmissionContext {
   readonly log?: Logger;
   /** Whether a definition is served at a version (--runtime-config); every version when absent. */
   readonly served?: (def: ResourceDefinition, version: string) => boolean;
-  /** --proxy-client-cert-file / --proxy-client-key-file: the certificate presented to admission webhooks. */
-  readonly webhookClientCert?: { readonly certFile: string; readonly keyFile: string };
+  /** --proxy-client-cert-file / --proxy-client-key-file (their contents): the certificate presented to admission webhooks. */
+  readonly webhookClientCert?: { readonly cert: string | Buffer; readonly key: string | Buffer };
   /** Creates a namespace (NamespaceAutoProvision); AlreadyExists counts as success. */
   readonly createNamespace?: (name: string) => Promise<void>;
   /**

@@ -10,13 +10,12 @@
  * The timeout bounds connecting and waiting for the response headers; a streamed body
  * (followed logs) is not limited by it and ends when `signal` aborts.
  */
-import { readFileSync } from 'node:fs';
 import * as http from 'node:http';
 import * as https from 'node:https';
 import { pino, type Logger } from 'pino';
 import { ApiError } from '../../../api/meta/status.js';
 import type { KubeObject } from '../../../api/resources/types.js';
-import { StartupError } from '../serving-options.js';
+import { readOptionFile, StartupError } from '../serving-options.js';
 import { requestUpgrade, UpgradeError, type UpgradeOutcome } from '../../../util/upgrade-proxy.js';
 
 export interface NodeAgentClientOptions {
@@ -74,17 +73,12 @@ export interface NodeConnection {
   close(): void;
 }
 
-function readOpt(file: string | undefined, option: string): Buffer | undefined {
-  if (!file) return undefined;
-  try { return readFileSync(file); } catch (e) { throw new StartupError(option, `cannot read ${file}: ${(e as Error).message}`); }
-}
-
 /** Reads the certificate files now, so a bad path is a start-up error naming the option. */
 export function createNodeConnection(options: NodeAgentClientOptions): NodeConnection {
   const log = options.log ?? pino({ level: 'silent' });
-  const cert = readOpt(options.clientCertFile, '--nodeagent-client-certificate');
-  const key = readOpt(options.clientKeyFile, '--nodeagent-client-key');
-  const ca = readOpt(options.caFile, '--nodeagent-certificate-authority');
+  const cert = readOptionFile(options.clientCertFile, '--nodeagent-client-certificate');
+  const key = readOptionFile(options.clientKeyFile, '--nodeagent-client-key');
+  const ca = readOptionFile(options.caFile, '--nodeagent-certificate-authority');
   if ((cert === undefined) !== (key === undefined)) {
     throw new StartupError(cert ? '--nodeagent-client-key' : '--nodeagent-client-certificate', 'the node agent client certificate and key must be given together');
   }

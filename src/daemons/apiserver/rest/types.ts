@@ -29,8 +29,8 @@ export interface RestConfig {
   readonly admissionPlugins?: readonly string[];
   /** Reconcile interval of the `kubernetes` service endpoints (ms, default 10 s). */
   readonly endpointReconcileIntervalMs?: number;
-  /** --proxy-client-cert-file and --proxy-client-key-file: the identity webhook calls present. */
-  readonly proxyClientCert?: { readonly certFile: string; readonly keyFile: string };
+  /** --proxy-client-cert-file and --proxy-client-key-file, read at start: the identity webhook calls present. */
+  readonly proxyClientCert?: { readonly cert: Buffer; readonly key: Buffer };
 }
 
 export interface RestDeps {

@@ -15,12 +15,11 @@
  *   (`... denied the request without explanation` when it gives neither);
  * - warnings go to the response's Warning headers.
  */
-import { readFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import { ApiError, errors, type StatusDetails, type StatusReason } from '../../../../api/meta/status.js';
 import type { KubeObject } from '../../../../api/resources/types.js';
 import type { AdmissionAttributes, AdmissionContext } from '../types.js';
-import { postReview, type ClientCert } from './call.js';
+import { postReview } from './call.js';
 import { buildReview, verifyResponse, type ReviewResult } from './review.js';
 import type { Invocation } from './rules.js';
 import { matchesNamespaceSelector, matchesObjectSelector } from './selectors.js';
@@ -44,18 +43,9 @@ const NO_DRY_RUN_SIDE_EFFECTS = new Set(['None', 'NoneOnDryRun']);
 
 export class WebhookCaller {
   private readonly log?: Logger;
-  private clientCert: Promise<ClientCert | undefined> | undefined;
 
   constructor(private readonly ctx: AdmissionContext) {
     this.log = ctx.log;
-  }
-
-  /** The --proxy-client-cert-file pair, read once. */
-  private cert(): Promise<ClientCert | undefined> {
-    const files = this.ctx.webhookClientCert;
-    if (!files) return Promise.resolve(undefined);
-    this.clientCert ??= Promise.all([readFile(files.certFile), readFile(files.keyFile)]).then(([cert, key]) => ({ cert, key }));
-    return this.clientCert;
   }
 
   /** Whether the webhook's selectors take the request (its rules already do). */
@@ -99,7 +89,7 @@ export class WebhookCaller {
     const review = buildReview(a, inv, requested, object, oldObject);
     let body: unknown;
     try {
-      body = await postReview(callTargetOf(this.ctx.store, w.client), review.body, w.timeoutSeconds, await this.cert());
+      body = await postReview(callTargetOf(this.ctx.store, w.client), review.body, w.timeoutSeconds, this.ctx.webhookClientCert);
     } catch (e) {
       return fail(`failed to call webhook: ${(e as Error).message}`);
     }
