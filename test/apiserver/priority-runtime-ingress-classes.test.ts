@@ -9,6 +9,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startApiserver, type StartedApiserver } from '../helpers/apiserver.js';
+import { waitFor } from '../helpers/wait-for.js';
+import { storeMirror } from '../../src/storage/store-mirror.js';
 import { connectClient, type Reply, type RestClient } from '../helpers/rest-client.js';
 
 type Obj = Record<string, unknown>;
@@ -137,7 +139,10 @@ t.test('PriorityClass: defaults, validation, immutability and the table', async 
 });
 
 t.test('only one PriorityClass is the global default, and pods naming no class get it', async (t) => {
-  const { c } = await server(t);
+  const { a, c } = await server(t);
+  // Pods get the default class from the server's mirror of the classes (as Kubernetes' plugin
+  // reads its informer): the test waits until the mirror has seen a change before relying on it.
+  const mirror = storeMirror(a.parts!.store, 'scheduling.k8s.io', 'priorityclasses');
   const none = await c.request('POST', PODS, { body: pod('before') });
   t.equal(none.status, 201);
   t.match(none.json.spec, { priority: 0, preemptionPolicy: 'PreemptLowerPriority' }, 'no default class: priority 0');
@@ -151,7 +156,9 @@ t.test('only one PriorityClass is the global default, and pods naming no class g
   const promote = await update(c, `${PC}/other`, (o) => { o.globalDefault = true; });
   t.equal(promote.status, 403, 'another class may not become the default either');
   t.match(promote.json.message, /PriorityClass standard is already marked as default/);
-  t.equal((await update(c, `${PC}/standard`, (o) => { o.description = 'the default'; })).status, 200, 'the default class itself may change');
+  const described = await update(c, `${PC}/standard`, (o) => { o.description = 'the default'; });
+  t.equal(described.status, 200, 'the default class itself may change');
+  await waitFor('the default class mirrored', () => mirror.has('standard', described.json.metadata.resourceVersion));
 
   const p = await c.request('POST', PODS, { body: pod('after') });
   t.equal(p.status, 201);
@@ -162,6 +169,7 @@ t.test('only one PriorityClass is the global default, and pods naming no class g
 
   // Once the default is gone, pods get 0 again.
   t.equal((await c.request('DELETE', `${PC}/standard`)).status, 200);
+  await waitFor('the default class gone from the mirror', () => !mirror.has('standard'));
   t.equal((await c.request('POST', PODS, { body: pod('later') })).json.spec.priority, 0);
   t.equal((await update(c, `${PC}/other`, (o) => { o.globalDefault = true; })).status, 200, 'now another may become the default');
 });

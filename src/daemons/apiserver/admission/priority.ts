@@ -11,17 +11,21 @@
  * - PriorityClass create/update: at most one class is the global default.
  * (The built-in classes cannot be deleted whether or not this plugin runs: priorityclasses.ts.)
  *
- * Contract: classes are read from the watch cache once it is as new as the store (so a class
- * created a moment ago is found), else with one consistent read. A named class is remembered
- * per stored entry, so a pod naming a class settles at once in the common case; a pod naming
- * none costs one list of the classes. When several classes are global defaults (two creates
- * racing), the one with the lowest value counts, as in Kubernetes.
+ * Contract: a named class is read from the watch cache once it is as new as the store (so a
+ * class created a moment ago is found), else with one consistent read, and remembered per
+ * stored entry, so a pod naming a class settles at once in the common case. The global default
+ * a pod naming none gets comes from the store's mirror of the classes (src/storage/store-mirror.ts,
+ * worked out once per change), as Kubernetes' plugin reads its informer: no list per pod, and a
+ * default class is in effect once the mirror has seen it. PriorityClass writes check the one
+ * global default against a consistent list. When several classes are global defaults (two
+ * creates racing), the one with the lowest value counts, as in Kubernetes.
  */
 import { errors } from '../../../api/meta/status.js';
 import { PREEMPT_LOWER_PRIORITY } from '../../../api/resources/scheduling/priorityclasses.js';
 import type { KubeObject, ResourceDefinition } from '../../../api/resources/types.js';
 import type { KeyValue } from '../../../storage/interface.js';
 import type { ObjectStore } from '../../../storage/object-store-types.js';
+import { storeMirror, type StoreMirror } from '../../../storage/store-mirror.js';
 import type { AdmissionAttributes, AdmissionContext, AdmissionPlugin } from './types.js';
 import { isPod } from './types.js';
 
@@ -70,15 +74,33 @@ function classNamed(store: ObjectStore, name: string): ClassInfo | undefined | P
   return store.getEntry(ref).then((e) => (e ? entryInfo(e.kv, e.decode) : undefined));
 }
 
-/** The global default class (the lowest-valued one when there are several), if any. */
+/** The global default among these classes: the lowest-valued one when there are several. */
+function lowestDefault(classes: Iterable<ClassInfo>): ClassInfo | undefined {
+  let found: ClassInfo | undefined;
+  for (const info of classes) if (info.globalDefault && (!found || info.value < found.value)) found = info;
+  return found;
+}
+
+/** The global default class by a consistent list (for PriorityClass writes). */
 async function defaultClass(store: ObjectStore): Promise<ClassInfo | undefined> {
   const res = await store.list({ group: GROUP, resource: RESOURCE, namespace: '', entries: true });
+  const infos: ClassInfo[] = [];
+  for (const kv of res.entries ?? []) infos.push(await entryInfo(kv, res.decode!));
+  return lowestDefault(infos);
+}
+
+/** The global default class as the mirror has it, worked out once per change of the classes. */
+function mirroredDefault(mirror: StoreMirror): () => ClassInfo | undefined | Promise<ClassInfo | undefined> {
+  let generation = -1;
   let found: ClassInfo | undefined;
-  for (const kv of res.entries ?? []) {
-    const info = await entryInfo(kv, res.decode!);
-    if (info.globalDefault && (!found || info.value < found.value)) found = info;
-  }
-  return found;
+  const now = (): ClassInfo | undefined => {
+    if (mirror.generation !== generation) {
+      generation = mirror.generation;
+      found = lowestDefault([...mirror.objects.values()].map(infoOf));
+    }
+    return found;
+  };
+  return () => (mirror.synced ? now() : mirror.ready.then(now));
 }
 
 function forbidden(a: AdmissionAttributes, resource: string, group: string, why: string): Error {
@@ -102,9 +124,9 @@ function applyClass(a: AdmissionAttributes, spec: Dict, named: string, cls: Clas
   spec.preemptionPolicy = policy;
 }
 
-function admitPodCreate(store: ObjectStore, a: AdmissionAttributes, spec: Dict): void | Promise<void> {
+function admitPodCreate(store: ObjectStore, globalDefault: ReturnType<typeof mirroredDefault>, a: AdmissionAttributes, spec: Dict): void | Promise<void> {
   const named = typeof spec.priorityClassName === 'string' ? spec.priorityClassName : '';
-  const cls = named === '' ? defaultClass(store) : classNamed(store, named);
+  const cls = named === '' ? globalDefault() : classNamed(store, named);
   if (cls instanceof Promise) return cls.then((c) => applyClass(a, spec, named, c));
   applyClass(a, spec, named, cls);
 }
@@ -124,13 +146,14 @@ async function validateGlobalDefault(store: ObjectStore, a: AdmissionAttributes)
 }
 
 export function priority(ctx: AdmissionContext): AdmissionPlugin {
+  const globalDefault = mirroredDefault(storeMirror(ctx.store, GROUP, RESOURCE, ctx.log));
   return {
     name: 'Priority',
     handles: (op, def, sub) => sub === '' && op !== 'DELETE' && (isPod(def) || isPriorityClasses(def)),
     admit(a) {
       if (!isPod(a.def) || !isDict(a.object?.spec)) return;
       const spec = a.object.spec;
-      if (a.operation === 'CREATE') return admitPodCreate(ctx.store, a, spec);
+      if (a.operation === 'CREATE') return admitPodCreate(ctx.store, globalDefault, a, spec);
       admitPodUpdate(spec, a.oldObject);
     },
     validate(a) {
