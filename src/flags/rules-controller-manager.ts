@@ -2,7 +2,7 @@
 import type { CrossRule } from './parser.js';
 import type { ControllerManagerConfig } from './controller-manager.js';
 import { leaderElectionTimes } from './rule-helpers.js';
-import { canonicalCidr } from './ip.js';
+import { canonicalCidr } from '../util/ip.js';
 
 const needsAllocate = (option: 'cluster-cidr' | 'service-cluster-ip-range', key: 'clusterCidr' | 'serviceClusterIpRange'): CrossRule<ControllerManagerConfig> => ({
   option,

@@ -4,7 +4,7 @@
  * Integer syntax follows Go's strconv.ParseInt with base 0 (as pflag uses): an optional sign,
  * then decimal, 0x hex, 0o or leading-0 octal, or 0b binary.
  */
-import { canonicalCidr, canonicalIp } from './ip.js';
+import { canonicalCidr, canonicalIp } from '../util/ip.js';
 import { formatDuration, parseDuration } from '../util/duration.js';
 
 export interface PortRange {

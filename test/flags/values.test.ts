@@ -2,7 +2,7 @@
 import t from 'tap';
 import { VALUE_TYPES } from '../../src/flags/value-types.js';
 import { formatDuration, parseDuration, parseDurationNs } from '../../src/util/duration.js';
-import { canonicalCidr, canonicalIp } from '../../src/flags/ip.js';
+import { canonicalCidr, canonicalIp } from '../../src/util/ip.js';
 import { isQuantity, parseQuantity } from '../../src/util/quantity.js';
 
 t.test('bool: Go ParseBool spellings', async (t) => {

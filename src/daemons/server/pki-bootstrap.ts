@@ -24,7 +24,7 @@ import { X509Certificate, createPrivateKey, createPublicKey, generateKeyPair, ty
 import { chmod, mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { canonicalIp } from '../../flags/ip.js';
+import { canonicalIp } from '../../util/ip.js';
 import type { CertificateAuthority } from '../../util/pki.js';
 import { writeFileAtomic } from './atomic-write.js';
 

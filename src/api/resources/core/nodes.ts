@@ -3,8 +3,8 @@ import { fieldErrors, type FieldError } from '../../meta/status.js';
 import { defineResource, statusStrategy } from '../common/define.js';
 import { col, str, arr, rec, path } from '../common/table-util.js';
 import { isObject, pushAll, qualifiedName, labelValue } from '../common/validation.js';
-import { isIP } from 'node:net';
 import type { KubeObject } from '../types.js';
+import { parseCidr } from '../../../util/ip.js';
 
 const EFFECTS = ['NoExecute', 'NoSchedule', 'PreferNoSchedule'];
 
@@ -30,14 +30,10 @@ function address(o: KubeObject, type: string): string {
   return a ? str(a.address) : '<none>';
 }
 
-/** An IP family of a CIDR (4 or 6), or 0 when it is not a valid CIDR. */
+/** An IP family of a CIDR (4 or 6), or 0 when it is not a valid CIDR (Go's rules: flags/ip.ts). */
 function cidrFamily(v: unknown): 0 | 4 | 6 {
-  if (typeof v !== 'string') return 0;
-  const slash = v.indexOf('/');
-  const family = isIP(v.slice(0, slash));
-  const prefix = v.slice(slash + 1);
-  if (slash < 0 || family === 0 || !/^\d{1,3}$/.test(prefix) || Number(prefix) > (family === 4 ? 32 : 128)) return 0;
-  return family as 4 | 6;
+  const c = typeof v === 'string' ? parseCidr(v) : undefined;
+  return !c ? 0 : c.ip.length === 4 ? 4 : 6;
 }
 
 /** spec.podCIDRs: valid CIDRs, at most one per IP family (so at most two), as Kubernetes. */

@@ -8,7 +8,7 @@ import { isIP } from 'node:net';
 import { join } from 'node:path';
 import { networkInterfaces } from 'node:os';
 import type { Logger } from 'pino';
-import { formatIp, parseCidr } from '../../../flags/ip.js';
+import { formatIp, parseCidr } from '../../../util/ip.js';
 import { createSelfSignedServing, splitPemCertificates, writePemFile } from '../../../util/pki.js';
 import { StartupError, type ServingOptions } from '../serving-options.js';
 

@@ -14,7 +14,7 @@
  * idempotent and fail, changing nothing, for a CIDR outside the cluster CIDR. All arithmetic is
  * on bigint so IPv4 and IPv6 share one path.
  */
-import { formatCidr, parseCidr, type Cidr, type IpBytes } from '../../../../flags/ip.js';
+import { formatCidr, parseCidr, type Cidr, type IpBytes } from '../../../../util/ip.js';
 
 /** Kubernetes' limit for IPv6: 16 bits between the cluster and node prefixes (a 65536-bit map). */
 const MAX_IPV6_SUBNET_DIFF = 16;

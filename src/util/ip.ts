@@ -1,5 +1,6 @@
 /**
- * IP addresses and CIDR blocks for options of type ip and ipNet.
+ * IP addresses and CIDR blocks with Go's parsing rules: options of type ip and ipNet, node pod
+ * CIDRs, the nodeipam allocator, serving certificates.
  *
  * Canonical forms follow Go's net package: IPv4 in dotted decimal, IPv6 lowercase with the
  * longest run (two or more) of zero groups compressed to "::", and an IPv4-mapped IPv6 address
