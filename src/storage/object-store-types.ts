@@ -123,6 +123,13 @@ export interface ObjectWatch extends AsyncIterable<ObjectEvent> {
 export interface ObjectEventConsumer {
   event(ev: ObjectEvent): boolean;
   end(): void;
+  /**
+   * event(ev) split for a fan-out, as the watch cache's SharedDelivery: `prepare(ev)` depends
+   * only on the event and on `key` (it may throw; the consumer then gets event(ev)), and
+   * deliver(prepare(ev)) does what event(ev) does. Watchers of one range without a filter
+   * whose consumers carry equal keys share one prepare() per event. Used for live changes only.
+   */
+  shared?: { readonly key: string; prepare(ev: ObjectEvent): unknown; deliver(prepared: unknown): boolean };
 }
 
 export interface GuaranteedUpdateOptions {

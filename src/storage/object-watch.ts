@@ -29,7 +29,22 @@ import { SharedEventCache, convert, convertSync } from './object-events.js';
 import type { ObjectEvent, ObjectEventConsumer, ObjectWatch, WatchQuery } from './object-store-types.js';
 import type { ResourceStore } from './resource-store.js';
 import { parseResourceVersion } from './resource-version.js';
-import { CacheWatcher } from './watch-cache/cache-watcher.js';
+import { CacheWatcher, type SharedDelivery } from './watch-cache/cache-watcher.js';
+
+/** What a shared prepare gives for one batch: the consumer's prepared events and the revision. */
+interface PreparedBatch {
+  revision: number;
+  items: unknown[];
+}
+
+const storeIds = new WeakMap<ResourceStore, number>();
+let nextStoreId = 1;
+/** A number naming a ResourceStore within this process, for shared-delivery keys. */
+function storeId(rs: ResourceStore): number {
+  let id = storeIds.get(rs);
+  if (id === undefined) { id = nextStoreId++; storeIds.set(rs, id); }
+  return id;
+}
 
 export function watchObjects(rs: ResourceStore, storePrefix: string, q: WatchQuery, shared: SharedEventCache): ObjectWatch {
   const rv = parseResourceVersion(q.resourceVersion);
@@ -113,6 +128,8 @@ export function watchObjects(rs: ResourceStore, storePrefix: string, q: WatchQue
     claim();
     let ended = false;
     let full = false;
+    /** The revision of the last event (or bookmark) handed over. */
+    let lastSent = 0;
     let waiting: (() => void) | undefined;
     let flow: { resume(): void } | undefined;
     const end = (): void => {
@@ -141,6 +158,45 @@ export function watchObjects(rs: ResourceStore, storePrefix: string, q: WatchQue
     const room = (): Promise<void> => (full && !ended ? new Promise<void>((r) => { waiting = r; }) : Promise.resolve());
     if (ac.signal.aborted) queueMicrotask(end); else ac.signal.addEventListener('abort', end, { once: true });
 
+    /**
+     * onBatch split for the cache's shared fan-out (CacheWatcher SharedDelivery): conversion and
+     * the consumer's prepare once per batch for every watcher of this store and range with an
+     * equal consumer key, then each watcher's own deliver. Only without a filter (with one, the
+     * event types depend on the watcher). A prepare that throws makes the cache fall back to
+     * onBatch, which meets the failure as before.
+     */
+    function sharedDelivery(c: ObjectEventConsumer): SharedDelivery<PreparedBatch> | undefined {
+      const cs = c.shared;
+      if (!cs || matcher) return undefined;
+      return {
+        key: `${storeId(rs)}|${cs.key}`,
+        prepare: (b) => {
+          const items: unknown[] = [];
+          for (const e of b.events) {
+            const ev = convertSync(rs, e, undefined, shared);
+            if (ev) items.push(cs.prepare(ev));
+          }
+          return { revision: b.revision, items };
+        },
+        deliver: (p) => {
+          if (ended || p.items.length === 0) return true;
+          lastSent = p.revision;
+          let ok = true;
+          for (const item of p.items) {
+            try {
+              if (!cs.deliver(item)) ok = false;
+            } catch {
+              end();
+              return true;
+            }
+            if (ended) return true;
+          }
+          if (!ok) full = true;
+          return ok;
+        },
+      };
+    }
+
     async function startPush(): Promise<void> {
       let start: number;
       if (rv === undefined || rv === 0) {
@@ -164,7 +220,7 @@ export function watchObjects(rs: ResourceStore, storePrefix: string, q: WatchQue
         start = rv;
       }
       if (ended) return;
-      let lastSent = start;
+      lastSent = start;
       const watch = backendWatch(start);
       if (watch instanceof CacheWatcher && rs.canDecodeSync) {
         const onBatch = (batch: WatchBatch): boolean => {
@@ -191,6 +247,7 @@ export function watchObjects(rs: ResourceStore, storePrefix: string, q: WatchQue
         };
         flow = watch.push({
           batch: onBatch,
+          shared: sharedDelivery(c),
           end: (err) => {
             if (err && !ac.signal.aborted && !isStorageError(err, 'Unavailable')) emit(failure(err, start));
             end();

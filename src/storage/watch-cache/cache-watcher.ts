@@ -13,6 +13,9 @@
  * - Push mode: the consumer reports a full transport by returning false; batches delivered
  *   from then until resume() count as unconsumed, with the same maxPending bound. A consumer
  *   that throws ends the watcher ('Internal'). end() is called exactly once.
+ * - Shared push work: consumers that carry a SharedDelivery with equal keys, on watchers of one
+ *   range, get one prepare() per live batch between them (WatchCache.apply) and each its own
+ *   deliver() of the result, under the same backpressure and maxPending rules as batch().
  * - Never throws from offer(): a failing watcher only ends itself.
  */
 import { StorageError } from '../errors.js';
@@ -29,13 +32,51 @@ export function rangeId(r: KeyRange): string {
   return `${r.start}\u0000${r.end}`;
 }
 
+/**
+ * One string instance per distinct id among live watchers, so the fan-out compares ids by
+ * identity (equal strings built apart would be compared character by character, touching both
+ * for every watcher of every batch). Counted, so ids of ended watchers are let go.
+ */
+const canonicalIds = new Map<string, { id: string; refs: number }>();
+
+function acquireId(s: string): string {
+  const e = canonicalIds.get(s);
+  if (e) { e.refs++; return e.id; }
+  canonicalIds.set(s, { id: s, refs: 1 });
+  return s;
+}
+
+function releaseId(s: string): void {
+  const e = canonicalIds.get(s);
+  if (e && --e.refs === 0) canonicalIds.delete(s);
+}
+
 /** A push-mode consumer of a watcher (see CacheWatcher.push). */
 export interface BatchConsumer {
   /** One batch (in range; no events = progress). False: the transport is full until resume(). */
   batch(b: WatchBatch): boolean;
   /** The watcher ended: closed (undefined) or failed. Called once. */
   end(err: StorageError | undefined): void;
+  /** The consumer's work on a live batch split into a shareable part and its own delivery. */
+  shared?: SharedDelivery<unknown>;
 }
+
+/**
+ * batch(b) split in two for a fan-out: `prepare(b)` is everything that depends only on the batch
+ * and on `key` (converting, encoding), `deliver(p)` the rest (writing to this consumer's
+ * transport); deliver(prepare(b)) must do what batch(b) does for a live batch with events.
+ * Consumers with equal keys on watchers of equal ranges share one prepare() per batch, so the
+ * key names everything prepare depends on. prepare() may throw: those watchers then get
+ * batch(b) as usual (each meets the failure its own way). It must not return undefined.
+ */
+export interface SharedDelivery<P> {
+  readonly key: string;
+  prepare(b: WatchBatch): P;
+  deliver(p: P): boolean;
+}
+
+/** What a shared prepare() gave when it threw: deliver through batch() instead. */
+export const UNSHARED: unique symbol = Symbol('unshared');
 
 export class CacheWatcher implements Watch {
   private queue: WatchBatch[] = [];
@@ -50,10 +91,14 @@ export class CacheWatcher implements Watch {
   /** Push mode: live batches delivered while blocked. */
   private unconsumed = 0;
   private endSent = false;
+  /** The ids were given back (release() runs once per way of ending). */
+  private released = false;
   /** Revision of the last batch queued (events or progress). */
   lastRevision: number;
-  /** rangeId(range). */
+  /** rangeId(range), the one instance every live watcher of an equal range holds. */
   readonly rangeId: string;
+  /** Push mode with a shared consumer: rangeId plus the SharedDelivery key, one instance per distinct value like rangeId (else undefined). */
+  shareId: string | undefined;
   lastDeliveryAt: number;
   lastProgressAt: number;
 
@@ -67,7 +112,8 @@ export class CacheWatcher implements Watch {
     signal?: AbortSignal,
   ) {
     this.lastRevision = fromRevision - 1;
-    this.rangeId = rangeId(range);
+    this.rangeId = acquireId(rangeId(range));
+    this.shareId = undefined;
     this.lastDeliveryAt = now;
     this.lastProgressAt = now;
     if (signal) {
@@ -102,6 +148,40 @@ export class CacheWatcher implements Watch {
   }
 
   /**
+   * The shared part of this watcher's consumer for a batch already restricted to its range
+   * (see SharedDelivery), or UNSHARED when prepare() threw. Only for watchers with a shareId.
+   */
+  prepare(scoped: WatchBatch): unknown {
+    try {
+      return this.consumer!.shared!.prepare(scoped);
+    } catch {
+      return UNSHARED;
+    }
+  }
+
+  /**
+   * A live batch whose shared part was prepared (by this watcher or another with the same
+   * shareId): as offer(), with the consumer's deliver(prepared) in place of batch().
+   */
+  offerPrepared(batch: WatchBatch, now: number, prepared: unknown): void {
+    if (this.ended || batch.revision <= this.lastRevision) return;
+    this.lastRevision = batch.revision;
+    this.lastDeliveryAt = now;
+    if (this.blocked && ++this.unconsumed > this.maxPending) {
+      this.fail(new StorageError('Unavailable', `watcher fell behind by more than ${this.maxPending} events and was closed`));
+      return;
+    }
+    let ok: boolean;
+    try {
+      ok = this.consumer!.shared!.deliver(prepared);
+    } catch (e) {
+      this.fail(new StorageError('Internal', `watch consumer failed: ${(e as Error)?.message ?? String(e)}`, {}, { cause: e }));
+      return;
+    }
+    if (!ok) this.blocked = true;
+  }
+
+  /**
    * Tells the watcher every event up to `revision` was offered (becomes a progress batch when
    * asked for); `repeat` sends one even when the revision did not move (periodic notification).
    */
@@ -124,6 +204,7 @@ export class CacheWatcher implements Watch {
   push(c: BatchConsumer): { resume(): void } {
     if (this.consumer) throw new StorageError('InvalidArgument', 'a watcher has one consumer');
     this.consumer = c;
+    this.shareId = c.shared && !this.ended ? acquireId(`${this.rangeId}\u0001${c.shared.key}`) : undefined;
     const queued = this.queue.slice(this.head);
     this.queue = [];
     this.head = 0;
@@ -207,6 +288,11 @@ export class CacheWatcher implements Watch {
   }
 
   private release(): void {
+    if (!this.released) {
+      this.released = true;
+      releaseId(this.rangeId);
+      if (this.shareId !== undefined) releaseId(this.shareId);
+    }
     this.queue = [];
     this.head = 0;
     this.backlog = 0;

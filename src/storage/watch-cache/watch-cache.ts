@@ -26,7 +26,7 @@ import {
   prefixEnd, type Backend, type DeleteResult, type KeyValue, type RangeOptions, type RangeResult,
   type ReadOptions, type Watch, type WatchBatch, type WatchOptions, type WriteOptions, type WriteResult,
 } from '../interface.js';
-import { CacheWatcher, inRange, type KeyRange } from './cache-watcher.js';
+import { CacheWatcher, inRange, UNSHARED, type KeyRange } from './cache-watcher.js';
 import { EventRing } from './event-ring.js';
 import { SortedStore } from './sorted-store.js';
 import { WatchFeed, type FeedSink } from './watch-feed.js';
@@ -311,13 +311,40 @@ export class WatchCache implements Backend, FeedSink {
     }
     this.ring.push(batch);
     const now = this.now();
-    // Watchers of one range (one namespace, say) share the range check of each batch.
+    // Watchers of one range (one namespace, say) share the range check of each batch, and
+    // push consumers that say so share their preparation too (converting, encoding), so each
+    // watcher's own cost is its transport write. Watchers of one kind tend to be registered
+    // together, so the last range and share are remembered before the maps are asked.
     let scoped: Map<string, WatchBatch | null> | undefined;
+    let prepared: Map<string, unknown> | undefined;
+    let lastRange = '';
+    let lastScoped: WatchBatch | null = null;
+    let lastShare = '';
+    let lastPrepared: unknown;
     for (const w of this.watchers) {
       if (w.ended || batch.revision <= w.lastRevision) continue;
-      scoped ??= new Map();
-      let b = scoped.get(w.rangeId);
-      if (b === undefined) { b = inRange(batch, w.range); scoped.set(w.rangeId, b); }
+      let b: WatchBatch | null | undefined;
+      if (w.rangeId === lastRange) b = lastScoped;
+      else {
+        scoped ??= new Map();
+        b = scoped.get(w.rangeId);
+        if (b === undefined) { b = inRange(batch, w.range); scoped.set(w.rangeId, b); }
+        lastRange = w.rangeId;
+        lastScoped = b;
+      }
+      const share = w.shareId;
+      if (share !== undefined && b !== null) {
+        let p: unknown;
+        if (share === lastShare) p = lastPrepared;
+        else {
+          prepared ??= new Map();
+          p = prepared.get(share);
+          if (p === undefined) { p = w.prepare(b); prepared.set(share, p); }
+          lastShare = share;
+          lastPrepared = p;
+        }
+        if (p !== UNSHARED) { w.offerPrepared(batch, now, p); continue; }
+      }
       w.offer(batch, now, b);
     }
   }

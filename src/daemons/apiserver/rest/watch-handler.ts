@@ -8,6 +8,7 @@ import type { WebSocket } from 'ws';
 import { errors } from '../../../api/meta/status.js';
 import type { KubeObject } from '../../../api/resources/types.js';
 import type { ObjectEvent } from '../../../storage/object-store-types.js';
+import { H2Response } from '../h2-response.js';
 import { queryBool } from '../request-info.js';
 import { encodeWatchEventProtobuf } from '../../../api/codec/watch-frame.js';
 import { messageForObject } from '../../../api/schema/registry.js';
@@ -161,6 +162,13 @@ export async function streamWatch(s: Scope, sink: WatchSink, fmt: OutputFormat, 
           return ok;
         },
         end,
+        // Watchers encoding alike share one encoding per live event in the store's fan-out
+        // (encodeEvent's cache would give them the same bytes anyway), leaving each its write.
+        shared: key === undefined ? undefined : {
+          key,
+          prepare: (ev) => encodeEvent(s, fmt, ev, key),
+          deliver: (line) => (done ? true : write(line as Buffer)),
+        },
       });
       onDrain(() => flow.resume());
     });
@@ -195,6 +203,7 @@ export async function handleWatch(s: Scope, minRequestTimeout: number): Promise<
     'Cache-Control': 'no-cache, private',
   });
   if ('flushHeaders' in res && typeof res.flushHeaders === 'function') res.flushHeaders();
+  const stream = res instanceof H2Response && res.stream.headersSent ? res.stream : undefined;
   const ac = new AbortController();
   const onClose = (): void => ac.abort();
   res.on('close', onClose);
@@ -213,7 +222,9 @@ export async function handleWatch(s: Scope, minRequestTimeout: number): Promise<
         ac.signal.addEventListener('abort', done, { once: true });
       });
     },
-    write: (line) => (closed ? true : (res as { write(b: Buffer): boolean }).write(line)),
+    // Once the headers are out, an HTTP/2 watch writes its events straight onto the stream: the
+    // response wrapper's per-write checks are settled (no end before `closed`, not a HEAD).
+    write: stream ? (line) => (closed ? true : stream.write(line)) : (line) => (closed ? true : (res as { write(b: Buffer): boolean }).write(line)),
     onDrain: (cb) => { res.on('drain', cb); },
     end: () => { if (!res.writableEnded) res.end(); },
   };
