@@ -125,11 +125,13 @@ export interface ObjectEventConsumer {
   end(): void;
   /**
    * event(ev) split for a fan-out, as the watch cache's SharedDelivery: `prepare(ev)` depends
-   * only on the event and on `key` (it may throw; the consumer then gets event(ev)), and
-   * deliver(prepare(ev)) does what event(ev) does. Watchers of one range without a filter
-   * whose consumers carry equal keys share one prepare() per event. Used for live changes only.
+   * only on the event and on `key` (it may throw; the consumer then gets event(ev)), `join`
+   * makes one prepared value of several (or none) for a batch, and deliver(prepared) does what
+   * event(ev) does for each event joined; the fan-out calls it on this object. Watchers of one
+   * range without a filter whose consumers carry equal keys share one prepare() per event.
+   * Used for live changes only; a deliver that throws ends the watch quietly.
    */
-  shared?: { readonly key: string; prepare(ev: ObjectEvent): unknown; deliver(prepared: unknown): boolean };
+  shared?: { readonly key: string; prepare(ev: ObjectEvent): unknown; join(prepared: unknown[]): unknown; deliver(prepared: unknown): boolean };
 }
 
 export interface GuaranteedUpdateOptions {

@@ -31,12 +31,6 @@ import type { ResourceStore } from './resource-store.js';
 import { parseResourceVersion } from './resource-version.js';
 import { CacheWatcher, type SharedDelivery } from './watch-cache/cache-watcher.js';
 
-/** What a shared prepare gives for one batch: the consumer's prepared events and the revision. */
-interface PreparedBatch {
-  revision: number;
-  items: unknown[];
-}
-
 const storeIds = new WeakMap<ResourceStore, number>();
 let nextStoreId = 1;
 /** A number naming a ResourceStore within this process, for shared-delivery keys. */
@@ -161,11 +155,13 @@ export function watchObjects(rs: ResourceStore, storePrefix: string, q: WatchQue
     /**
      * onBatch split for the cache's shared fan-out (CacheWatcher SharedDelivery): conversion and
      * the consumer's prepare once per batch for every watcher of this store and range with an
-     * equal consumer key, then each watcher's own deliver. Only without a filter (with one, the
-     * event types depend on the watcher). A prepare that throws makes the cache fall back to
-     * onBatch, which meets the failure as before.
+     * equal consumer key; then the consumer's own deliver, called by the cache directly (this
+     * watch's state needs nothing per event there: ending it closes the cache watcher at once,
+     * and the bookmark check reads the cache watcher's lastShared). Only without a filter (with
+     * one, the event types depend on the watcher). A prepare that throws makes the cache fall
+     * back to onBatch, which meets the failure as before.
      */
-    function sharedDelivery(c: ObjectEventConsumer): SharedDelivery<PreparedBatch> | undefined {
+    function sharedDelivery(c: ObjectEventConsumer): SharedDelivery<unknown> | undefined {
       const cs = c.shared;
       if (!cs || matcher) return undefined;
       return {
@@ -176,24 +172,9 @@ export function watchObjects(rs: ResourceStore, storePrefix: string, q: WatchQue
             const ev = convertSync(rs, e, undefined, shared);
             if (ev) items.push(cs.prepare(ev));
           }
-          return { revision: b.revision, items };
+          return items.length === 1 ? items[0] : cs.join(items);
         },
-        deliver: (p) => {
-          if (ended || p.items.length === 0) return true;
-          lastSent = p.revision;
-          let ok = true;
-          for (const item of p.items) {
-            try {
-              if (!cs.deliver(item)) ok = false;
-            } catch {
-              end();
-              return true;
-            }
-            if (ended) return true;
-          }
-          if (!ok) full = true;
-          return ok;
-        },
+        sink: cs,
       };
     }
 
@@ -226,7 +207,7 @@ export function watchObjects(rs: ResourceStore, storePrefix: string, q: WatchQue
         const onBatch = (batch: WatchBatch): boolean => {
           if (ended) return true;
           if (batch.events.length === 0) {
-            if (!q.allowBookmarks || batch.revision <= lastSent) return true;
+            if (!q.allowBookmarks || batch.revision <= Math.max(lastSent, watch.lastShared)) return true;
             lastSent = batch.revision;
             return emit(bookmark(batch.revision));
           }

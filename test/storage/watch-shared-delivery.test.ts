@@ -58,6 +58,7 @@ function share(w: ObjectWatch, key: string, prepares: Prepares, o: { accept?: ()
         if (o.prepareThrows) throw new Error('cannot prepare');
         return `${e.type} ${e.object.metadata?.name ?? ''}`;
       },
+      join: (ps) => ps.join(', '),
       deliver: (p) => {
         if (o.deliverThrows) throw new Error('cannot deliver');
         seen.push(`shared ${p as string}`);

@@ -63,16 +63,18 @@ export interface BatchConsumer {
 
 /**
  * batch(b) split in two for a fan-out: `prepare(b)` is everything that depends only on the batch
- * and on `key` (converting, encoding), `deliver(p)` the rest (writing to this consumer's
- * transport); deliver(prepare(b)) must do what batch(b) does for a live batch with events.
- * Consumers with equal keys on watchers of equal ranges share one prepare() per batch, so the
- * key names everything prepare depends on. prepare() may throw: those watchers then get
- * batch(b) as usual (each meets the failure its own way). It must not return undefined.
+ * and on `key` (converting, encoding); `sink.deliver(p)` the rest (writing to this consumer's
+ * transport), called on the sink object itself so the fan-out touches only that object and the
+ * transport per watcher. sink.deliver(prepare(b)) must do what batch(b) does for a live batch
+ * with events. Consumers with equal keys on watchers of equal ranges share one prepare() per
+ * batch, so the key names everything prepare depends on. prepare() may throw: those watchers
+ * then get batch(b) as usual (each meets the failure its own way). It must not return
+ * undefined. A deliver that throws ends its watcher quietly, as if closed.
  */
 export interface SharedDelivery<P> {
   readonly key: string;
   prepare(b: WatchBatch): P;
-  deliver(p: P): boolean;
+  readonly sink: { deliver(p: P): boolean };
 }
 
 /** What a shared prepare() gave when it threw: deliver through batch() instead. */
@@ -99,6 +101,10 @@ export class CacheWatcher implements Watch {
   readonly rangeId: string;
   /** Push mode with a shared consumer: rangeId plus the SharedDelivery key, one instance per distinct value like rangeId (else undefined). */
   shareId: string | undefined;
+  /** Revision of the last batch handed over by offerPrepared (0: none). */
+  lastShared = 0;
+  private shared: SharedDelivery<unknown> | undefined;
+  private sharedSink: { deliver(p: unknown): boolean } | undefined;
   lastDeliveryAt: number;
   lastProgressAt: number;
 
@@ -153,7 +159,7 @@ export class CacheWatcher implements Watch {
    */
   prepare(scoped: WatchBatch): unknown {
     try {
-      return this.consumer!.shared!.prepare(scoped);
+      return this.shared!.prepare(scoped);
     } catch {
       return UNSHARED;
     }
@@ -166,6 +172,7 @@ export class CacheWatcher implements Watch {
   offerPrepared(batch: WatchBatch, now: number, prepared: unknown): void {
     if (this.ended || batch.revision <= this.lastRevision) return;
     this.lastRevision = batch.revision;
+    this.lastShared = batch.revision;
     this.lastDeliveryAt = now;
     if (this.blocked && ++this.unconsumed > this.maxPending) {
       this.fail(new StorageError('Unavailable', `watcher fell behind by more than ${this.maxPending} events and was closed`));
@@ -173,9 +180,9 @@ export class CacheWatcher implements Watch {
     }
     let ok: boolean;
     try {
-      ok = this.consumer!.shared!.deliver(prepared);
-    } catch (e) {
-      this.fail(new StorageError('Internal', `watch consumer failed: ${(e as Error)?.message ?? String(e)}`, {}, { cause: e }));
+      ok = this.sharedSink!.deliver(prepared);
+    } catch {
+      this.close(); // the consumer's own transport failed: it ends itself, as with batch()
       return;
     }
     if (!ok) this.blocked = true;
@@ -204,7 +211,11 @@ export class CacheWatcher implements Watch {
   push(c: BatchConsumer): { resume(): void } {
     if (this.consumer) throw new StorageError('InvalidArgument', 'a watcher has one consumer');
     this.consumer = c;
-    this.shareId = c.shared && !this.ended ? acquireId(`${this.rangeId}\u0001${c.shared.key}`) : undefined;
+    if (c.shared && !this.ended) {
+      this.shared = c.shared;
+      this.sharedSink = c.shared.sink;
+      this.shareId = acquireId(`${this.rangeId}\u0001${c.shared.key}`);
+    }
     const queued = this.queue.slice(this.head);
     this.queue = [];
     this.head = 0;

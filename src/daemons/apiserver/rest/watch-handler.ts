@@ -8,6 +8,8 @@ import type { WebSocket } from 'ws';
 import { errors } from '../../../api/meta/status.js';
 import type { KubeObject } from '../../../api/resources/types.js';
 import type { ObjectEvent } from '../../../storage/object-store-types.js';
+import type { Http2Stream } from 'node:http2';
+import type { ApiResponse } from '../context.js';
 import { H2Response } from '../h2-response.js';
 import { queryBool } from '../request-info.js';
 import { encodeWatchEventProtobuf } from '../../../api/codec/watch-frame.js';
@@ -95,6 +97,28 @@ function encodeEvent(s: Scope, fmt: OutputFormat, ev: ObjectEvent, key: string |
   return buf;
 }
 
+/**
+ * The shared-delivery side of one push watch (ObjectEventConsumer.shared): prepare encodes a
+ * live event as every watch with this `key` would, deliver writes the prepared bytes (one event's
+ * line, or several joined) to this watch's sink. One object per watcher holding what deliver
+ * needs, so the fan-out touches it and the transport only.
+ */
+class SharedLines {
+  /** The watch ended: nothing more is written. */
+  done = false;
+
+  constructor(readonly key: string, private readonly s: Scope, private readonly fmt: OutputFormat, private readonly sink: WatchSink) {}
+
+  prepare(ev: ObjectEvent): Buffer { return encodeEvent(this.s, this.fmt, ev, this.key); }
+
+  join(lines: unknown[]): Buffer { return Buffer.concat(lines as Buffer[]); }
+
+  deliver(line: unknown): boolean {
+    if (this.done || (line as Buffer).length === 0) return true;
+    return this.sink.write!(line as Buffer);
+  }
+}
+
 /** Streams events to a sink until timeout, disconnect or an ERROR event. */
 export async function streamWatch(s: Scope, sink: WatchSink, fmt: OutputFormat, minRequestTimeout: number): Promise<void> {
   const q = s.query;
@@ -135,11 +159,15 @@ export async function streamWatch(s: Scope, sink: WatchSink, fmt: OutputFormat, 
     // backpressure and a watcher that stays behind is ended by the store.
     const push = watch.push.bind(watch);
     const onDrain = sink.onDrain.bind(sink);
+    // Watchers encoding alike share one encoding per live event in the store's fan-out
+    // (encodeEvent's cache would give them the same bytes anyway), leaving each its write.
+    const lines = key === undefined ? undefined : new SharedLines(key, s, fmt, sink);
     await new Promise<void>((resolve) => {
       let done = false;
       const end = (): void => {
         if (done) return;
         done = true;
+        if (lines) lines.done = true;
         finish();
         resolve();
       };
@@ -162,13 +190,7 @@ export async function streamWatch(s: Scope, sink: WatchSink, fmt: OutputFormat, 
           return ok;
         },
         end,
-        // Watchers encoding alike share one encoding per live event in the store's fan-out
-        // (encodeEvent's cache would give them the same bytes anyway), leaving each its write.
-        shared: key === undefined ? undefined : {
-          key,
-          prepare: (ev) => encodeEvent(s, fmt, ev, key),
-          deliver: (line) => (done ? true : write(line as Buffer)),
-        },
+        shared: lines,
       });
       onDrain(() => flow.resume());
     });
@@ -185,6 +207,40 @@ export async function streamWatch(s: Scope, sink: WatchSink, fmt: OutputFormat, 
   } finally {
     finish();
   }
+}
+
+/**
+ * The chunked-HTTP sink of a watch. Once the headers are out, an HTTP/2 watch writes its events
+ * straight onto the stream (`stream`): the response wrapper's per-write checks are settled then
+ * (nothing is written after end or once `closed`, and a watch is never a HEAD). A class, so the
+ * fan-out's write per watcher reads one object's fields.
+ */
+class ResponseSink implements WatchSink {
+  /** The client went away (or the request was aborted): writes are dropped. */
+  closed = false;
+
+  constructor(readonly signal: AbortSignal, private readonly res: ApiResponse, private readonly stream: Http2Stream | undefined) {}
+
+  send(line: Buffer): Promise<void> | void {
+    if (this.closed) return;
+    const res = this.res;
+    if ((res as { write(b: Buffer): boolean }).write(line)) return;
+    const signal = this.signal;
+    return new Promise<void>((resolve) => {
+      const done = (): void => { res.off('drain', done); signal.removeEventListener('abort', done); resolve(); };
+      res.on('drain', done);
+      signal.addEventListener('abort', done, { once: true });
+    });
+  }
+
+  write(line: Buffer): boolean {
+    if (this.closed) return true;
+    return this.stream ? this.stream.write(line) : (this.res as { write(b: Buffer): boolean }).write(line);
+  }
+
+  onDrain(cb: () => void): void { this.res.on('drain', cb); }
+
+  end(): void { if (!this.res.writableEnded) this.res.end(); }
 }
 
 /** Chunked HTTP watch. */
@@ -208,26 +264,8 @@ export async function handleWatch(s: Scope, minRequestTimeout: number): Promise<
   const onClose = (): void => ac.abort();
   res.on('close', onClose);
   s.ctx.signal.addEventListener('abort', onClose, { once: true });
-  let closed = false;
-  ac.signal.addEventListener('abort', () => { closed = true; }, { once: true });
-  const sink: WatchSink = {
-    signal: ac.signal,
-    send: (line) => {
-      if (closed) return;
-      const ok = (res as { write(b: Buffer): boolean }).write(line);
-      if (ok) return;
-      return new Promise<void>((resolve) => {
-        const done = (): void => { res.off('drain', done); ac.signal.removeEventListener('abort', done); resolve(); };
-        res.on('drain', done);
-        ac.signal.addEventListener('abort', done, { once: true });
-      });
-    },
-    // Once the headers are out, an HTTP/2 watch writes its events straight onto the stream: the
-    // response wrapper's per-write checks are settled (no end before `closed`, not a HEAD).
-    write: stream ? (line) => (closed ? true : stream.write(line)) : (line) => (closed ? true : (res as { write(b: Buffer): boolean }).write(line)),
-    onDrain: (cb) => { res.on('drain', cb); },
-    end: () => { if (!res.writableEnded) res.end(); },
-  };
+  const sink = new ResponseSink(ac.signal, res, stream);
+  ac.signal.addEventListener('abort', () => { sink.closed = true; }, { once: true });
   try {
     await streamWatch(s, sink, fmt, minRequestTimeout);
   } finally {
