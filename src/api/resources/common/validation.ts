@@ -204,6 +204,11 @@ export function validateLabelSelector(sel: unknown, field: string, errs: FieldEr
       if ((op === 'Exists' || op === 'DoesNotExist') && vals.length > 0) errs.push(fieldErrors.forbidden(`${f}.values`, 'may not be specified when `operator` is \'Exists\' or \'DoesNotExist\''));
       if (typeof e.key !== 'string') errs.push(fieldErrors.required(`${f}.key`));
       else pushAll(errs, `${f}.key`, e.key, qualifiedName(e.key));
+      // Each value is a label value (Kubernetes' ValidateLabelSelectorRequirement).
+      vals.forEach((v: unknown, j: number) => {
+        if (typeof v !== 'string') errs.push(fieldErrors.typeInvalid(`${f}.values[${j}]`, v, 'must be a string'));
+        else pushAll(errs, `${f}.values[${j}]`, v, labelValue(v));
+      });
     });
   }
 }

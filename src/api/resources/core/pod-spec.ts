@@ -3,6 +3,7 @@
  * (deployments, replicasets, replicationcontrollers, daemonsets, statefulsets, jobs, podtemplates).
  */
 import { fieldErrors, type FieldError } from '../../meta/status.js';
+import { validateTolerations } from '../common/tolerations.js';
 import { dns1123Label, dns1123Subdomain, isObject, pushAll, validateAnnotations, validateLabels, configMapKey } from '../common/validation.js';
 
 type Obj = Record<string, unknown>;
@@ -197,16 +198,7 @@ export function validatePodSpec(spec: unknown, f: string, errs: FieldError[], al
   if (typeof spec.nodeName === 'string' && spec.nodeName !== '') pushAll(errs, `${f}.nodeName`, spec.nodeName, dns1123Subdomain(spec.nodeName));
   if (typeof spec.hostname === 'string' && spec.hostname !== '') pushAll(errs, `${f}.hostname`, spec.hostname, dns1123Label(spec.hostname));
   if (spec.nodeSelector !== undefined) validateLabels(spec.nodeSelector, `${f}.nodeSelector`, errs);
-  if (spec.tolerations !== undefined) {
-    if (!Array.isArray(spec.tolerations)) errs.push(fieldErrors.typeInvalid(`${f}.tolerations`, spec.tolerations, 'must be a list'));
-    else spec.tolerations.forEach((t: unknown, i: number) => {
-      const tf = `${f}.tolerations[${i}]`;
-      if (!isObject(t)) return;
-      if (t.operator !== undefined && !['Exists', 'Equal'].includes(String(t.operator))) errs.push(fieldErrors.notSupported(`${tf}.operator`, t.operator, ['Equal', 'Exists']));
-      if (t.operator === 'Exists' && t.value) errs.push(fieldErrors.invalid(`${tf}.operator`, t.value, 'value must be empty when `operator` is \'Exists\''));
-      if (t.effect !== undefined && t.effect !== '' && !['NoSchedule', 'PreferNoSchedule', 'NoExecute'].includes(String(t.effect))) errs.push(fieldErrors.notSupported(`${tf}.effect`, t.effect, ['NoSchedule', 'PreferNoSchedule', 'NoExecute']));
-    });
-  }
+  validateTolerations(spec.tolerations, `${f}.tolerations`, errs);
 }
 
 /** Validates a PodTemplateSpec at `f` ('spec.template'). */

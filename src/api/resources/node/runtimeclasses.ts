@@ -10,7 +10,7 @@ import { col, str } from '../common/table-util.js';
 import { dns1123Label, immutable, isObject, pushAll, validateLabels } from '../common/validation.js';
 import type { KubeObject } from '../types.js';
 import { validateContainerLimits } from './container-resources.js';
-import { validateTolerations } from './tolerations.js';
+import { validateTolerations } from '../common/tolerations.js';
 
 /** Tolerations are a list keyed by key, operator, value and effect: one of each at most. */
 function duplicateTolerations(tolerations: unknown, field: string, errs: FieldError[]): void {

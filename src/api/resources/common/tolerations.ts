@@ -1,11 +1,11 @@
 /**
- * Toleration checks with Kubernetes' rules and wording (core validation's ValidateTolerations):
- * a key is a qualified name; an empty key needs operator Exists; tolerationSeconds needs effect
- * NoExecute; Equal (or no operator) needs a label-value value, Exists no value; the effect, when
- * given, is one of the three taint effects.
+ * Toleration checks for pods and RuntimeClass scheduling, with Kubernetes' rules and wording
+ * (core validation's ValidateTolerations): a key is a qualified name; an empty key needs
+ * operator Exists; tolerationSeconds needs effect NoExecute; Equal (or no operator) needs a
+ * label-value value, Exists no value; the effect, when given, is one of the three taint effects.
  */
 import { fieldErrors, type FieldError } from '../../meta/status.js';
-import { isObject, labelValue, pushAll, qualifiedName } from '../common/validation.js';
+import { isObject, labelValue, pushAll, qualifiedName } from './validation.js';
 
 const OPERATORS = ['Equal', 'Exists'];
 const EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'];
