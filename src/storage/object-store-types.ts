@@ -177,6 +177,12 @@ export interface ObjectStore {
    * no cache can say at once (see WatchCache.peek); then await getEntry.
    */
   peekEntry(ref: ObjectRef, consistent?: boolean): StoredEntry | undefined | null;
+  /**
+   * How many objects a list with resourceVersion '0' of this resource in `namespace` ('' for
+   * all) would hold before any filter, read at once from the resource's watch cache. Null when
+   * no cache can say at once; then list.
+   */
+  peekCount(q: { group: string; resource: string; namespace: string }): number | null;
   list(q: ListQuery): Promise<ListResult>;
   /** Creates; obj.metadata.resourceVersion must be empty. Returns the stored object. */
   create(ref: ObjectRef, obj: KubeObject, opts?: { ttlSeconds?: number; dryRun?: boolean; onWritten?: (w: WrittenJson) => void }): Promise<KubeObject>;

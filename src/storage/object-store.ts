@@ -21,7 +21,7 @@ import { jsonCodec, type ObjectCodec } from './codec.js';
 import type { ValueTransformer } from './encryption/transformer.js';
 import { StorageError, isStorageError } from './errors.js';
 import type { Backend, KeyValue } from './interface.js';
-import { normalizePrefix, objectKeyUnder, resourcePrefix } from './keys.js';
+import { listPrefixUnder, normalizePrefix, objectKeyUnder, resourcePrefix } from './keys.js';
 import { listObjects } from './object-list.js';
 import type {
   GuaranteedUpdateOptions, ListQuery, ListResult, ObjectRef, ObjectStore, ObjectWatch, StoredEntry, WatchQuery, WrittenJson,
@@ -114,6 +114,11 @@ class KubeObjectStore implements ObjectStore, ObjectStoreInternals {
     const rs = this.rs(ref.group, ref.resource);
     const kv = rs.cache ? rs.cache.peek(objectKeyUnder(rs.keyPrefix, ref.namespace, ref.name), consistent) : null;
     return kv ? entryOf(rs, kv) : kv;
+  }
+
+  peekCount(q: { group: string; resource: string; namespace: string }): number | null {
+    const rs = this.rs(q.group, q.resource);
+    return rs.cache ? rs.cache.peekCount(listPrefixUnder(rs.keyPrefix, q.namespace)) : null;
   }
 
   list(q: ListQuery): Promise<ListResult> {

@@ -199,6 +199,25 @@ async function suite(t: Test, open: Opener): Promise<void> {
     t.equal(cache.ready, true);
   });
 
+  await t.test('peekCount: how many objects a list at resourceVersion 0 holds, without a promise', async (t) => {
+    const { store } = await open(t);
+    const q = (namespace: string) => ({ group: '', resource: 'pods', namespace });
+    const cache = store.watchCacheFor('', 'pods')!;
+    if (!cache.ready) t.equal(store.peekCount(q('default')), null, 'null while the cache loads');
+    await store.list({ group: '', resource: 'pods', namespace: 'default', resourceVersion: '0' }); // waits for ready
+    t.equal(store.peekCount(q('default')), 0, 'an empty namespace');
+    await store.create(ref('a'), pod('a'));
+    const b = await store.create(ref('b'), pod('b'));
+    await store.create({ ...ref('c'), namespace: 'other' }, { ...pod('c'), metadata: { name: 'c', namespace: 'other' } });
+    await store.get(ref('b'), { resourceVersion: b.metadata!.resourceVersion }); // the cache has caught up
+    const listed = async (namespace: string) => (await store.list({ ...q(namespace), resourceVersion: '0' })).items.length;
+    t.equal(store.peekCount(q('default')), 2);
+    t.equal(store.peekCount(q('default')), await listed('default'), 'what the list holds');
+    t.equal(store.peekCount(q('')), await listed(''), 'all namespaces');
+    t.equal(store.peekCount(q('defaul')), 0, 'a namespace name that is a prefix of another counts only its own');
+    t.equal(cache.peekCount('/elsewhere/'), null, 'a prefix outside the cache: null');
+  });
+
   await t.test('peekEntry: the cached entry without a promise, once the cache is ready', async (t) => {
     const { store, backend } = await open(t);
     const cache = store.watchCacheFor('', 'pods')!;

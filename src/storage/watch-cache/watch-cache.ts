@@ -182,6 +182,16 @@ export class WatchCache implements Backend, FeedSink {
     return this.store.get(key);
   }
 
+  /**
+   * How many keys lie under `prefix`, as the cache stands (what readNotOlderThan(prefix,
+   * { prefix: true }, 0) would list), read without a promise. Null when the cache cannot say:
+   * not ready, or a prefix outside it.
+   */
+  peekCount(prefix: string): number | null {
+    if (!this.ready || !prefix.startsWith(this.prefix)) return null;
+    return this.store.count(prefix, prefixEnd(prefix));
+  }
+
   // ---- Backend: writes and revisions pass through ----
 
   create(key: string, value: Buffer, opts?: WriteOptions): Promise<WriteResult> { return this.inner.create(key, value, opts); }

@@ -106,6 +106,9 @@ export function resourceQuota(ctx: AdmissionContext): AdmissionPlugin {
     handles: (op, def, sub) => sub === '' && def.namespaced && (op === 'CREATE' || op === 'UPDATE') && counts(op, def),
     async validate(a) {
       if (!a.object) return;
+      // Most namespaces have no quota: the watch cache says so at once, as the list below
+      // (resourceVersion 0, any cached state) would after building an empty page.
+      if (ctx.store.peekCount({ group: '', resource: 'resourcequotas', namespace: a.namespace }) === 0) return;
       let quotas = await quotasIn(a.namespace);
       if (!quotas.length) return;
       const add = growth(a);
