@@ -70,7 +70,7 @@ function strictnessFor(old: KubeObject | undefined): Strictness {
   };
 }
 
-/** Label values in matchExpressions, which the shared selector check leaves alone. */
+/** Label values in matchExpressions that are not label values (whether an old object has any). */
 function selectorValueErrors(sel: unknown, at: string): FieldError[] {
   const errs: FieldError[] = [];
   arr(rec(sel).matchExpressions).forEach((e, i) => {
@@ -84,8 +84,7 @@ function selectorValueErrors(sel: unknown, at: string): FieldError[] {
 
 function validateSelector(sel: unknown, at: string, strict: Strictness, errs: FieldError[]): void {
   if (!isSet(sel)) return;
-  validateLabelSelector(sel, at, errs);
-  if (strict.validSelectorValues) errs.push(...selectorValueErrors(sel, at));
+  validateLabelSelector(sel, at, errs, { allowInvalidValues: !strict.validSelectorValues });
 }
 
 const hasWildcard = (list: unknown[]): boolean => list.includes('*');

@@ -187,8 +187,12 @@ export function immutable(errs: FieldError[], field: string, a: unknown, b: unkn
   if (!deepEqual(a, b)) errs.push(fieldErrors.invalid(field, a ?? null, 'field is immutable'));
 }
 
-/** Label selector structure check (matchLabels/matchExpressions). */
-export function validateLabelSelector(sel: unknown, field: string, errs: FieldError[]): void {
+/**
+ * Label selector check (matchLabels/matchExpressions), as Kubernetes' ValidateLabelSelector;
+ * `allowInvalidValues` skips the label-value check of expression values (Kubernetes relaxes it
+ * on update when the stored object already has such values).
+ */
+export function validateLabelSelector(sel: unknown, field: string, errs: FieldError[], opts: { allowInvalidValues?: boolean } = {}): void {
   if (sel === undefined || sel === null) return;
   if (!isObject(sel)) { errs.push(fieldErrors.typeInvalid(field, sel, 'must be an object')); return; }
   validateLabels(sel.matchLabels, `${field}.matchLabels`, errs);
@@ -207,7 +211,7 @@ export function validateLabelSelector(sel: unknown, field: string, errs: FieldEr
       // Each value is a label value (Kubernetes' ValidateLabelSelectorRequirement).
       vals.forEach((v: unknown, j: number) => {
         if (typeof v !== 'string') errs.push(fieldErrors.typeInvalid(`${f}.values[${j}]`, v, 'must be a string'));
-        else pushAll(errs, `${f}.values[${j}]`, v, labelValue(v));
+        else if (!opts.allowInvalidValues) pushAll(errs, `${f}.values[${j}]`, v, labelValue(v));
       });
     });
   }
