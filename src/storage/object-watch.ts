@@ -31,15 +31,6 @@ import type { ResourceStore } from './resource-store.js';
 import { parseResourceVersion } from './resource-version.js';
 import { CacheWatcher, type SharedDelivery } from './watch-cache/cache-watcher.js';
 
-const storeIds = new WeakMap<ResourceStore, number>();
-let nextStoreId = 1;
-/** A number naming a ResourceStore within this process, for shared-delivery keys. */
-function storeId(rs: ResourceStore): number {
-  let id = storeIds.get(rs);
-  if (id === undefined) { id = nextStoreId++; storeIds.set(rs, id); }
-  return id;
-}
-
 export function watchObjects(rs: ResourceStore, storePrefix: string, q: WatchQuery, shared: SharedEventCache): ObjectWatch {
   const rv = parseResourceVersion(q.resourceVersion);
   const exact = q.name !== undefined && q.name !== '';
@@ -154,7 +145,7 @@ export function watchObjects(rs: ResourceStore, storePrefix: string, q: WatchQue
 
     /**
      * onBatch split for the cache's shared fan-out (CacheWatcher SharedDelivery): conversion and
-     * the consumer's prepare once per batch for every watcher of this store and range with an
+     * the consumer's prepare once per batch for every watcher of this cache and range with an
      * equal consumer key; then the consumer's own deliver, called by the cache directly (this
      * watch's state needs nothing per event there: ending it closes the cache watcher at once,
      * and the bookmark check reads the cache watcher's lastShared). Only without a filter (with
@@ -165,7 +156,8 @@ export function watchObjects(rs: ResourceStore, storePrefix: string, q: WatchQue
       const cs = c.shared;
       if (!cs || matcher) return undefined;
       return {
-        key: `${storeId(rs)}|${cs.key}`,
+        // One watch cache serves one ResourceStore, so the consumer's key says it all.
+        key: cs.key,
         prepare: (b) => {
           const items: unknown[] = [];
           for (const e of b.events) {
