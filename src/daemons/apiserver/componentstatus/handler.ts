@@ -12,6 +12,7 @@ import type { Backend } from '../../../storage/interface.js';
 import { queryBool } from '../request-info.js';
 import { writeObject } from '../rest/http-io.js';
 import { negotiateOutput } from '../rest/negotiate.js';
+import { partialList, partialObject } from '../rest/partial-metadata.js';
 import type { RestApi, SubresourceHandler } from '../rest/rest-api.js';
 import { headerOf } from '../rest/scope.js';
 import { buildTable, parseIncludeObject } from '../rest/table.js';
@@ -70,8 +71,6 @@ function componentStatusHandler(o: ComponentStatusOptions): SubresourceHandler {
     if (subresource) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});
     if (verb !== 'get' && verb !== 'list') throw errors.methodNotAllowed(String(req.method), componentStatuses.plural);
     const fmt = negotiateOutput(headerOf(req, 'accept'), 'resource', { protobuf: true, pretty: queryBool(ctx.query.get('pretty')) === true });
-    const meta = `meta.k8s.io/${fmt.asVersion ?? 'v1'}`;
-    const partial = (obj: KubeObject): KubeObject => ({ kind: 'PartialObjectMetadata', apiVersion: meta, metadata: obj.metadata ?? {} });
 
     let items: KubeObject[];
     if (verb === 'get') {
@@ -88,9 +87,9 @@ function componentStatusHandler(o: ComponentStatusOptions): SubresourceHandler {
       });
       writeObject(res, 200, table, fmt);
     } else if (verb === 'get') {
-      writeObject(res, 200, fmt.target === 'partial' ? partial(items[0]!) : items[0], fmt);
+      writeObject(res, 200, fmt.target === 'partial' ? partialObject(items[0]!, fmt.asVersion) : items[0], fmt);
     } else if (fmt.target === 'partial') {
-      writeObject(res, 200, { kind: 'PartialObjectMetadataList', apiVersion: meta, metadata: {}, items: items.map(partial) }, fmt);
+      writeObject(res, 200, partialList(items, {}, fmt.asVersion), fmt);
     } else {
       writeObject(res, 200, { kind: componentStatuses.listKind, apiVersion: 'v1', metadata: {}, items }, fmt);
     }

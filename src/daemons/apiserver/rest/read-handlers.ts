@@ -3,6 +3,7 @@ import { errors } from '../../../api/meta/status.js';
 import type { KubeObject } from '../../../api/resources/types.js';
 import { getFromEntry, listFromEntries, listItem } from './entry-reads.js';
 import { writeObject } from './http-io.js';
+import { partialList } from './partial-metadata.js';
 import { outputFormat, respondObject, servedApiVersion, toServed, type Scope } from './scope.js';
 import { buildMatcher, exactName } from './selector-dispatch.js';
 import { buildTable, parseIncludeObject } from './table.js';
@@ -74,10 +75,7 @@ export async function handleList(s: Scope): Promise<void> {
     return;
   }
   if (fmt.target === 'partial') {
-    writeObject(s.res, 200, {
-      kind: 'PartialObjectMetadataList', apiVersion: `meta.k8s.io/${fmt.asVersion ?? 'v1'}`, metadata,
-      items: res.items.map((o) => ({ kind: 'PartialObjectMetadata', apiVersion: `meta.k8s.io/${fmt.asVersion ?? 'v1'}`, metadata: toServed(s, o).metadata ?? {} })),
-    }, fmt);
+    writeObject(s.res, 200, partialList(res.items.map((o) => toServed(s, o)), metadata, fmt.asVersion), fmt);
     return;
   }
   const items = res.items.map((o) => listItem(s, o));

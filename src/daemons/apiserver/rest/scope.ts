@@ -8,6 +8,7 @@ import type { ApiRequest, ApiResponse, RequestContext } from '../context.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
 import { writeObject } from './http-io.js';
 import { negotiateOutput, type OutputFormat } from './negotiate.js';
+import { partialObject } from './partial-metadata.js';
 import { buildTable, parseIncludeObject } from './table.js';
 import { queryBool } from '../request-info.js';
 import { warningHeaderValue } from '../../../api/codec/strict.js';
@@ -84,7 +85,7 @@ export function respondObject(s: Scope, code: number, obj: KubeObject, fmt: Outp
       resourceVersion: obj.metadata?.resourceVersion,
     });
   } else if (fmt.target === 'partial') {
-    body = { kind: 'PartialObjectMetadata', apiVersion: `meta.k8s.io/${fmt.asVersion ?? 'v1'}`, metadata: served.metadata ?? {} };
+    body = partialObject(served, fmt.asVersion);
   }
   writeObject(s.res, code, body, fmt, warningHeaders(s));
 }

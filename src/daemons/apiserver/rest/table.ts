@@ -1,6 +1,7 @@
 /** meta.k8s.io Table responses (kubectl get's human output) from a definition's columns. */
 import type { KubeObject, ResourceDefinition, TableColumn } from '../../../api/resources/types.js';
 import { ageColumn } from '../../../api/resources/common/table-util.js';
+import { partialObject } from './partial-metadata.js';
 
 export type IncludeObject = 'None' | 'Metadata' | 'Object';
 
@@ -23,7 +24,7 @@ export function parseIncludeObject(v: string | null): IncludeObject {
 function rowObject(obj: KubeObject, include: IncludeObject, metaVersion: string): KubeObject | undefined {
   if (include === 'None') return undefined;
   if (include === 'Object') return obj;
-  return { kind: 'PartialObjectMetadata', apiVersion: `meta.k8s.io/${metaVersion}`, metadata: obj.metadata ?? {} };
+  return partialObject(obj, metaVersion);
 }
 
 function safeCell(c: TableColumn, cellSource: KubeObject, now: Date): unknown {

@@ -15,6 +15,7 @@ import { queryBool } from '../request-info.js';
 import { encodeWatchEventProtobuf } from '../../../api/codec/watch-frame.js';
 import { messageForObject } from '../../../api/schema/registry.js';
 import { negotiateOutput, type OutputFormat } from './negotiate.js';
+import { partialObject } from './partial-metadata.js';
 import { headerOf, servedApiVersion, toServed, type Scope } from './scope.js';
 import { buildMatcher, exactName } from './selector-dispatch.js';
 import { buildTable, parseIncludeObject } from './table.js';
@@ -68,7 +69,7 @@ function eventObject(s: Scope, fmt: OutputFormat, ev: ObjectEvent): unknown {
       resourceVersion: defForm.metadata?.resourceVersion,
     });
   }
-  if (fmt.target === 'partial') return { kind: 'PartialObjectMetadata', apiVersion: `meta.k8s.io/${fmt.asVersion ?? 'v1'}`, metadata: served.metadata ?? {} };
+  if (fmt.target === 'partial') return partialObject(served, fmt.asVersion);
   return served;
 }
 
