@@ -109,6 +109,13 @@ t.test('CRD validation: Kubernetes rules and messages', async (t) => {
   const badColumn = crontabCrd();
   (badColumn.spec as Any).versions[0].additionalPrinterColumns = [{ name: 'X', type: 'float', jsonPath: '.spec.x' }];
   await bad(badColumn, 'spec.versions[0].additionalPrinterColumns[0].type', /must be one of boolean,date,integer,number,string/);
+  // The conversion webhook's clientConfig is checked as an admission webhook's is.
+  const webhook = (clientConfig: Obj): Obj => crontabCrd({ conversion: { strategy: 'Webhook', webhook: { clientConfig, conversionReviewVersions: ['v1'] } } });
+  await bad(webhook({}), 'spec.conversion.webhook.clientConfig', /exactly one of url or service is required/);
+  await bad(webhook({ url: 'http://convert.example.com/crontabs' }), 'spec.conversion.webhook.clientConfig.url', /'https' is the only allowed URL scheme/);
+  await bad(webhook({ url: 'https://convert.example.com/x?y=1' }), 'spec.conversion.webhook.clientConfig.url', /query parameters are not permitted in the URL/);
+  await bad(webhook({ service: { namespace: 'default', name: 'conv', port: 70000 } }), 'spec.conversion.webhook.clientConfig.service.port', /port is not valid: must be between 1 and 65535/);
+  await bad(webhook({ service: { name: 'conv' } }), 'spec.conversion.webhook.clientConfig.service.namespace', /service namespace is required/);
   t.equal((await c.request('GET', `${CRDS}/crontabs.stable.example.com`)).status, 404, 'nothing was stored');
 });
 

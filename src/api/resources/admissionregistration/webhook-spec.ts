@@ -8,7 +8,7 @@ import { fieldErrors, type FieldError } from '../../meta/status.js';
 import { arr, col, rec, str } from '../common/table-util.js';
 import { dns1035Label, dns1123Subdomain, isObject, labelValue, validateLabelSelector } from '../common/validation.js';
 import type { KubeObject, TableColumn } from '../types.js';
-import { validateClientConfig } from './webhook-client-config.js';
+import { validateClientConfig } from '../common/webhook-client-config.js';
 
 export type WebhookFlavor = 'mutating' | 'validating';
 

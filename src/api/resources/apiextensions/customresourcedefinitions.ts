@@ -10,6 +10,7 @@ import { defineResource } from '../common/define.js';
 import { createdAtColumn, rec } from '../common/table-util.js';
 import { cloneJson } from '../../../util/json-clone.js';
 import { dns1035Label, dns1123Subdomain, immutable, isObject } from '../common/validation.js';
+import { validateClientConfig } from '../common/webhook-client-config.js';
 import type { KubeObject } from '../types.js';
 import { CRD_DEFINITION, CRD_LIST_DEFINITION, crdOpenApiSchemas } from './crd-openapi.js';
 import { CRD_CLEANUP_FINALIZER, CRD_GROUP, conditionTrue, crdSpec, crdVersions, namesOf, type CrdNames } from './crd-spec.js';
@@ -90,7 +91,7 @@ function validateConversion(spec: Obj, errs: FieldError[]): void {
     const wh = rec(conv.webhook);
     const cc = wh.clientConfig;
     if (!isObject(cc)) errs.push(fieldErrors.required('spec.conversion.webhook.clientConfig', 'required when strategy is set to Webhook'));
-    else if ((cc.url === undefined) === (cc.service === undefined)) errs.push(fieldErrors.required('spec.conversion.webhook.clientConfig', 'exactly one of url or service is required'));
+    else validateClientConfig(cc, 'spec.conversion.webhook.clientConfig', errs);
     const reviews = wh.conversionReviewVersions;
     if (!Array.isArray(reviews) || reviews.length === 0) errs.push(fieldErrors.required('spec.conversion.webhook.conversionReviewVersions'));
     else if (!reviews.some((r) => r === 'v1' || r === 'v1beta1')) errs.push(fieldErrors.invalid('spec.conversion.webhook.conversionReviewVersions', reviews, 'must include at least one of v1, v1beta1'));

@@ -1,13 +1,13 @@
 /**
- * Validation of a webhook's clientConfig (admissionregistration.k8s.io/v1 WebhookClientConfig):
- * exactly one of `url` and `service`, with Kubernetes' rules and messages for each. The URL is
+ * Validation of a webhook's clientConfig (admissionregistration.k8s.io/v1 WebhookClientConfig,
+ * and a CRD's conversion webhook, which Kubernetes checks with the same helpers): exactly one of `url` and `service`, with Kubernetes' rules and messages for each. The URL is
  * split the way Go's net/url splits it, because Kubernetes' checks (and their wording) follow
  * what that parser finds: a value WHATWG's URL refuses, such as 'example.com', is for Go a URL
  * with a path and no scheme or host, and draws the scheme and host messages.
  */
 import { fieldErrors, type FieldError } from '../../meta/status.js';
-import { rec, str } from '../common/table-util.js';
-import { dns1123Subdomain, isObject } from '../common/validation.js';
+import { rec, str } from './table-util.js';
+import { dns1123Subdomain, isObject } from './validation.js';
 
 const URL_FORM = '; desired format: https://host[/path]';
 
@@ -117,7 +117,7 @@ function validateCaBundle(ca: unknown, at: string, errs: FieldError[]): void {
   if (!/^[A-Za-z0-9+/]*={0,2}$/.test(ca) || ca.length % 4 !== 0) errs.push(fieldErrors.invalid(at, ca, 'must be base64-encoded bytes'));
 }
 
-/** Validates `<at>` (webhooks[i].clientConfig). */
+/** Validates `<at>` (webhooks[i].clientConfig, spec.conversion.webhook.clientConfig). */
 export function validateClientConfig(cc: unknown, at: string, errs: FieldError[]): void {
   const c = rec(cc);
   const hasUrl = c.url !== undefined && c.url !== null;
