@@ -16,7 +16,7 @@ import type { KubeObject } from '../../../api/resources/types.js';
 import type { Controller, ControllerContext } from '../controller-registry.js';
 import { deletedObject, keyOf, splitKey, WorkQueue, type ResourceRef, type RestClient, type SharedIndexInformer } from '../deps.js';
 import { canonicalJson, isPodReady } from './controller-utils.js';
-import { HEADLESS_LABEL, isHeadless, podInEndpoints, podIp, resolveTargetPort, serviceSelector, servicesSelecting } from './service-selector.js';
+import { HEADLESS_LABEL, isHeadless, podInEndpoints, podIp, resolveTargetPort, serviceSelector, queueServiceChanges } from './service-selector.js';
 
 const SERVICES: ResourceRef = { group: '', version: 'v1', resource: 'services' };
 const PODS: ResourceRef = { group: '', version: 'v1', resource: 'pods' };
@@ -141,16 +141,7 @@ export class EndpointController implements Controller {
     this.services = ctx.informers.informerFor(SERVICES);
     this.pods = ctx.informers.informerFor(PODS);
     this.endpoints = ctx.informers.informerFor(ENDPOINTS);
-    this.services.addEventHandler({
-      onAdd: (s) => this.queue.add(keyOf(s)),
-      onUpdate: (_o, s) => this.queue.add(keyOf(s)),
-      onDelete: (s) => this.queue.add(keyOf(deletedObject(s))),
-    });
-    this.pods.addEventHandler({
-      onAdd: (p) => this.podChanged(p),
-      onUpdate: (o, p) => { if (o.metadata?.resourceVersion !== p.metadata?.resourceVersion) { this.podChanged(p); this.podChanged(o); } },
-      onDelete: (p) => this.podChanged(deletedObject(p)),
-    });
+    queueServiceChanges(this.services, this.pods, this.queue);
     // Someone else deleted our Endpoints: put them back. (Updates are not watched: annotation
     // leader locks are Endpoints without a Service and are renewed every few seconds.)
     this.endpoints.addEventHandler({ onDelete: (e) => this.queue.add(keyOf(deletedObject(e))) });
@@ -165,10 +156,6 @@ export class EndpointController implements Controller {
   }
 
   /** Enqueues the services of the pod's namespace whose selector matches the pod's labels. */
-  private podChanged(pod: KubeObject): void {
-    for (const svc of servicesSelecting(this.services, pod)) this.queue.add(keyOf(svc));
-  }
-
   /** One reconcile of the service `namespace/name`. Throws to be retried with backoff. */
   async sync(key: string): Promise<void> {
     const { namespace = '', name } = splitKey(key);

@@ -22,7 +22,7 @@ import type { KubeObject } from '../../../api/resources/types.js';
 import type { Controller, ControllerContext } from '../controller-registry.js';
 import { noopRecorder, type EventRecorder } from '../events.js';
 import { deletedObject, keyOf, splitKey, WorkQueue, type ResourceRef, type RestClient, type SharedIndexInformer } from '../deps.js';
-import { serviceSelector, servicesSelecting } from './service-selector.js';
+import { serviceSelector, queueServiceChanges } from './service-selector.js';
 import { CONTROLLER_NAME, planSlices, type SlicePlan } from './endpointslice/reconciler.js';
 import { formatTriggerTime, serviceKeyOf, SliceTracker, TriggerTimes } from './endpointslice/trackers.js';
 
@@ -72,16 +72,7 @@ export class EndpointSliceController implements Controller {
     this.nodes = ctx.informers.informerFor(NODES);
     this.slices = ctx.informers.informerFor(SLICES);
     this.slices.addIndexers({ [BY_SERVICE]: (s) => { const k = serviceKeyOf(s); return k && managed(s) ? [k] : []; } });
-    this.services.addEventHandler({
-      onAdd: (s) => this.queue.add(keyOf(s)),
-      onUpdate: (_o, s) => this.queue.add(keyOf(s)),
-      onDelete: (s) => this.queue.add(keyOf(deletedObject(s))),
-    });
-    this.pods.addEventHandler({
-      onAdd: (p) => this.podChanged(p),
-      onUpdate: (o, p) => { if (o.metadata?.resourceVersion !== p.metadata?.resourceVersion) { this.podChanged(p); this.podChanged(o); } },
-      onDelete: (p) => this.podChanged(deletedObject(p)),
-    });
+    queueServiceChanges(this.services, this.pods, this.queue);
     this.slices.addEventHandler({
       onAdd: (s) => { if (managed(s) && this.tracker.shouldSync(s)) this.sliceChanged(s); },
       onUpdate: (o, s) => {
@@ -104,10 +95,6 @@ export class EndpointSliceController implements Controller {
   }
 
   /** Enqueues the services of the pod's namespace whose selector matches the pod's labels. */
-  private podChanged(pod: KubeObject): void {
-    for (const svc of servicesSelecting(this.services, pod)) this.queue.add(keyOf(svc));
-  }
-
   private sliceChanged(slice: KubeObject): void {
     const key = serviceKeyOf(slice);
     if (key) this.queue.addAfter(key, SLICE_CHANGE_DELAY_MS);

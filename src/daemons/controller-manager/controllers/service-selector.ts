@@ -2,12 +2,12 @@
  * What the endpoint and endpointslice controllers share about a Service and its pods, as
  * Kubernetes' two controllers share it: which services select a pod (a service with no, or an
  * empty, selector selects nothing: its endpoints are someone else's to write), which pods are
- * published at all, which container port a service port reaches on a pod, and the headless
- * label.
+ * published at all, which container port a service port reaches on a pod, the headless
+ * label, and what queues a service for another sync.
  */
 import { selectorFromSet } from '../../../api/meta/label-selector.js';
 import type { KubeObject } from '../../../api/resources/types.js';
-import type { SharedIndexInformer } from '../deps.js';
+import { deletedObject, keyOf, type SharedIndexInformer } from '../deps.js';
 
 type Dict = Record<string, unknown>;
 const rec = (v: unknown): Dict => (typeof v === 'object' && v !== null && !Array.isArray(v) ? v as Dict : {});
@@ -32,6 +32,24 @@ export function servicesSelecting(services: SharedIndexInformer, pod: KubeObject
   return services.indexer.listNamespace(pod.metadata?.namespace ?? '').filter((svc) => {
     const sel = serviceSelector(svc);
     return sel !== undefined && selectorFromSet(sel).matches(pod.metadata?.labels);
+  });
+}
+
+/**
+ * Queues a service's key when it changes, and the keys of the services selecting a pod when
+ * the pod changes (under its old labels and its new ones, so a service it leaves syncs too).
+ */
+export function queueServiceChanges(services: SharedIndexInformer, pods: SharedIndexInformer, queue: { add(key: string): void }): void {
+  services.addEventHandler({
+    onAdd: (s) => queue.add(keyOf(s)),
+    onUpdate: (_o, s) => queue.add(keyOf(s)),
+    onDelete: (s) => queue.add(keyOf(deletedObject(s))),
+  });
+  const podChanged = (pod: KubeObject): void => { for (const svc of servicesSelecting(services, pod)) queue.add(keyOf(svc)); };
+  pods.addEventHandler({
+    onAdd: podChanged,
+    onUpdate: (o, p) => { if (o.metadata?.resourceVersion !== p.metadata?.resourceVersion) { podChanged(p); podChanged(o); } },
+    onDelete: (p) => podChanged(deletedObject(p)),
   });
 }
 
