@@ -4,29 +4,24 @@
  * and Approved and Denied exclude each other. Runs with kubectl.1.33 (else 1.27) and openssl.
  */
 import t from 'tap';
-import { execFile, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startApiserver } from '../helpers/apiserver.js';
 import { kubectl as kubectlBinary } from '../helpers/kubectl.js';
+import { kubectlRunner } from '../helpers/kubectl-run.js';
 
 const bin = kubectlBinary(33) ?? kubectlBinary(27);
 let openssl = true;
 try { execFileSync('openssl', ['version']); } catch { openssl = false; }
 
-interface Run { code: number; stdout: string; stderr: string }
 
 t.test('kubectl certificate approve and deny', { skip: !bin ? 'no versioned kubectl installed' : !openssl ? 'openssl not installed' : false }, async (t) => {
   const a = await startApiserver();
   const work = await mkdtemp(join(tmpdir(), 'corectl-csr-'));
   t.teardown(async () => { await a.stop(); await rm(work, { recursive: true, force: true }); });
-  const kc = (args: string[], input?: string): Promise<Run> => new Promise((resolve) => {
-    const child = execFile(bin!, [`--kubeconfig=${a.coreconfigPath}`, `--cache-dir=${join(work, 'cache')}`, ...args], { timeout: 30_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout: String(stdout), stderr: String(stderr) });
-    });
-    if (input !== undefined) child.stdin!.end(input);
-  });
+  const kc = kubectlRunner(bin!, a.coreconfigPath, join(work, 'cache')).run;
   const csr = async (name: string): Promise<string> => {
     const file = join(work, `${name}.csr`);
     execFileSync('openssl', ['req', '-new', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(work, `${name}.key`), '-subj', `/CN=${name}/O=dev`, '-out', file], { stdio: 'ignore' });

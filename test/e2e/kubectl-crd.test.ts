@@ -6,12 +6,12 @@
  * the CRD and see its resources go. Runs with kubectl.1.33 and kubectl.1.27 when installed.
  */
 import t, { type Test } from 'tap';
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startApiserver } from '../helpers/apiserver.js';
 import { kubectl as kubectlBinary } from '../helpers/kubectl.js';
+import { kubectlRunner } from '../helpers/kubectl-run.js';
 
 const binaries = [33, 27].map(kubectlBinary).filter((x): x is string => !!x);
 if (!binaries.length) t.comment('no versioned kubectl installed: nothing to run');
@@ -20,7 +20,6 @@ const a = binaries.length ? await startApiserver() : undefined;
 const work = await mkdtemp(join(tmpdir(), 'corectl-kubectl-crd-'));
 t.teardown(async () => { await a?.stop(); await rm(work, { recursive: true, force: true }); });
 
-interface Run { code: number; stdout: string; stderr: string }
 
 const crd = (group: string): string => `apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
@@ -63,19 +62,7 @@ for (const bin of binaries) {
   const ver = bin.split('/').pop()!;
   const group = `${ver.replace(/\W/g, '')}.example.com`;
   const cacheDir = join(work, `cache-${ver}`);
-  const kc = (args: string[], input?: string): Promise<Run> => new Promise((resolve) => {
-    const child = execFile(bin, [`--kubeconfig=${a!.coreconfigPath}`, `--cache-dir=${cacheDir}`, ...args], { timeout: 30_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout: String(stdout), stderr: String(stderr) });
-    });
-    if (input !== undefined) child.stdin!.end(input);
-  });
-  const ok = async (t: Test, args: string[], input?: string): Promise<string> => {
-    const r = await kc(args, input);
-    t.equal(r.code, 0, `${ver} ${args.join(' ')}${r.code ? `: ${r.stderr}` : ''}`);
-    return r.stdout;
-  };
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  const json = async (t: Test, args: string[]): Promise<Record<string, any>> => JSON.parse(await ok(t, [...args, '-o', 'json']));
+  const { run: kc, ok, json } = kubectlRunner(bin, a!.coreconfigPath, cacheDir);
   const ct = (spec: string): string => `apiVersion: ${group}/v1\nkind: CronTab\nmetadata: {name: nightly, namespace: default}\nspec: ${spec}\n`;
 
   t.test(`${ver}: CRD applied and established`, async (t) => {

@@ -25,6 +25,7 @@ import { startApiserver, type StartedApiserver } from '../helpers/apiserver.js';
 import { containerdSkipReason, startContainerd, type StartedContainerd } from '../helpers/containerd.js';
 import { kubectl } from '../helpers/kubectl.js';
 import { eventually } from '../helpers/rest-client.js';
+import { kubectlRunner } from '../helpers/kubectl-run.js';
 
 const skip = containerdSkipReason();
 const versions = [33, 27].filter((v) => kubectl(v));
@@ -168,12 +169,7 @@ async function main(): Promise<void> {
   for (const v of versions) {
     const bin = kubectl(v)!;
     const args = [`--kubeconfig=${api.coreconfigPath}`, `--cache-dir=${file(`cache-${v}`)}`];
-    const kc = (a: string[], input?: string): Promise<Result> => new Promise((resolve) => {
-      const child = execFile(bin, [...args, ...a], { timeout: 30_000 }, (err, stdout, stderr) => {
-        resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout: String(stdout), stderr: String(stderr) });
-      });
-      if (input !== undefined) child.stdin?.end(input);
-    });
+    const kc = kubectlRunner(bin, api.coreconfigPath, file(`cache-${v}`)).run;
 
     t.test(`kubectl 1.${v} exec`, async (t) => {
       const host = await kc(['exec', 'web', '--', 'cat', '/etc/hostname']);

@@ -23,6 +23,7 @@ import { createCA, issueCert, writePemFile } from '../../src/util/pki.js';
 import { startApiserver, type StartedApiserver } from '../helpers/apiserver.js';
 import { kubectl } from '../helpers/kubectl.js';
 import { eventually } from '../helpers/rest-client.js';
+import { kubectlRunner } from '../helpers/kubectl-run.js';
 
 const bin = kubectl(33) ?? kubectl(27);
 if (!bin) {
@@ -69,12 +70,7 @@ async function run(bin: string): Promise<void> {
   const agentPort = agent.listeners?.securePort ?? 0;
   const PODS = { group: '', version: 'v1', resource: 'pods', namespace: 'default' };
   const kubeArgs = [`--kubeconfig=${api.coreconfigPath}`, `--cache-dir=${file('cache')}`];
-
-  const kc = (args: string[]): Promise<{ code: number; stdout: string; stderr: string }> => new Promise((resolve) => {
-    execFile(bin, [...kubeArgs, ...args], { timeout: 30_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout: String(stdout), stderr: String(stderr) });
-    });
-  });
+  const kc = kubectlRunner(bin, api.coreconfigPath, file('cache')).run;
   const container = (name: string, stdout: string): Record<string, unknown> => ({
     name, image: 'localhost/busybox:latest', imagePullPolicy: 'IfNotPresent', env: [{ name: 'FAKE_STDOUT', value: stdout }],
   });

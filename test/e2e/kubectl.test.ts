@@ -5,12 +5,13 @@
  * Writes use kubectl's default validation (strict, through the served OpenAPI documents).
  */
 import t, { type Test } from 'tap';
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startApiserver } from '../helpers/apiserver.js';
 import { kubectl as kubectlBinary } from '../helpers/kubectl.js';
+import { kubectlRunner } from '../helpers/kubectl-run.js';
 
 const binaries = [33, 27].map(kubectlBinary).filter((x): x is string => !!x);
 if (!binaries.length) t.comment('no kubectl on PATH: nothing to run');
@@ -19,25 +20,12 @@ const a = binaries.length ? await startApiserver() : undefined;
 const work = await mkdtemp(join(tmpdir(), 'corectl-kubectl-'));
 t.teardown(async () => { await a?.stop(); await rm(work, { recursive: true, force: true }); });
 
-interface Run { code: number; stdout: string; stderr: string }
 
 for (const bin of binaries) {
   const ver = bin.split('/').pop()!;
   const ns = `e2e-${ver.replace(/\W/g, '')}`;
   const cacheDir = join(work, `cache-${ver}`);
-  const kc = (args: string[], opts: { input?: string; env?: Record<string, string> } = {}): Promise<Run> => new Promise((resolve) => {
-    const child = execFile(bin, [`--kubeconfig=${a!.coreconfigPath}`, `--cache-dir=${cacheDir}`, ...args], { timeout: 30_000, env: { ...process.env, ...(opts.env ?? {}) } }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout: String(stdout), stderr: String(stderr) });
-    });
-    if (opts.input !== undefined) child.stdin!.end(opts.input);
-  });
-  const ok = async (t: Test, args: string[], opts?: { input?: string; env?: Record<string, string> }): Promise<string> => {
-    const r = await kc(args, opts);
-    t.equal(r.code, 0, `${ver} ${args.join(' ')}${r.code ? `: ${r.stderr}` : ''}`);
-    return r.stdout;
-  };
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  const json = async (t: Test, args: string[]): Promise<Record<string, any>> => JSON.parse(await ok(t, [...args, '-o', 'json']));
+  const { run: kc, ok, json } = kubectlRunner(bin, a!.coreconfigPath, cacheDir);
 
   const deployment = (image: string, replicas = 2): string => `apiVersion: apps/v1
 kind: Deployment
