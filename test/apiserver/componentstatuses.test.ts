@@ -5,7 +5,6 @@
  * the server's own storage entry. Checks list/get/404/405, the deprecation warning, the Table
  * kubectl prints, discovery, and real kubectl 1.33 when installed.
  */
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import * as https from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -17,6 +16,7 @@ import { httpComponent } from '../../src/daemons/apiserver/componentstatus/probe
 import { createCA, issueCert } from '../../src/util/pki.js';
 import { freePort, startApiserver } from '../helpers/apiserver.js';
 import { kubectl } from '../helpers/kubectl.js';
+import { kubectlRunner } from '../helpers/kubectl-run.js';
 import { connectClient } from '../helpers/rest-client.js';
 
 const WARNING = '299 - "v1 ComponentStatus is deprecated in v1.19+"';
@@ -127,11 +127,7 @@ const k133 = kubectl(33);
 t.test('kubectl 1.33 get cs', { skip: k133 ? false : 'kubectl.1.33 not installed' }, async (t) => {
   const cache = await mkdtemp(join(tmpdir(), 'corectl-cs-kubectl-'));
   t.teardown(() => rm(cache, { recursive: true, force: true }));
-  const run = (args: string[]): Promise<{ code: number; stdout: string; stderr: string }> => new Promise((resolve) => {
-    execFile(k133!, [`--kubeconfig=${a.coreconfigPath}`, `--cache-dir=${cache}`, ...args], { timeout: 30_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout: String(stdout), stderr: String(stderr) });
-    });
-  });
+  const run = kubectlRunner(k133!, a.coreconfigPath, cache).run;
   const r = await run(['get', 'cs']);
   t.equal(r.code, 0, r.stderr);
   t.match(r.stderr, 'Warning: v1 ComponentStatus is deprecated in v1.19+');
