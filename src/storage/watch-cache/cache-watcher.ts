@@ -104,6 +104,7 @@ export class CacheWatcher implements Watch {
   /** Revision of the last batch handed over by offerPrepared (0: none). */
   lastShared = 0;
   private shared: SharedDelivery<unknown> | undefined;
+  /** shared.sink, held directly: the fan-out's per-watcher call then reads one object less. */
   private sharedSink: { deliver(p: unknown): boolean } | undefined;
   lastDeliveryAt: number;
   lastProgressAt: number;
