@@ -64,7 +64,9 @@ export class TokenFileAuthenticator implements TokenAuthenticator {
       if (tokens.has(token)) warnings.push(`${file} line ${idx + 1}: duplicate token, the later line wins`);
       const user: UserInfo = { name, uid, groups: [] };
       if (rec.length >= 4) user.groups = groups.split(',').map((g) => g.trim()).filter((g) => g !== '');
-      tokens.set(token, user);
+      // Frozen: every request with this token shares the one user.
+      Object.freeze(user.groups);
+      tokens.set(token, Object.freeze(user));
     });
     return { authenticator: new TokenFileAuthenticator(tokens), warnings };
   }
@@ -75,8 +77,8 @@ export class TokenFileAuthenticator implements TokenAuthenticator {
 
   get size(): number { return this.tokens.size; }
 
+  /** The token's user, frozen and shared by every request that presents the token. */
   async authenticateToken(token: string): Promise<UserInfo | undefined> {
-    const u = this.tokens.get(token);
-    return u ? { ...u, groups: [...u.groups] } : undefined;
+    return this.tokens.get(token);
   }
 }

@@ -5,7 +5,7 @@
  * authenticated (non-anonymous) user also joins system:authenticated.
  */
 import type { AuthRequest, AuthResult, Authenticator } from './authenticator.js';
-import { AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP } from './user.js';
+import { AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP, type UserInfo } from './user.js';
 
 export class UnionAuthenticator implements Authenticator {
   readonly name = 'union';
@@ -25,7 +25,16 @@ export class UnionAuthenticator implements Authenticator {
 }
 
 function withAuthenticatedGroup(r: AuthResult & { ok: true }): AuthResult {
-  const groups = r.user.groups;
+  const user = r.user;
+  const groups = user.groups;
   if (groups.includes(AUTHENTICATED_GROUP) || groups.includes(UNAUTHENTICATED_GROUP)) return r;
-  return { ...r, user: { ...r.user, groups: [...groups, AUTHENTICATED_GROUP] } };
+  // A frozen user (a static token's) is the same on every request: so is its extended form.
+  if (Object.isFrozen(user)) {
+    let joined = joinedUsers.get(user);
+    if (!joined) joinedUsers.set(user, joined = Object.freeze({ ...user, groups: Object.freeze([...groups, AUTHENTICATED_GROUP]) as string[] }));
+    return { ...r, user: joined };
+  }
+  return { ...r, user: { ...user, groups: [...groups, AUTHENTICATED_GROUP] } };
 }
+
+const joinedUsers = new WeakMap<UserInfo, UserInfo>();

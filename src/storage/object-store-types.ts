@@ -184,8 +184,12 @@ export interface ObjectStore {
    */
   peekCount(q: { group: string; resource: string; namespace: string }): number | null;
   list(q: ListQuery): Promise<ListResult>;
-  /** Creates; obj.metadata.resourceVersion must be empty. Returns the stored object. */
-  create(ref: ObjectRef, obj: KubeObject, opts?: { ttlSeconds?: number; dryRun?: boolean; onWritten?: (w: WrittenJson) => void }): Promise<KubeObject>;
+  /**
+   * Creates; obj.metadata.resourceVersion must be empty. Returns the stored object. `adopt`:
+   * the caller hands `obj` over (never reads or changes it again), so the returned object may
+   * be `obj` itself, resourceVersion set, instead of a copy.
+   */
+  create(ref: ObjectRef, obj: KubeObject, opts?: { ttlSeconds?: number; dryRun?: boolean; adopt?: boolean; onWritten?: (w: WrittenJson) => void }): Promise<KubeObject>;
   /**
    * Read, mutate, compare-and-swap, retry on conflict. `tryUpdate` gets the current object (a
    * private copy) and returns the new one, or throws to abort (the error propagates). When the

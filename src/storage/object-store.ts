@@ -125,13 +125,13 @@ class KubeObjectStore implements ObjectStore, ObjectStoreInternals {
     return listObjects(this.rs(q.group, q.resource), q);
   }
 
-  async create(ref: ObjectRef, obj: KubeObject, opts: { ttlSeconds?: number; dryRun?: boolean; onWritten?: (w: WrittenJson) => void } = {}): Promise<KubeObject> {
+  async create(ref: ObjectRef, obj: KubeObject, opts: { ttlSeconds?: number; dryRun?: boolean; adopt?: boolean; onWritten?: (w: WrittenJson) => void } = {}): Promise<KubeObject> {
     if (obj.metadata?.resourceVersion) {
       throw new StorageError('InvalidArgument', 'resourceVersion should not be set on objects to be created');
     }
     const rs = this.rs(ref.group, ref.resource);
     const key = objectKeyUnder(rs.keyPrefix, ref.namespace, ref.name);
-    const pending = rs.encode(obj, key);
+    const pending = rs.encode(obj, key, opts.adopt);
     const enc = pending instanceof Promise ? await pending : pending;
     if (opts.dryRun) {
       if ((await rs.backend.get(key)).kv) throw new StorageError('KeyExists', `${key} already exists`, { key });

@@ -9,7 +9,7 @@ import type { ValueTransformer } from './encryption/transformer.js';
 import { StorageError, isStorageError } from './errors.js';
 import type { Backend, KeyValue } from './interface.js';
 import type { WatchCache } from './watch-cache/watch-cache.js';
-import { jsonRoundTripCopy } from '../util/json-clone.js';
+import { isJsonRoundTripExact, jsonRoundTripCopy } from '../util/json-clone.js';
 
 export class ResourceStore {
   constructor(
@@ -28,9 +28,11 @@ export class ResourceStore {
 
   /**
    * Encodes an object for storage; metadata.resourceVersion is never stored. Synchronous
-   * without an at-rest transformer (the common case saves a promise per write).
+   * without an at-rest transformer (the common case saves a promise per write). `adopt`: the
+   * caller hands `obj` over and never reads or changes it again, so when it is exactly what
+   * decoding the text gives, it becomes the written object itself instead of a copy.
    */
-  encode(obj: KubeObject, key: string): EncodedObject | Promise<EncodedObject> {
+  encode(obj: KubeObject, key: string, adopt = false): EncodedObject | Promise<EncodedObject> {
     const stripped = withoutResourceVersion(obj);
     let text: string | undefined;
     let written: KubeObject | undefined;
@@ -38,10 +40,12 @@ export class ResourceStore {
     if (this.codec === jsonCodec) {
       text = JSON.stringify(stripped);
       plain = Buffer.from(text, 'utf8');
-      // What decoding the text gives, copied now (the caller may change `obj` while the write
-      // is in flight) and much cheaper than parsing the text again; undefined when only a
-      // parse gives the exact result.
-      if (typeof stripped === 'object' && stripped !== null && !Array.isArray(stripped)) written = jsonRoundTripCopy(stripped);
+      // What decoding the text gives: `obj` itself when adopted, else copied now (the caller
+      // may change `obj` while the write is in flight), much cheaper than parsing the text
+      // again; undefined when only a parse gives the exact result.
+      if (typeof stripped === 'object' && stripped !== null && !Array.isArray(stripped)) {
+        written = adopt ? (isJsonRoundTripExact(stripped) ? stripped : undefined) : jsonRoundTripCopy(stripped);
+      }
     } else {
       plain = this.codec.encode(stripped);
     }

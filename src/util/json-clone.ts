@@ -41,37 +41,68 @@ export function jsonRoundTripCopy<T>(v: T): T | undefined {
   return out === IMPURE ? undefined : (out as T);
 }
 
+/**
+ * True when `JSON.parse(JSON.stringify(v))` would give back an equal value (jsonRoundTripCopy's
+ * rules), checked without copying: for a value the caller may hand on as it is.
+ */
+export function isJsonRoundTripExact(v: unknown): boolean {
+  const kind = kindOf(v);
+  if (kind === 'array') {
+    const a = v as unknown[];
+    for (let i = 0; i < a.length; i++) if (!(i in a) || !isJsonRoundTripExact(a[i])) return false;
+    return true;
+  }
+  if (kind === 'object') {
+    const src = v as Record<string, unknown>;
+    for (const k in src) if (Object.prototype.hasOwnProperty.call(src, k) && !isJsonRoundTripExact(src[k])) return false;
+    return true;
+  }
+  return kind === 'same';
+}
+
 const IMPURE: unique symbol = Symbol('impure');
 
-function copy(v: unknown): unknown {
+/**
+ * What a round trip makes of `v` at its own level: itself ('same': strings, booleans, finite
+ * numbers other than -0, null), something else ('impure'), or a plain array or object whose
+ * members decide.
+ */
+function kindOf(v: unknown): 'same' | 'impure' | 'array' | 'object' {
   switch (typeof v) {
     case 'string':
     case 'boolean':
-      return v;
+      return 'same';
     case 'number':
       // -0 becomes 0 and NaN/Infinity become null in a round trip.
-      return Number.isFinite(v) && !Object.is(v, -0) ? v : IMPURE;
+      return Number.isFinite(v) && !Object.is(v, -0) ? 'same' : 'impure';
     case 'object':
       break;
     default:
-      return IMPURE;
+      return 'impure';
   }
-  if (v === null) return null;
-  if (Array.isArray(v)) {
-    if (Object.getPrototypeOf(v) !== Array.prototype) return IMPURE;
-    const a: unknown[] = new Array(v.length);
-    for (let i = 0; i < v.length; i++) {
-      if (!(i in v)) return IMPURE;
-      const c = copy(v[i]);
+  if (v === null) return 'same';
+  if (Array.isArray(v)) return Object.getPrototypeOf(v) === Array.prototype ? 'array' : 'impure';
+  const proto: unknown = Object.getPrototypeOf(v);
+  if (proto !== Object.prototype && proto !== null) return 'impure';
+  return typeof (v as Record<string, unknown>)['toJSON'] === 'function' ? 'impure' : 'object';
+}
+
+function copy(v: unknown): unknown {
+  const kind = kindOf(v);
+  if (kind === 'same') return v;
+  if (kind === 'impure') return IMPURE;
+  if (kind === 'array') {
+    const src = v as unknown[];
+    const a: unknown[] = new Array(src.length);
+    for (let i = 0; i < src.length; i++) {
+      if (!(i in src)) return IMPURE;
+      const c = copy(src[i]);
       if (c === IMPURE) return IMPURE;
       a[i] = c;
     }
     return a;
   }
-  const proto: unknown = Object.getPrototypeOf(v);
-  if (proto !== Object.prototype && proto !== null) return IMPURE;
   const src = v as Record<string, unknown>;
-  if (typeof src['toJSON'] === 'function') return IMPURE;
   const out: Record<string, unknown> = {};
   for (const k of Object.keys(src)) {
     const c = copy(src[k]);

@@ -79,6 +79,25 @@ function suite(t: Tap, name: string, open: Opener, cache: boolean): Promise<unkn
       t.equal(await store.count('pods', ''), 1);
     });
 
+    await t.test('create: the input is copied unless adopted', async (t) => {
+      const { store } = await open(t, cache);
+      const kept = pod('kept');
+      const copied = await store.create(ref('kept'), kept);
+      t.not(copied, kept, 'without adopt: a copy');
+      t.equal(kept.metadata?.resourceVersion, undefined, 'and the input is left alone');
+      const given = pod('given');
+      const adopted = await store.create(ref('given'), given, { adopt: true });
+      t.equal(adopted, given, 'adopted: the input itself is the result');
+      t.equal(adopted.metadata?.resourceVersion, String((await store.getEntry(ref('given')))!.kv.modRevision), 'with its resourceVersion');
+      t.same(adopted, await store.get(ref('given')), 'equal to what is stored');
+      // What JSON would change is never handed back as is: the result is what the stored text decodes to.
+      const odd = { ...pod('odd'), spec: { containers: [], priority: undefined, ratio: -0 } };
+      const out = await store.create(ref('odd'), odd, { adopt: true });
+      t.not(out, odd);
+      t.same(out, await store.get(ref('odd')));
+      t.notOk('priority' in (out.spec as Record<string, unknown>), 'undefined members are gone, as after a parse');
+    });
+
     await t.test('guaranteedUpdate: conflicts, preconditions, no-op, create-on-update, dryRun', async (t) => {
       const { store } = await open(t, cache);
       const c = await store.create(ref('a'), pod('a'));

@@ -1,7 +1,8 @@
 // jsonRoundTripCopy: equal to JSON.parse(JSON.stringify(v)) whenever it answers, a copy that
 // shares no object or array with its input, and no answer for values a round trip changes.
+// isJsonRoundTripExact: true exactly when jsonRoundTripCopy answers.
 import t from 'tap';
-import { jsonRoundTripCopy } from '../../src/util/json-clone.js';
+import { isJsonRoundTripExact, jsonRoundTripCopy } from '../../src/util/json-clone.js';
 
 const roundTrip = (v: unknown): unknown => JSON.parse(JSON.stringify(v));
 
@@ -22,6 +23,7 @@ t.test('pure JSON values copy to what a round trip gives', async (t) => {
   copy!.metadata.labels.app = 'changed';
   t.equal(pod.metadata.labels.app, 'web', 'changing the copy leaves the input alone');
   for (const v of ['s', 3, true, null, [], {}, [[1, [2]], { a: [] }]]) t.same(jsonRoundTripCopy(v), roundTrip(v));
+  for (const v of [pod, 's', 3, true, null, [], {}, [[1, [2]], { a: [] }]]) t.ok(isJsonRoundTripExact(v), `exact: ${JSON.stringify(v).slice(0, 40)}`);
 });
 
 t.test('a "__proto__" key stays an own property, as JSON.parse makes it', async (t) => {
@@ -40,8 +42,13 @@ t.test('values a round trip would change get no answer', async (t) => {
     // eslint-disable-next-line no-sparse-arrays
     [1, , 3], { nested: { deeper: [{ u: undefined }] } }, undefined, 10n,
   ];
-  for (const v of impure) t.equal(jsonRoundTripCopy(v), undefined, `no answer for ${String(JSON.stringify(v, (_k, x: unknown) => typeof x === 'bigint' ? 'bigint' : x) ?? typeof v)}`);
+  for (const v of impure) {
+    const what = String(JSON.stringify(v, (_k, x: unknown) => typeof x === 'bigint' ? 'bigint' : x) ?? typeof v);
+    t.equal(jsonRoundTripCopy(v), undefined, `no answer for ${what}`);
+    t.notOk(isJsonRoundTripExact(v), `not exact: ${what}`);
+  }
   // A null-prototype object is plain to JSON: it copies (to an ordinary object, as parse gives).
   const bare = Object.assign(Object.create(null) as Record<string, unknown>, { a: 1 });
   t.same(jsonRoundTripCopy(bare), { a: 1 });
+  t.ok(isJsonRoundTripExact(bare));
 });

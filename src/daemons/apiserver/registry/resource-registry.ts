@@ -39,9 +39,15 @@ export interface WriteOptions extends AdmissionOptions {
   beforeStore?(obj: KubeObject, old: KubeObject | undefined): void;
   /**
    * create only: the caller hands `input` over and never reads it again, so it may be modified
-   * in place instead of copied first (it is still copied when a generateName retry may need it).
+   * in place instead of copied first (it is still copied when a generateName retry may need it
+   * and there is no freshInput).
    */
   inputOwned?: boolean;
+  /**
+   * create with inputOwned only: a new object equal to `input` as it came (the request body
+   * decoded again), for a generateName retry, so the first attempt need not copy `input`.
+   */
+  freshInput?: () => KubeObject;
   /**
    * Passed to the store's write (WrittenJson): told of the stored JSON of the write. The object
    * this call returns is `w.object` itself only when it is the stored object unconverted;
@@ -211,9 +217,12 @@ export class ResourceRegistry {
 
   /** Creates an object given in def form with metadata.namespace already set. */
   async create(def: ResourceDefinition, input: KubeObject, opts: WriteOptions = {}): Promise<KubeObject> {
+    // A generated name that is taken is retried under another, from the input as it came.
+    const retriable = !!input.metadata?.generateName && !input.metadata.name;
     for (let attempt = 1; ; attempt++) {
-      const retriable = !!input.metadata?.generateName && !input.metadata.name;
-      const obj = attempt === 1 && opts.inputOwned && !retriable ? input : cloneJson(input);
+      const obj = !opts.inputOwned ? cloneJson(input)
+        : attempt === 1 && (!retriable || opts.freshInput) ? input
+          : opts.freshInput ? opts.freshInput() : cloneJson(input);
       prepareCreateMeta(def, obj);
       def.defaults?.(obj);
       // Admission settles at once when the plugins find what they need in the cache (the
@@ -231,13 +240,15 @@ export class ResourceRegistry {
       try {
         if (txn) await this.opts.services!.onCreate(obj, txn, !!opts.dryRun);
         opts.beforeStore?.(obj, undefined);
-        const stored = await this.store.create(this.refOf(def, ns, obj.metadata!.name!), this.toStore(def, obj), { ttlSeconds: this.ttlOf(def), dryRun: opts.dryRun, onWritten: opts.onWritten });
+        // `obj` is this call's own and not read after the write: the store may keep it as the result.
+        const stored = await this.store.create(this.refOf(def, ns, obj.metadata!.name!), this.toStore(def, obj),
+          { ttlSeconds: this.ttlOf(def), dryRun: opts.dryRun, adopt: true, onWritten: opts.onWritten });
         if (txn) await txn.commit();
         return this.fromStore(def, stored);
       } catch (e) {
         if (txn) await txn.rollback();
-        if (isStorageError(e, 'KeyExists') && input.metadata?.generateName && !input.metadata.name && attempt < MAX_GENERATE_NAME_ATTEMPTS) continue;
-        if (isStorageError(e, 'KeyExists') && input.metadata?.generateName && !input.metadata.name) {
+        if (isStorageError(e, 'KeyExists') && retriable && attempt < MAX_GENERATE_NAME_ATTEMPTS) continue;
+        if (isStorageError(e, 'KeyExists') && retriable) {
           throw new ApiError(409, 'AlreadyExists', `${def.plural} "${obj.metadata?.name ?? ''}" already exists, the server was not able to generate a unique name for the object`,
             { name: obj.metadata?.name, group: def.group, kind: def.plural, retryAfterSeconds: 1 });
         }

@@ -90,14 +90,19 @@ async function readWrite(s: Scope): Promise<{ fmt: ReturnType<typeof outputForma
 
 export async function handleCreate(s: Scope): Promise<void> {
   if (s.def.namespaced && !s.namespace) throw errors.methodNotAllowed('POST', s.def.plural);
-  const { fmt, raw, dryRun, manager } = await readWrite(s);
-  checkNamespace(s, raw);
-  const obj = fromRequest(s, raw);
-  if (s.def.group === 'certificates.k8s.io' && s.def.kind === 'CertificateSigningRequest') recordRequestor(s, obj);
-  // `obj` was decoded for this request only: the registry may use it without a copy.
+  const { fmt, body, raw, dryRun, manager } = await readWrite(s);
+  const target = (decoded: KubeObject): KubeObject => {
+    checkNamespace(s, decoded);
+    const o = fromRequest(s, decoded);
+    if (s.def.group === 'certificates.k8s.io' && s.def.kind === 'CertificateSigningRequest') recordRequestor(s, o);
+    return o;
+  };
+  // The object was decoded for this request only: the registry may use it without a copy, and a
+  // generateName retry decodes the body again.
   let written: WrittenJson | undefined;
-  const created = await s.registry.create(s.def, obj, {
-    dryRun, inputOwned: true, beforeStore: managedFieldsHook(s, manager, 'Update', ''), onWritten: (w) => { written = w; },
+  const created = await s.registry.create(s.def, target(raw), {
+    dryRun, inputOwned: true, freshInput: () => target(decodeObject(headerOf(s.req, 'content-type'), body)),
+    beforeStore: managedFieldsHook(s, manager, 'Update', ''), onWritten: (w) => { written = w; },
     request: admissionRequest(s, manager),
   });
   respondWritten(s, 201, created, fmt, written);
