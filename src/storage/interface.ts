@@ -109,6 +109,25 @@ export interface WatchOptions {
    * `revision` says every event up to it was delivered. Used for bookmarks.
    */
   readonly progressNotify?: boolean;
+  /**
+   * The watcher only wants events whose trigger values include `trigger.value` (its filter
+   * pins an indexed field, as a node agent's pod watch pins spec.nodeName): a watch cache may
+   * skip it for other events. Backends without such an index ignore it; the watcher's own
+   * filter still decides every event it gets.
+   */
+  readonly trigger?: WatchTrigger;
+}
+
+/** See WatchOptions.trigger. */
+export interface WatchTrigger {
+  /** Names the index (the field, e.g. 'spec.nodeName'); watchers with equal ids share it. */
+  readonly id: string;
+  readonly value: string;
+  /**
+   * The index values of an event: of the object after the change and of the one before
+   * (undefined where there is none). Equal for every watcher of one id.
+   */
+  readonly valuesOf: (e: WatchEvent) => readonly (string | undefined)[];
 }
 
 /** Events of one revision come together in one batch; batches are in revision order. */

@@ -100,6 +100,16 @@ export function convertSync(rs: ResourceStore, e: WatchEvent, matches: ((o: Kube
   return ev;
 }
 
+/**
+ * `valueOf` of the event's object after the change and of the one before (undefined where
+ * there is none), decoded once per event like convertSync's (stores with rs.canDecodeSync).
+ */
+export function eventValuesSync(rs: ResourceStore, e: WatchEvent, shared: SharedEventCache,
+  valueOf: (o: KubeObject) => string | undefined): (string | undefined)[] {
+  const s = shared.entry(e);
+  return [e.type === 'DELETE' ? undefined : valueOf(curSync(rs, e, s)), e.prevKv ? valueOf(prevSync(rs, e, s)) : undefined];
+}
+
 function curSync(rs: ResourceStore, e: WatchEvent, s: Shared): KubeObject {
   return (s.curObj ??= rs.decodeSync(e.kv));
 }

@@ -99,6 +99,12 @@ export interface WatchQuery {
   readonly resourceVersion?: string;
   readonly allowBookmarks?: boolean;
   readonly filter?: (obj: KubeObject) => boolean;
+  /**
+   * The filter admits only objects whose `field` is `value`, as `valueOf` reads it (a field
+   * selector pinning one of the definition's watchTriggers): the watch cache then skips this
+   * watch for events whose object has another value before and after the change.
+   */
+  readonly trigger?: { readonly field: string; readonly value: string; readonly valueOf: (obj: KubeObject) => string | undefined };
   readonly signal?: AbortSignal;
 }
 

@@ -23,9 +23,9 @@
 import type { KubeObject } from '../api/resources/types.js';
 import { errors } from '../api/meta/status.js';
 import { StorageError, isStorageError } from './errors.js';
-import type { RangeResult, Watch, WatchBatch } from './interface.js';
+import type { RangeResult, Watch, WatchBatch, WatchTrigger } from './interface.js';
 import { listPrefix, objectKey } from './keys.js';
-import { SharedEventCache, convert, convertSync } from './object-events.js';
+import { SharedEventCache, convert, convertSync, eventValuesSync } from './object-events.js';
 import type { ObjectEvent, ObjectEventConsumer, ObjectWatch, WatchQuery } from './object-store-types.js';
 import type { ResourceStore } from './resource-store.js';
 import { parseResourceVersion } from './resource-version.js';
@@ -54,8 +54,13 @@ export function watchObjects(rs: ResourceStore, storePrefix: string, q: WatchQue
     }
   }
 
+  // The watch cache's index reads the trigger field of each event once, from the shared decode.
+  const t = q.trigger;
+  const trigger: WatchTrigger | undefined = t && q.filter && rs.canDecodeSync
+    ? { id: t.field, value: t.value, valuesOf: (e) => eventValuesSync(rs, e, shared, t.valueOf) }
+    : undefined;
   const backendWatch = (start: number): Watch =>
-    rs.backend.watch(key, { prefix: !exact, fromRevision: start + 1, progressNotify: q.allowBookmarks === true, signal: ac.signal });
+    rs.backend.watch(key, { prefix: !exact, fromRevision: start + 1, progressNotify: q.allowBookmarks === true, signal: ac.signal, trigger });
 
   async function* run(): AsyncGenerator<ObjectEvent> {
     let start: number;

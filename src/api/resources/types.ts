@@ -97,6 +97,12 @@ export interface ResourceDefinition {
   prepareForUpdate?(obj: KubeObject, old: KubeObject): void;
   /** Field selector values beyond metadata.name and metadata.namespace. */
   readonly fieldSelectors?: Readonly<Record<string, (obj: KubeObject) => string>>;
+  /**
+   * Selectable fields the watch cache indexes watchers by when their field selector pins one
+   * (`=`, `==`): such a watch is only offered events whose object has (or had) its value, as
+   * Kubernetes' trigger functions do for pods by spec.nodeName.
+   */
+  readonly watchTriggers?: readonly string[];
   /** Server-side table columns after NAME (NAME comes first automatically). */
   readonly tableColumns?: readonly TableColumn[];
   /** Stored objects expire after this many seconds (events: --event-ttl). */

@@ -101,6 +101,8 @@ export class CacheWatcher implements Watch {
   readonly rangeId: string;
   /** Push mode with a shared consumer: rangeId plus the SharedDelivery key, one instance per distinct value like rangeId (else undefined). */
   shareId: string | undefined;
+  /** The trigger the cache indexes this watcher by (WatchOptions.trigger), if any. */
+  trigger: { readonly id: string; readonly value: string } | undefined = undefined;
   /** Revision of the last batch handed over by offerPrepared (0: none). */
   lastShared = 0;
   private shared: SharedDelivery<unknown> | undefined;

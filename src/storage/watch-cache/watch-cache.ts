@@ -24,7 +24,7 @@ import { pino, type Logger } from 'pino';
 import { StorageError } from '../errors.js';
 import {
   prefixEnd, type Backend, type DeleteResult, type KeyValue, type RangeOptions, type RangeResult,
-  type ReadOptions, type Watch, type WatchBatch, type WatchOptions, type WriteOptions, type WriteResult,
+  type ReadOptions, type Watch, type WatchBatch, type WatchOptions, type WatchTrigger, type WriteOptions, type WriteResult,
 } from '../interface.js';
 import { CacheWatcher, inRange, UNSHARED, type KeyRange } from './cache-watcher.js';
 import { EventRing } from './event-ring.js';
@@ -33,6 +33,12 @@ import { WatchFeed, type FeedSink } from './watch-feed.js';
 
 /** How long a cache read waits for the initial list before failing with Unavailable. */
 const READY_TIMEOUT_MS = 30_000;
+
+/** One trigger id's watchers (see WatchCache.triggered). */
+interface TriggerIndex {
+  readonly valuesOf: WatchTrigger['valuesOf'];
+  readonly byValue: Map<string, Set<CacheWatcher>>;
+}
 
 export interface WatchCacheOptions {
   /** Keys cached: every key starting with it (e.g. '/registry/pods/'). */
@@ -69,6 +75,13 @@ export class WatchCache implements Backend, FeedSink {
   private readonly store = new SortedStore();
   private readonly ring: EventRing;
   private readonly watchers = new Set<CacheWatcher>();
+  /**
+   * Watchers with a trigger (WatchOptions.trigger), also in `watchers`: per trigger id, its
+   * valuesOf and the watchers by the value they want. apply() offers a batch only to those
+   * whose value one of its events has, so a node agent's pod watch costs nothing for the pods
+   * of other nodes.
+   */
+  private readonly triggered = new Map<string, TriggerIndex>();
   private pending: WatchBatch[] | undefined = [];
   private syncGeneration = 0;
   private readyWaiters: Array<() => void> = [];
@@ -212,7 +225,7 @@ export class WatchCache implements Backend, FeedSink {
     if (!this.owns(key) || (opts.prefix && !key.startsWith(this.prefix))) return this.inner.watch(key, opts);
     const from = opts.fromRevision ?? 0;
     const w = new CacheWatcher(range, opts.progressNotify ?? false, this.o.maxPendingPerWatcher,
-      from > 0 ? from : 1, this.now(), (x) => this.watchers.delete(x), opts.signal);
+      from > 0 ? from : 1, this.now(), (x) => this.forget(x), opts.signal);
     // Pin "now" before any later write can land (the call starts synchronously).
     const current = from > 0 ? Promise.resolve(from - 1) : this.inner.currentRevision();
     this.startWatcher(w, current, key, opts).catch((e: unknown) => {
@@ -260,7 +273,30 @@ export class WatchCache implements Backend, FeedSink {
     w.lastRevision = from - 1;
     w.replay(this.ring.since(from));
     if (this.revision > w.lastRevision) w.progress(this.revision, this.now());
-    if (!w.ended) this.watchers.add(w);
+    if (!w.ended) this.register(w, opts.trigger);
+  }
+
+  private register(w: CacheWatcher, trigger: WatchTrigger | undefined): void {
+    this.watchers.add(w);
+    if (!trigger) return;
+    let index = this.triggered.get(trigger.id);
+    if (!index) this.triggered.set(trigger.id, index = { valuesOf: trigger.valuesOf, byValue: new Map() });
+    let set = index.byValue.get(trigger.value);
+    if (!set) index.byValue.set(trigger.value, set = new Set());
+    set.add(w);
+    w.trigger = { id: trigger.id, value: trigger.value };
+  }
+
+  private forget(w: CacheWatcher): void {
+    this.watchers.delete(w);
+    const t = w.trigger;
+    if (!t) return;
+    const index = this.triggered.get(t.id);
+    const set = index?.byValue.get(t.value);
+    if (!index || !set) return;
+    set.delete(w);
+    if (set.size === 0) index.byValue.delete(t.value);
+    if (index.byValue.size === 0) this.triggered.delete(t.id);
   }
 
   private async pipeFromInner(w: CacheWatcher, key: string, opts: WatchOptions, from: number): Promise<void> {
@@ -332,7 +368,7 @@ export class WatchCache implements Backend, FeedSink {
     let lastShare = '';
     let lastPrepared: unknown;
     for (const w of this.watchers) {
-      if (w.ended || batch.revision <= w.lastRevision) continue;
+      if (w.trigger !== undefined || w.ended || batch.revision <= w.lastRevision) continue;
       let b: WatchBatch | null | undefined;
       if (w.rangeId === lastRange) b = lastScoped;
       else {
@@ -356,6 +392,40 @@ export class WatchCache implements Backend, FeedSink {
         if (p !== UNSHARED) { w.offerPrepared(batch, now, p); continue; }
       }
       w.offer(batch, now, b);
+    }
+    if (this.triggered.size > 0) this.applyTriggered(batch, now);
+  }
+
+  /**
+   * The fan-out to watchers with a trigger: per index, the batch's values (each event's object
+   * after and before the change), then the watchers wanting one of them. They have filters of
+   * their own, so nothing is shared but the range check. Should the values not be had (a value
+   * that does not decode), every watcher of the index gets the batch and meets the failure itself.
+   */
+  private applyTriggered(batch: WatchBatch, now: number): void {
+    let scoped: Map<string, WatchBatch | null> | undefined;
+    const offer = (w: CacheWatcher): void => {
+      if (w.ended || batch.revision <= w.lastRevision) return;
+      scoped ??= new Map();
+      let b = scoped.get(w.rangeId);
+      if (b === undefined) { b = inRange(batch, w.range); scoped.set(w.rangeId, b); }
+      w.offer(batch, now, b);
+    };
+    for (const index of this.triggered.values()) {
+      let values: Set<string | undefined> | undefined = new Set();
+      try {
+        for (const e of batch.events) for (const v of index.valuesOf(e)) values.add(v);
+      } catch {
+        values = undefined;
+      }
+      if (values === undefined) {
+        for (const set of index.byValue.values()) for (const w of set) offer(w);
+        continue;
+      }
+      for (const v of values) {
+        const set = v === undefined ? undefined : index.byValue.get(v);
+        if (set) for (const w of set) offer(w);
+      }
     }
   }
 

@@ -120,6 +120,9 @@ export const pods = defineResource({
     const g = requested ?? (typeof spec.terminationGracePeriodSeconds === 'number' ? spec.terminationGracePeriodSeconds : 30);
     return Math.max(0, g);
   },
+  // A node agent watches its node's pods: with many nodes, each pod event would otherwise be
+  // checked against every node's watch.
+  watchTriggers: ['spec.nodeName'],
   fieldSelectors: {
     'spec.nodeName': (o) => str(path(o, 'spec.nodeName')),
     'spec.restartPolicy': (o) => str(path(o, 'spec.restartPolicy')),

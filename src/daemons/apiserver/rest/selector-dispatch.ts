@@ -2,9 +2,10 @@
  * Label and field selectors in their query-string form, through src/api/meta's parsers, with
  * the selectable fields each resource definition declares.
  */
-import { checkFieldSelector, exactName as pinnedName, fieldSelectorMatcher, parseFieldSelector } from '../../../api/meta/field-selector.js';
+import { checkFieldSelector, exactName as pinnedName, fieldSelectorMatcher, parseFieldSelector, requiresExactField } from '../../../api/meta/field-selector.js';
 import { labelSelectorMatcher } from '../../../api/meta/label-selector.js';
 import type { KubeObject, ResourceDefinition } from '../../../api/resources/types.js';
+import type { WatchQuery } from '../../../storage/object-store-types.js';
 
 export type Matcher = (obj: KubeObject) => boolean;
 
@@ -37,4 +38,18 @@ export function buildMatcher(def: ResourceDefinition, labelSelector: string | nu
 /** The exact name a field selector pins (metadata.name=x), for single-object watches. */
 export function exactName(fieldSelector: string | null): string | undefined {
   return fieldSelector ? pinnedName(parseFieldSelector(fieldSelector)) : undefined;
+}
+
+/**
+ * The watch trigger a field selector gives (WatchQuery.trigger): the first of the definition's
+ * watchTriggers the selector pins to a value. Call after buildMatcher (which rejects bad selectors).
+ */
+export function watchTrigger(def: ResourceDefinition, fieldSelector: string | null): WatchQuery['trigger'] {
+  if (!fieldSelector || !def.watchTriggers?.length) return undefined;
+  const sel = parseFieldSelector(fieldSelector);
+  for (const field of def.watchTriggers) {
+    const value = requiresExactField(sel, field);
+    if (value !== undefined) return { field, value, valueOf: (o) => fieldValue(def, o, field) };
+  }
+  return undefined;
 }

@@ -17,7 +17,7 @@ import { messageForObject } from '../../../api/schema/registry.js';
 import { negotiateOutput, type OutputFormat } from './negotiate.js';
 import { partialObject } from './partial-metadata.js';
 import { headerOf, servedApiVersion, toServed, type Scope } from './scope.js';
-import { buildMatcher, exactName } from './selector-dispatch.js';
+import { buildMatcher, exactName, watchTrigger } from './selector-dispatch.js';
 import { buildTable, parseIncludeObject } from './table.js';
 
 export interface WatchSink {
@@ -145,7 +145,7 @@ export async function streamWatch(s: Scope, sink: WatchSink, fmt: OutputFormat, 
   const watch = s.registry.store.watch({
     resource: ref.resource, group: ref.group, namespace: s.def.namespaced ? s.namespace : '',
     name: name || undefined, resourceVersion: rv, allowBookmarks: bookmarks,
-    filter: filter ? (o: KubeObject) => filter(o) : undefined, signal: ac.signal,
+    filter: filter ? (o: KubeObject) => filter(o) : undefined, trigger: watchTrigger(s.def, q.get('fieldSelector')), signal: ac.signal,
   });
   const finish = (): void => {
     clearTimeout(timer);
