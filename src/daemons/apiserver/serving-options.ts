@@ -72,13 +72,13 @@ export function withServingDefaults(partial: Partial<ServingOptions>): ServingOp
   return out;
 }
 
-/** A start-up failure caused by one option: printed as one line naming it. */
 /** A file an option names, read at start: a bad path is a start-up error naming the option. */
 export function readOptionFile(file: string | undefined, option: string): Buffer | undefined {
   if (!file) return undefined;
   try { return readFileSync(file); } catch (e) { throw new StartupError(option, `cannot read ${file}: ${(e as Error).message}`); }
 }
 
+/** A start-up failure caused by one option: printed as one line naming it. */
 export class StartupError extends Error {
   override readonly name = 'StartupError';
   constructor(readonly option: string, message: string, options?: { cause?: unknown }) {

@@ -129,6 +129,12 @@ export class WatchCache implements Backend, FeedSink {
   /** The oldest revision a watch can start from. */
   get historyStart(): number { return this.ring.startRevision(); }
   get watcherCount(): number { return this.watchers.size; }
+  /** Watchers kept in a trigger index (see `triggered`). */
+  get triggeredWatcherCount(): number {
+    let n = 0;
+    for (const index of this.triggered.values()) for (const set of index.byValue.values()) n += set.size;
+    return n;
+  }
 
   // ---- FeedSink ----
 

@@ -1,7 +1,8 @@
 /**
  * Validation of a webhook's clientConfig (admissionregistration.k8s.io/v1 WebhookClientConfig,
- * and a CRD's conversion webhook, which Kubernetes checks with the same helpers): exactly one of `url` and `service`, with Kubernetes' rules and messages for each. The URL is
- * split the way Go's net/url splits it, because Kubernetes' checks (and their wording) follow
+ * and a CRD's conversion webhook, which Kubernetes checks with the same helpers): exactly one
+ * of `url` and `service`, with Kubernetes' rules and messages for each. The URL is split the
+ * way Go's net/url splits it, because Kubernetes' checks (and their wording) follow
  * what that parser finds: a value WHATWG's URL refuses, such as 'example.com', is for Go a URL
  * with a path and no scheme or host, and draws the scheme and host messages.
  */

@@ -30,7 +30,7 @@ function address(o: KubeObject, type: string): string {
   return a ? str(a.address) : '<none>';
 }
 
-/** An IP family of a CIDR (4 or 6), or 0 when it is not a valid CIDR (Go's rules: flags/ip.ts). */
+/** An IP family of a CIDR (4 or 6), or 0 when it is not a valid CIDR (Go's rules: util/ip.ts). */
 function cidrFamily(v: unknown): 0 | 4 | 6 {
   const c = typeof v === 'string' ? parseCidr(v) : undefined;
   return !c ? 0 : c.ip.length === 4 ? 4 : 6;

@@ -4,16 +4,15 @@
  * still served, so every answer carries the deprecation warning.
  */
 import type { KubeObject, ResourceDefinition, TableColumn } from '../../../api/resources/types.js';
+import type { ComponentCondition } from './probes.js';
 
 /** The text of Kubernetes' deprecation warning for this kind. */
 export const DEPRECATION_WARNING = 'v1 ComponentStatus is deprecated in v1.19+';
 
-interface ComponentCondition { type?: string; status?: string; message?: string; error?: string }
-
 /** The Healthy condition, which is what kubectl's printer reads. */
 function healthy(obj: KubeObject): ComponentCondition | undefined {
-  const conditions = Array.isArray(obj.conditions) ? obj.conditions as ComponentCondition[] : [];
-  return conditions.find((c) => c?.type === 'Healthy');
+  const conditions = Array.isArray(obj.conditions) ? obj.conditions as Partial<ComponentCondition>[] : [];
+  return conditions.find((c) => c?.type === 'Healthy') as ComponentCondition | undefined;
 }
 
 /** kubectl's STATUS: Healthy only for status True; Unknown when there is no Healthy condition. */

@@ -220,9 +220,10 @@ export class ResourceRegistry {
     // A generated name that is taken is retried under another, from the input as it came.
     const retriable = !!input.metadata?.generateName && !input.metadata.name;
     for (let attempt = 1; ; attempt++) {
-      const obj = !opts.inputOwned ? cloneJson(input)
-        : attempt === 1 && (!retriable || opts.freshInput) ? input
-          : opts.freshInput ? opts.freshInput() : cloneJson(input);
+      // `input` itself when the caller handed it over and no retry needs it as it came (a
+      // retry then gets freshInput's); otherwise a copy.
+      const obj = !opts.inputOwned || (retriable && !opts.freshInput) ? cloneJson(input)
+        : attempt === 1 ? input : opts.freshInput!();
       prepareCreateMeta(def, obj);
       def.defaults?.(obj);
       // Admission settles at once when the plugins find what they need in the cache (the

@@ -220,7 +220,10 @@ class ResponseSink implements WatchSink {
   /** The client went away (or the request was aborted): writes are dropped. */
   closed = false;
 
-  constructor(readonly signal: AbortSignal, private readonly res: ApiResponse, private readonly stream: Http2Stream | undefined) {}
+  constructor(readonly signal: AbortSignal, private readonly res: ApiResponse, private readonly stream: Http2Stream | undefined) {
+    // A plain flag read per write: AbortSignal's getter validates its receiver on every call.
+    signal.addEventListener('abort', () => { this.closed = true; }, { once: true });
+  }
 
   send(line: Buffer): Promise<void> | void {
     if (this.closed) return;
@@ -266,7 +269,6 @@ export async function handleWatch(s: Scope, minRequestTimeout: number): Promise<
   res.on('close', onClose);
   s.ctx.signal.addEventListener('abort', onClose, { once: true });
   const sink = new ResponseSink(ac.signal, res, stream);
-  ac.signal.addEventListener('abort', () => { sink.closed = true; }, { once: true });
   try {
     await streamWatch(s, sink, fmt, minRequestTimeout);
   } finally {

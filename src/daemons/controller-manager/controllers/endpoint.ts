@@ -28,8 +28,6 @@ export const LEADER_ANNOTATION = 'control-plane.alpha.kubernetes.io/leader';
 export const MAX_ENDPOINTS_CAPACITY = 1000;
 export const OVER_CAPACITY_ANNOTATION = 'endpoints.kubernetes.io/over-capacity';
 
-/** Label Kubernetes puts on the Endpoints of headless services. */
-
 type Dict = Record<string, unknown>;
 
 interface EndpointPort { name?: string; port: number; protocol: string; appProtocol?: string }
@@ -155,7 +153,6 @@ export class EndpointController implements Controller {
     await this.queue.runWorkers(ctx.config.concurrentEndpointSyncs, (key) => this.sync(key), ctx.signal);
   }
 
-  /** Enqueues the services of the pod's namespace whose selector matches the pod's labels. */
   /** One reconcile of the service `namespace/name`. Throws to be retried with backoff. */
   async sync(key: string): Promise<void> {
     const { namespace = '', name } = splitKey(key);

@@ -94,7 +94,6 @@ export class EndpointSliceController implements Controller {
     }
   }
 
-  /** Enqueues the services of the pod's namespace whose selector matches the pod's labels. */
   private sliceChanged(slice: KubeObject): void {
     const key = serviceKeyOf(slice);
     if (key) this.queue.addAfter(key, SLICE_CHANGE_DELAY_MS);
