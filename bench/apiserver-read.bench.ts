@@ -29,11 +29,14 @@ import { measureLists } from './lib/list-load.js';
 import { apiserverArgs, configMapBody, createBenchNamespace, podBody } from './lib/apiserver-child.js';
 import { h2loadAvailable, runH2load } from './lib/h2load.js';
 import { latencyNote, scrapeLatency } from './lib/request-latency.js';
+import { clientGc, gcNote, scrapeGc } from './lib/gc-metrics.js';
 
 const ROW_MS = Number(process.env['READBENCH_ROW_MS'] ?? 3000);
 const PODS = Number(process.env['READBENCH_PODS'] ?? 10_000);
 /** Whole LISTs after the first, per encoding (1 % of the pods patched before each). */
 const LISTS = 20;
+/** Passes over all pods in limit=500 pages (as bench/apiserver.bench.ts). */
+const PAGE_PASSES = 25;
 const WATCHERS = Number(process.env['READBENCH_WATCHERS'] ?? 1000);
 const PROF_DIR = process.env['READBENCH_CPU_PROF'];
 const ONLY = new Set((process.env['READBENCH_ONLY'] ?? 'get,list,watch').split(','));
@@ -147,20 +150,29 @@ async function benchList(api: http2.ClientHttp2Session[]): Promise<void> {
       `server's own mean ${f(serverMs)} ms, server CPU ${f(l.listCpuMs)} ms per later list; first list ${f(l.first.headersMs)} / ${f(l.first.totalMs)} ms`);
   }
   const pages: number[] = [];
+  /** Each page's position in its pass, to tell the first pages' cost from the rest. */
+  const pagePos: number[] = [];
   const pc0 = apiChild ? cpuOf(apiChild) : Number.NaN;
-  for (let pass = 0; pass < 2; pass++) {
+  const gc0 = await scrapeGc(s);
+  const lat0 = await scrapeLatency(s, 'LIST', 'pods');
+  const client0 = clientGc();
+  for (let pass = 0; pass < PAGE_PASSES; pass++) {
     let cont = '';
+    let pos = 0;
     do {
       const t = performance.now();
       const res = await send(s, { path: `/api/v1/namespaces/bench/pods?limit=500${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`, headers: { accept: 'application/json' } });
       pages.push(performance.now() - t);
+      pagePos.push(pos++);
       if (res.status !== 200) throw new Error(`paged list answered ${res.status}`);
       cont = /"continue":"([^"]*)"/.exec(res.body.toString())?.[1] ?? '';
     } while (cont && pages.length < 400);
   }
   const pl = Float64Array.from(pages);
   const pcpu = apiChild ? (1000 * (cpuOf(apiChild) - pc0)) / pl.length : Number.NaN;
-  out(`LIST limit=500 pages: ${pl.length} pages p50 ${f(percentile(pl, 50))} p99 ${f(percentile(pl, 99))} ms; server CPU ${f(pcpu)} ms per page`);
+  const gc = [latencyNote(lat0, await scrapeLatency(s, 'LIST', 'pods'), 5), gcNote(gc0, await scrapeGc(s)), gcNote(client0, clientGc()).replace(/^GC /, 'client GC ')].filter(Boolean).join('; ');
+  const slowest = pages.map((ms, i) => [ms, pagePos[i]!] as const).sort((a, b) => b[0] - a[0]).slice(0, 5).map(([ms, pos]) => `${f(ms)} (page ${pos})`).join(', ');
+  out(`LIST limit=500 pages: ${pl.length} pages over ${PAGE_PASSES} passes p50 ${f(percentile(pl, 50))} p99 ${f(percentile(pl, 99))} ms; server CPU ${f(pcpu)} ms per page; slowest ${slowest}; ${gc}`);
 }
 
 /** Watch fan-out lag from the write's ack to each receipt; `label` names the server in the output line. */

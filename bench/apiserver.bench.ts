@@ -8,11 +8,13 @@
  * streams from h2load as well (bench/lib/h2load.ts), when it is installed; create and list 10 000 pods
  * (whole lists with 1 % of the pods patched before each, timed to the response headers (server
  * time) and to the last byte, the first list on its own: bench/lib/list-load.ts; and limit=500
- * pages, alone and with a write to another resource before each); watch delivery lag for 100 (and 1 000) watchers; heap per 1 000 pods from /metrics. A configmap row and its baselines take turns in three slices
+ * pages, alone, from h2load as well, and with a write to another resource before each); watch delivery lag for 100 (and 1 000) watchers; heap per 1 000 pods from /metrics. A configmap row and its baselines take turns in three slices
  * (this VM's speed changes within seconds; see interleave in bench/lib/h2-load.ts), so their
  * ratio compares like with like. Each configmap row notes the share of its requests the server
  * itself timed within the aim's bound and its GC pauses (bench/lib/request-latency.ts), and this
- * load client's own GC pauses (bench/lib/gc-metrics.ts). Servers are pinned to CPU 0 and this
+ * load client's own GC pauses (bench/lib/gc-metrics.ts); each write row notes the disk's syncs in
+ * its own slices (a probe appending and fdatasyncing next to the servers' data:
+ * bench/lib/disk-probe.ts), as this VM's disk sometimes holds every sync for 100–300 ms. Servers are pinned to CPU 0 and this
  * client to CPU 1 when taskset exists. Aims are from /work/shared/research/perf-anchors.md ("Proposed targets").
  * Run: node dist/bench/apiserver.bench.js   (about 2 minutes). APIBENCH_PIN=0 disables pinning
  * (useful when other work also pins to CPU 0); APIBENCH_ROW_MS sets the length of each load row.
@@ -30,6 +32,7 @@ import { memoryAfterGc, type GcMemory } from './lib/inspect-memory.js';
 import { addGcDelta, clientGc, gcNote, scrapeGc, type GcTally } from './lib/gc-metrics.js';
 import { scrapeServer, serverNote } from './lib/request-latency.js';
 import { cpuTicks, stealNote, stealPercent } from './lib/steal.js';
+import { probeNow, startDiskProbe, type DiskProbe, type Slice } from './lib/disk-probe.js';
 import { h2loadAvailable, mergeH2load, okRate, runH2load, type H2loadResult } from './lib/h2load.js';
 import { apiserverArgs, configMapBody, configMapGenerateBody, createBenchNamespace, podBody } from './lib/apiserver-child.js';
 
@@ -39,8 +42,8 @@ const ROUNDS = 3;
 const PODS = 10_000;
 /** Whole LISTs after the first (1 % of the pods patched before each). */
 const LISTS = 20;
-/** Passes over all pods in limit=500 pages. */
-const PAGE_PASSES = 5;
+/** Passes over all pods in limit=500 pages: 500 pages, so a p99 is not just the slowest page. */
+const PAGE_PASSES = 25;
 const JSON_CT = { 'content-type': 'application/json', accept: 'application/json' };
 /** The collection every configmap row writes and reads (the bare server answers any path). */
 const CONFIGMAPS = '/api/v1/namespaces/bench/configmaps';
@@ -48,6 +51,10 @@ const T0 = performance.now();
 
 interface Row { name: string; conc: string; opsPerSec?: number; p50?: number; p99?: number; ratio?: string; aim?: string; note?: string }
 const rows: Row[] = [];
+/** Synced appends next to the servers' data (bench/lib/disk-probe.ts): write rows note the disk's stalls. */
+let disk: DiskProbe | undefined;
+const diskNote = (slices: readonly Slice[] | undefined): string => (disk && slices ? disk.note(slices) : '');
+const joinNotes = (...n: (string | undefined)[]): string => n.filter(Boolean).join('; ');
 const log = (s: string): void => { process.stderr.write(`[apibench ${((performance.now() - T0) / 1000).toFixed(1)}s] ${s}\n`); };
 
 function loadRow(name: string, conc: number, r: LoadResult & { notes?: string }, extra: Partial<Row> = {}): Row {
@@ -79,19 +86,22 @@ async function metric(s: http2.ClientHttp2Session, name: string): Promise<number
  * the apiserver's.
  */
 async function withBaselines(s: http2.ClientHttp2Session, verb: string, boundMs: number, baselines: readonly ((ms: number) => Promise<LoadResult>)[],
-  api: (ms: number) => Promise<LoadResult>): Promise<{ baselines: LoadResult[]; api: LoadResult & { notes: string } }> {
+  api: (ms: number) => Promise<LoadResult>): Promise<{ baselines: (LoadResult & { notes: string })[]; api: LoadResult & { notes: string } }> {
   const ms = ROW_MS / ROUNDS;
   const a = await scrapeServer(s, verb, 'configmaps');
   let client: GcTally = new Map();
+  const slices: Slice[][] = [];
   const results = await interleave(ROUNDS, [...baselines.map((b) => () => b(ms)), async () => {
     const before = clientGc();
     const r = await api(ms);
     client = addGcDelta(client, before, clientGc());
     return r;
-  }], mergeLoads);
-  const notes = [serverNote(a, await scrapeServer(s, verb, 'configmaps'), boundMs), gcNote(new Map(), client).replace(/^GC /, 'client GC ')];
+  }], mergeLoads, slices);
+  // Reads touch no disk: only write rows note it.
+  const disks = results.map((_, i) => (verb === 'GET' ? '' : diskNote(slices[i])));
+  const notes = joinNotes(serverNote(a, await scrapeServer(s, verb, 'configmaps'), boundMs), gcNote(new Map(), client).replace(/^GC /, 'client GC '), disks.pop());
   const r = results.pop()!;
-  return { baselines: results, api: { ...r, notes: notes.filter(Boolean).join('; ') } };
+  return { baselines: results.map((b, i) => ({ ...b, notes: disks[i]! })), api: { ...r, notes } };
 }
 
 interface Baseline { child: Child; url: string; sessions: http2.ClientHttp2Session[] }
@@ -179,13 +189,15 @@ interface H2loadTarget { url: string; data?: string; headers?: Record<string, st
  * server's own requests are in its /metrics).
  */
 async function h2loadTurns(h: H2loadTargets, scrape: http2.ClientHttp2Session, verb: string, boundMs: number, streams: number,
-  targets: readonly H2loadTarget[]): Promise<{ results: H2loadResult[]; note: string }> {
+  targets: readonly H2loadTarget[]): Promise<{ results: H2loadResult[]; note: string; disk: string[] }> {
   const seconds = ROW_MS / 1000 / ROUNDS;
   const a = await scrapeServer(scrape, verb, 'configmaps');
+  const slices: Slice[][] = [];
   const results = await interleave(ROUNDS, targets.map((t) => () => runH2load(t.url, {
     streams, seconds, warmUpSeconds: 0.2, cpu: h.cpu, ...(t.data ? { data: t.data } : {}), headers: { 'content-type': 'application/json', accept: 'application/json', ...t.headers },
-  })), mergeH2load);
-  return { results, note: serverNote(a, await scrapeServer(scrape, verb, 'configmaps'), boundMs) };
+  })), mergeH2load, slices);
+  const disk = results.map((_, i) => (verb === 'GET' ? '' : diskNote(slices[i])));
+  return { results, note: serverNote(a, await scrapeServer(scrape, verb, 'configmaps'), boundMs), disk };
 }
 
 /**
@@ -198,12 +210,12 @@ async function h2loadRows(h: H2loadTargets, scrape: http2.ClientHttp2Session, na
   const token = { authorization: `Bearer ${BENCH_TOKEN}` };
   for (const streams of [1, 50]) {
     const ticks = cpuTicks();
-    const { results: [bare, minimal, api], note } = await h2loadTurns(h, scrape, 'POST', 25, streams, [
+    const { results: [bare, minimal, api], note, disk: [bareDisk, minimalDisk, apiDisk] } = await h2loadTurns(h, scrape, 'POST', 25, streams, [
       { url: `${h.bare}${CONFIGMAPS}`, data: h.body }, { url: `${h.minimal}${CONFIGMAPS}`, data: h.body }, { url: `${h.api}${CONFIGMAPS}`, data: h.body, headers: token },
     ]);
-    const bareRate = h2loadRow('bare h2 POST echo 1 KiB (h2load)', streams, bare!, ticks);
-    const minimalRate = h2loadRow('minimal create server (h2load, generateName)', streams, minimal!, ticks);
-    h2loadRow('apiserver create configmap (h2load, generateName)', streams, api!, ticks, { ...createAims(streams, okRate(api!), bareRate, minimalRate), note });
+    const bareRate = h2loadRow('bare h2 POST echo 1 KiB (h2load)', streams, bare!, ticks, { note: bareDisk! });
+    const minimalRate = h2loadRow('minimal create server (h2load, generateName)', streams, minimal!, ticks, { note: minimalDisk! });
+    h2loadRow('apiserver create configmap (h2load, generateName)', streams, api!, ticks, { ...createAims(streams, okRate(api!), bareRate, minimalRate), note: joinNotes(note, apiDisk) });
   }
   for (const streams of [1, 50]) {
     const ticks = cpuTicks();
@@ -308,13 +320,15 @@ async function serverMemory(api: Api, s: http2.ClientHttp2Session): Promise<{ he
   }
 }
 
-async function benchPods(api: Api, sessions: http2.ClientHttp2Session[]): Promise<void> {
+async function benchPods(api: Api, sessions: http2.ClientHttp2Session[], h2: H2loadTargets | undefined): Promise<void> {
   const { heap: heap0, rss: rss0 } = await serverMemory(api, sessions[0]!);
+  const from = probeNow();
   const r = await runLoad({
     sessions, concurrency: 64, durationMs: 60_000, maxOps: PODS,
     request: (i) => ({ path: '/api/v1/namespaces/bench/pods', method: 'POST', headers: JSON_CT, body: podBody(`pod-${String(i).padStart(5, '0')}`) }),
   });
-  loadRow('apiserver create small pod', 64, r, { note: `${r.ops} pods created${r.errors ? `, ${r.errors} errors (${r.firstError ?? ''})` : ''}`.slice(0, 120) });
+  const created = `${r.ops} pods created${r.errors ? `, ${r.errors} errors (${r.firstError ?? ''})` : ''}`.slice(0, 120);
+  loadRow('apiserver create small pod', 64, r, { note: joinNotes(created, diskNote([[from, probeNow()]])) });
   const { heap: heap1, rss: rss1, how } = await serverMemory(api, sessions[0]!);
   const per = (a: number, b: number): string => `${((b - a) / 1048576 / (r.ops / 1000)).toFixed(2)} MiB/1000 pods`;
   rows.push({ name: `memory: heap used +${((heap1 - heap0) / 1048576).toFixed(1)} MiB for ${r.ops} pods`, conc: '-', ratio: per(heap0, heap1), aim: '≤ 8 MiB/1000 pods', note: `rss +${((rss1 - rss0) / 1048576).toFixed(1)} MiB (${per(rss0, rss1)}); heap now ${(heap1 / 1048576).toFixed(0)} MiB; ${how}` });
@@ -335,7 +349,9 @@ async function benchPods(api: Api, sessions: http2.ClientHttp2Session[]): Promis
   });
   log(`list whole: server time p50 ${percentile(l.headers, 50).toFixed(1)} p99 ${percentile(l.headers, 99).toFixed(1)}; last byte p99 ${percentile(l.total, 99).toFixed(1)}; first ${l.first.headersMs.toFixed(1)}/${l.first.totalMs.toFixed(1)}`);
 
-  for (const churn of [false, true]) await benchPages(sessions, churn);
+  const urls = await benchPages(sessions, false);
+  if (h2) await h2loadPages(h2, sessions[0]!, urls);
+  await benchPages(sessions, true);
 }
 
 /**
@@ -343,10 +359,12 @@ async function benchPods(api: Api, sessions: http2.ClientHttp2Session[]): Promis
  * each page (another resource, as Lease and Event writes are in a cluster): the revision moves
  * on, so each continued page is a read at an earlier revision.
  */
-async function benchPages(sessions: http2.ClientHttp2Session[], churn: boolean): Promise<void> {
+async function benchPages(sessions: http2.ClientHttp2Session[], churn: boolean): Promise<string[]> {
   const pages: number[] = [];
+  const firstPass: string[] = [];
+  const server0 = await scrapeServer(sessions[0]!, 'LIST', 'pods');
+  const client0 = clientGc();
   const tp = performance.now();
-  // 5 passes of 20 pages: a p99 over the 40 pages of 2 passes was little more than their maximum.
   for (let pass = 0; pass < PAGE_PASSES; pass++) {
     let cont = '';
     do {
@@ -354,17 +372,39 @@ async function benchPages(sessions: http2.ClientHttp2Session[], churn: boolean):
         const w = await send(sessions[1]!, { path: CONFIGMAPS, method: 'POST', headers: JSON_CT, body: configMapBody(`churn-${pass}-${pages.length}`, 'bench', {}) });
         if (w.status !== 201) throw new Error(`churn write answered ${w.status}`);
       }
+      const path = `/api/v1/namespaces/bench/pods?limit=500${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`;
+      if (pass === 0) firstPass.push(path);
       const t = performance.now();
-      const res = await send(sessions[0]!, { path: `/api/v1/namespaces/bench/pods?limit=500${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`, headers: { accept: 'application/json' } });
+      const res = await send(sessions[0]!, { path, headers: { accept: 'application/json' } });
       pages.push(performance.now() - t);
       if (res.status !== 200) throw new Error(`paged list answered ${res.status}`);
       cont = /"continue":"([^"]*)"/.exec(res.body.toString())?.[1] ?? '';
     } while (cont && pages.length < 100 * PAGE_PASSES);
   }
   const pl = Float64Array.from(pages);
+  // The server's own times (to its last byte sent) and both sides' GC pauses: a page's tail is often not the server's.
+  const timing = joinNotes(serverNote(server0, await scrapeServer(sessions[0]!, 'LIST', 'pods'), 5), gcNote(client0, clientGc()).replace(/^GC /, 'client GC '));
   const name = churn ? 'apiserver list pods limit=500 (pages, a write between)' : 'apiserver list pods limit=500 (pages)';
-  rows.push({ name, conc: '1', opsPerSec: pl.length / ((performance.now() - tp) / 1000), p50: percentile(pl, 50), p99: percentile(pl, 99), aim: 'p99 ≤ 10 ms', note: `${pl.length} pages over ${PAGE_PASSES} passes${churn ? '; a configmap created before each page' : ''}` });
+  rows.push({ name, conc: '1', opsPerSec: pl.length / ((performance.now() - tp) / 1000), p50: percentile(pl, 50), p99: percentile(pl, 99), aim: 'p99 ≤ 10 ms', note: joinNotes(`${pl.length} pages over ${PAGE_PASSES} passes${churn ? '; a configmap created before each page' : ''}`, timing) });
   log(`${name}: p50 ${percentile(pl, 50).toFixed(1)} p99 ${percentile(pl, 99).toFixed(1)} (${pl.length} pages)`);
+  return firstPass;
+}
+
+/**
+ * The same limit=500 pages read by h2load, one at a time: `paths` (one pass, with its continue
+ * tokens; nothing writes pods meanwhile, so each token still reads the same page) PAGE_PASSES
+ * times over. A C client reads a 500 KiB page without this process's GC pauses and event-loop
+ * turns, which a Node client adds to its tail.
+ */
+async function h2loadPages(h: H2loadTargets, scrape: http2.ClientHttp2Session, paths: readonly string[]): Promise<void> {
+  const ticks = cpuTicks();
+  const server0 = await scrapeServer(scrape, 'LIST', 'pods');
+  const r = await runH2load(paths.map((p) => `${h.api}${p}`), {
+    streams: 1, requests: paths.length * PAGE_PASSES, cpu: h.cpu, headers: { accept: 'application/json', authorization: `Bearer ${BENCH_TOKEN}` },
+  });
+  h2loadRow('apiserver list pods limit=500 (pages, h2load)', 1, r, ticks, {
+    aim: 'p99 ≤ 10 ms', note: joinNotes(`${r.lat.length} pages over ${PAGE_PASSES} passes`, serverNote(server0, await scrapeServer(scrape, 'LIST', 'pods'), 5)),
+  });
 }
 
 async function benchWatch(url: string, tls: Awaited<ReturnType<typeof makePki>>['client'], writer: http2.ClientHttp2Session, watchers: number, eventsPerSec: number, seconds: number, seqBase: number): Promise<void> {
@@ -407,7 +447,7 @@ async function benchWatch(url: string, tls: Awaited<ReturnType<typeof makePki>>[
     const cpu = process.cpuUsage(cpu0);
     const clientCpu = (cpu.user + cpu.system) / 1e6 / wall;
     const serverCpu = (await metric(writer, 'process_cpu_seconds_total') - srvCpu0) / wall;
-    const gc = [gcNote(srvGc0, await scrapeGc(writer)), gcNote(cliGc0, clientGc()).replace(/^GC /, 'writer thread GC ')].filter(Boolean).join('; ');
+    const gc = joinNotes(gcNote(srvGc0, await scrapeGc(writer)), gcNote(cliGc0, clientGc()).replace(/^GC /, 'writer thread GC '), diskNote([[performance.timeOrigin + start, probeNow()]]));
     let last = start;
     for (let i = 0; i < n; i++) last = Math.max(last, fleet.receipts.at[i]!);
     const fromAck: number[] = [];
@@ -460,6 +500,7 @@ async function main(): Promise<void> {
     bare = await startBaseline('bare-h2-server.js', [], pki, serverCpu);
     minimal = await startBaseline('minimal-create-server.js', [join(dir, 'minimal-data')], pki, serverCpu);
     api = await startApiserver(dir, pki, serverCpu);
+    disk = startDiskProbe(join(dir, 'disk-probe'));
     log(`apiserver up at ${api.url}`);
     const sessions = await openSessions(api.url, pki.client, 2);
     for (const ns of ['bench', 'watch-100', 'watch-1000']) {
@@ -477,7 +518,7 @@ async function main(): Promise<void> {
     await stopBaseline(bare);
     await stopBaseline(minimal);
     bare = minimal = undefined;
-    await benchPods(api, sessions);
+    await benchPods(api, sessions, h2);
     await benchWatch(api.url, pki.client, sessions[1]!, 100, 100, 5, 0);
     if ((performance.now() - T0) / 1000 < 180) await benchWatch(api.url, pki.client, sessions[1]!, 1000, 100, 5, 100_000);
     else rows.push({ name: 'watch 1000 watchers × 100 creates/s', conc: '1000', note: 'skipped: time budget' });
@@ -485,6 +526,7 @@ async function main(): Promise<void> {
   } finally {
     await stopBaseline(bare);
     await stopBaseline(minimal);
+    await disk?.stop();
     await api?.child.stop();
     await rm(dir, { recursive: true, force: true });
   }

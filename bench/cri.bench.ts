@@ -15,8 +15,8 @@ import { CriRuntime } from '../src/daemons/nodeagent/runtime/cri/cri-runtime.js'
 import { FakeRuntime } from '../src/daemons/nodeagent/runtime/fake/fake-runtime.js';
 import { containerdSkipReason, startContainerd } from '../test/helpers/containerd.js';
 import { BUSYBOX_IMAGE } from '../test/helpers/oci-image.js';
+import { pct } from './lib/closed-loop.js';
 
-const pct = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
 const median = (xs: number[]): number => pct([...xs].sort((a, b) => a - b), 50);
 
 interface Steps { sandbox: number; create: number; start: number; running: number; total: number }

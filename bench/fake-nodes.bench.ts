@@ -42,6 +42,7 @@ import { cpuStallMicros, machineLoad } from './lib-node/machine-load.js';
 import type { SimRequest, SimStatsReply } from './lib-node/simulator-process.js';
 import { Teardown } from './lib-node/teardown.js';
 import { startBenchApiserver } from './lib-node/bench-apiserver.js';
+import { pct } from './lib/closed-loop.js';
 
 const CLI = fileURLToPath(new URL('../src/cli.js', import.meta.url));
 const SIM = fileURLToPath(new URL('./lib-node/simulator-process.js', import.meta.url));
@@ -59,7 +60,6 @@ const verbose = Boolean(process.env['BENCH_DEBUG']);
 const PROFILE_DIR = process.env['FAKENODES_PROFILE_DIR'] || undefined;
 const profArgs = PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [];
 
-const pct = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? NaN;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 function pin(pid: number | undefined, cpu: number): void {

@@ -38,6 +38,7 @@ import { criBaseline } from './lib-node/cri-baseline.js';
 import { machineLoad } from './lib-node/machine-load.js';
 import { PodTracker } from './lib-node/pod-tracker.js';
 import { Teardown } from './lib-node/teardown.js';
+import { pct } from './lib/closed-loop.js';
 
 const CLI = fileURLToPath(new URL('../src/cli.js', import.meta.url));
 const NODE = 'podbench-node';
@@ -51,7 +52,6 @@ const AIM_P99_MS = 1000;
 const POD_DEADLINE_MS = 120_000;
 
 const daemons = (node: ContainerdNode): Daemon[] => [node.apiserver, ...(node.agent() ? [node.agent() as Daemon] : [])];
-const pct = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? NaN;
 const ms = (x: number): string => (Number.isFinite(x) ? `${x.toFixed(0)} ms` : '-');
 
 function pod(name: string): KubeObject {

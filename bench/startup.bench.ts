@@ -4,6 +4,7 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { quantile } from './lib/closed-loop.js';
 
 const runs = Math.max(3, Number(process.argv[2] ?? 15) || 15);
 const launcher = join(process.cwd(), 'bin', 'corectl');
@@ -18,7 +19,7 @@ function timeOnce(cmd: string, args: string[]): number {
 
 function summary(samples: number[]): { median: number; min: number; p90: number } {
   samples.sort((a, b) => a - b);
-  const at = (q: number): number => samples[Math.min(samples.length - 1, Math.floor(q * samples.length))] ?? NaN;
+  const at = (q: number): number => quantile(samples, q);
   return { median: at(0.5), min: samples[0] ?? NaN, p90: at(0.9) };
 }
 

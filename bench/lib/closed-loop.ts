@@ -25,7 +25,16 @@ export async function closedLoop(inFlight: number, op: (i: number) => Promise<un
   return { ops: lat.length, seconds: (performance.now() - start) / 1000, lat };
 }
 
-/** The p-th quantile (0..1) of ascending `sorted`, NaN when empty. */
-export function quantile(sorted: readonly number[], q: number): number {
-  return sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+/**
+ * The q-th quantile (0..1) of ascending `sorted` by nearest rank: the smallest sample with at
+ * least q of the samples at or below it (the 0.99 quantile of 100 samples is the 99th, not the
+ * largest). NaN when empty.
+ */
+export function quantile(sorted: ArrayLike<number>, q: number): number {
+  return sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
+}
+
+/** The p-th percentile (0–100) of ascending `sorted` (quantile's nearest rank). */
+export function pct(sorted: ArrayLike<number>, p: number): number {
+  return quantile(sorted, p / 100);
 }

@@ -7,6 +7,8 @@ import * as http2 from 'node:http2';
 import { installLeanAsyncResourceBind } from '../../src/util/async-resource-bind.js';
 import { adoptStreamTable } from '../../src/util/h2-stream-table.js';
 import { cpuTicks, stealPercent } from './steal.js';
+import { probeNow, type Slice } from './disk-probe.js';
+import { pct } from './closed-loop.js';
 
 export interface TlsClient {
   ca: string;
@@ -138,12 +140,18 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
  * Runs `loads` one after another, `rounds` times over, and merges each load's slices into one
  * result with `merge`. Rows compared with each other (a server and its baseline) then share the
  * machine's fast and slow seconds alike, which one row after the other does not: this VM's
- * speed changes within seconds.
+ * speed changes within seconds. With `slices`, each load's time slices are added to
+ * `slices[i]` (on bench/lib/disk-probe.ts' clock).
  */
-export async function interleave<T>(rounds: number, loads: readonly (() => Promise<T>)[], merge: (parts: readonly T[]) => T): Promise<T[]> {
+export async function interleave<T>(rounds: number, loads: readonly (() => Promise<T>)[], merge: (parts: readonly T[]) => T,
+  slices?: Slice[][]): Promise<T[]> {
   const parts: T[][] = loads.map(() => []);
   for (let r = 0; r < rounds; r++) {
-    for (let i = 0; i < loads.length; i++) parts[i]!.push(await loads[i]!());
+    for (let i = 0; i < loads.length; i++) {
+      const from = probeNow();
+      parts[i]!.push(await loads[i]!());
+      if (slices) (slices[i] ??= []).push([from, probeNow()]);
+    }
   }
   return parts.map(merge);
 }
@@ -198,6 +206,5 @@ export class Histogram {
 /** The p-th percentile (0–100) of the samples; NaN when empty. */
 export function percentile(samples: Float64Array, p: number): number {
   if (samples.length === 0) return Number.NaN;
-  const s = Float64Array.from(samples).sort();
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
+  return pct(Float64Array.from(samples).sort(), p);
 }

@@ -35,18 +35,21 @@ export function h2loadAvailable(): boolean {
  * Runs h2load with one connection and up to `streams` concurrent streams for `seconds` (pinned to
  * `cpu` when given): as fast as the server answers, or `rps` requests per second (an offered
  * rate, as load generators that quote "p99 at N QPS" use). With `data` (a file) every request
- * POSTs that file. The first `warmUpSeconds` (default 1) are not measured.
+ * POSTs that file. The first `warmUpSeconds` (default 1) are not measured. With `requests`
+ * instead of `seconds`, exactly that many requests, all measured. Several URLs are requested in
+ * turn (h2load's round robin), e.g. the pages of a paginated list.
  */
-export async function runH2load(url: string, o: { streams: number; seconds: number; headers?: Record<string, string>; cpu?: number; rps?: number; data?: string; warmUpSeconds?: number }): Promise<H2loadResult> {
+export async function runH2load(url: string | readonly string[], o: ({ seconds: number; warmUpSeconds?: number } | { requests: number }) & { streams: number; headers?: Record<string, string>; cpu?: number; rps?: number; data?: string }): Promise<H2loadResult> {
   const logDir = mkdtempSync(join(tmpdir(), 'h2load-'));
   const log = join(logDir, 'requests.tsv');
   // Durations in ms: h2load reads "1.5" as an error but "1500ms" as meant.
   const ms = (sec: number): string => `${Math.round(sec * 1000)}ms`;
-  const args = ['-c', '1', '-m', String(o.streams), '-D', ms(o.seconds), `--warm-up-time=${ms(o.warmUpSeconds ?? 1)}`, `--log-file=${log}`];
+  const length = 'requests' in o ? ['-n', String(o.requests)] : ['-D', ms(o.seconds), `--warm-up-time=${ms(o.warmUpSeconds ?? 1)}`];
+  const args = ['-c', '1', '-m', String(o.streams), ...length, `--log-file=${log}`];
   for (const [k, v] of Object.entries(o.headers ?? {})) args.push('-H', `${k}: ${v}`);
   if (o.rps !== undefined) args.push(`--rps=${o.rps}`);
   if (o.data !== undefined) args.push(`--data=${o.data}`);
-  args.push(url);
+  args.push(...(typeof url === 'string' ? [url] : url));
   const cmd = o.cpu === undefined ? 'h2load' : 'taskset';
   const argv = o.cpu === undefined ? args : ['-c', String(o.cpu), 'h2load', ...args];
   // Spawned, not spawnSync: the caller's own sessions keep being served while h2load runs.
@@ -55,7 +58,7 @@ export async function runH2load(url: string, o: { streams: number; seconds: numb
     let out = '';
     child.stdout.on('data', (d: Buffer) => { out += d.toString(); });
     child.stderr.on('data', (d: Buffer) => { out += d.toString(); });
-    const timer = setTimeout(() => child.kill('SIGKILL'), (o.seconds + 30) * 1000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), (('seconds' in o ? o.seconds : 0) + 30) * 1000);
     child.on('error', (e) => { clearTimeout(timer); reject(e); });
     child.on('close', () => { clearTimeout(timer); resolve(out); });
   });

@@ -59,3 +59,17 @@ t.test('GC tallies add up over slices', async (t) => {
   t.same(sum.get('major'), { count: 1, sum: 0.050, over10ms: 1 });
   t.equal(gcNote(new Map(), sum), 'GC minor 4×/18 ms (1 ≥ 10 ms), major 1×/50 ms (1 ≥ 10 ms)');
 });
+
+t.test('with slices, each load gets the time slices it ran in, in turn order', async (t) => {
+  const slices: [number, number][][] = [];
+  const wait = (ms: number) => async (): Promise<LoadResult> => { await new Promise((r) => setTimeout(r, ms)); return load(1, ms / 1000, [ms]); };
+  await interleave(2, [wait(5), wait(5)], mergeLoads, slices);
+  t.equal(slices.length, 2);
+  t.equal(slices[0]!.length, 2);
+  t.equal(slices[1]!.length, 2);
+  const all = [slices[0]![0]!, slices[1]![0]!, slices[0]![1]!, slices[1]![1]!];
+  for (let i = 0; i < all.length; i++) {
+    t.ok(all[i]![1] - all[i]![0] >= 4, 'a slice spans its load');
+    if (i > 0) t.ok(all[i]![0] >= all[i - 1]![1], 'slices follow each other');
+  }
+});
