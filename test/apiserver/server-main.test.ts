@@ -57,6 +57,25 @@ t.test('run: serves until the signal aborts, then returns 0', async (t) => {
   t.equal(await done, 0);
 });
 
+t.test('run: --secure-port=0 starts with the listener off and no kubernetes service to publish, then returns 0', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'corectl-run-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const lines: string[] = [];
+  let isReady: () => void = () => {};
+  const ready = new Promise<void>((resolve) => { isReady = resolve; });
+  const capture = pino({ level: 'info' }, { write(l: string) { lines.push(l); if (l.includes('apiserver ready')) isReady(); } });
+  const { config } = parseApiserverArgs(['--secure-port=0', `--cert-dir=${dir}/certs`, `--data-dir=${dir}/data`]);
+  const ac = new AbortController();
+  const done = run(config, { log: capture, signal: ac.signal });
+  await Promise.race([ready, new Promise((_, reject) => setTimeout(() => reject(new Error(`not ready: ${lines.join('')}`)), 15_000))]);
+  const text = lines.join('');
+  t.match(text, /apiserver ready: secure serving off/);
+  t.match(text, /the kubernetes service and its endpoints are not published/);
+  t.notMatch(text, /start-up failed/);
+  ac.abort();
+  t.equal(await done, 0);
+});
+
 t.test('run: a bad option fails start-up with non-zero', async (t) => {
   const { code, stderr: captured } = await runExpectingStartFailure(['--secure-port=0', '--client-ca-file=/nonexistent/ca.crt'], log);
   t.equal(code, 1);

@@ -7,7 +7,7 @@
  *    list every live lease;
  *  - none: the service exists, the endpoints are left alone.
  * Runs every reconcile interval until stopped; on stop our address is withdrawn (master-count,
- * lease).
+ * lease). With --secure-port=0 there is nothing to publish, and it does not run.
  */
 import type { Logger } from 'pino';
 import { isApiError } from '../../../api/meta/status.js';
@@ -38,10 +38,17 @@ type Obj = Record<string, unknown>;
 export class KubernetesServiceReconciler {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
+  private started = false;
 
   constructor(private readonly o: KubernetesServiceOptions) {}
 
   async start(): Promise<void> {
+    // --secure-port=0: no listener, so no address to publish (a service port 0 is invalid).
+    if (this.o.securePort === 0) {
+      this.o.log.info('--secure-port=0: the kubernetes service and its endpoints are not published');
+      return;
+    }
+    this.started = true;
     await this.reconcile();
     this.timer = setInterval(() => {
       if (this.running) return;
@@ -54,7 +61,7 @@ export class KubernetesServiceReconciler {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
     await this.running;
-    if (this.o.reconcilerType === 'none') return;
+    if (!this.started || this.o.reconcilerType === 'none') return;
     try {
       if (this.o.reconcilerType === 'lease') {
         await this.o.store.delete(this.leaseRef()).catch(() => undefined);
