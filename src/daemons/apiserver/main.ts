@@ -26,6 +26,7 @@ import { createApiserverMetrics, type ApiserverMetrics } from './metrics.js';
 import { prepareServing, startServing, type Serving } from './serve.js';
 import { resolveAdvertiseAddress } from './tls/serving-certs.js';
 import { readOptionFile, StartupError, withServingDefaults, type ServingOptions } from './serving-options.js';
+import { setAllowPrivileged } from '../../api/resources/core/pod-spec.js';
 
 /** ApiserverConfig → the serving subset (the option parser keeps '' for unset strings). */
 export function servingOptionsFromConfig(c: ApiserverConfig): ServingOptions {
@@ -133,6 +134,7 @@ export interface ApiserverParts {
 export async function startApiserverParts(config: ApiserverConfig, log: Logger, portOverride?: number): Promise<ApiserverParts> {
   const options = servingOptionsFromConfig(config);
   admissionPluginsOf(config); // option errors first
+  setAllowPrivileged(config.allowPrivileged);
   const metrics = createApiserverMetrics();
   const cleanups: Array<() => Promise<void>> = [];
   // Option errors surface before storage opens or anything listens.

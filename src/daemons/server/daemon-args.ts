@@ -96,6 +96,8 @@ export function derivedArgs(d: DeriveInput): PartArgs {
     // The node's InternalIP is an address its agent listens on (below); host names of nodes
     // need not resolve (kubeadm's order).
     '--nodeagent-preferred-address-types=InternalIP,ExternalIP,Hostname',
+    // As kubeadm: node-level workloads (network plugins, proxies) run privileged containers.
+    '--allow-privileged=true',
   ];
   // One process holds every daemon: leader election only delays the start. The health
   // listeners of the controller manager and scheduler stay off (the API server's /readyz and

@@ -13,6 +13,14 @@ const DNS_POLICIES = ['ClusterFirstWithHostNet', 'ClusterFirst', 'Default', 'Non
 const PULL_POLICIES = ['Always', 'IfNotPresent', 'Never'];
 const PROTOCOLS = ['TCP', 'UDP', 'SCTP'];
 
+/**
+ * Whether containers may run privileged: the API server's --allow-privileged (default false).
+ * Like Kubernetes' process-wide capabilities setting, it is set once when the API server starts
+ * and holds for every pod spec the process validates (pods and every pod template).
+ */
+let allowPrivileged = false;
+export function setAllowPrivileged(allow: boolean): void { allowPrivileged = allow; }
+
 /** Always for ':latest' or untagged images, else IfNotPresent (digests count as tags). */
 export function defaultPullPolicy(image: string): string {
   if (image.includes('@')) return 'IfNotPresent';
@@ -157,6 +165,9 @@ function validateContainer(c: unknown, f: string, errs: FieldError[], names: Set
     else if (!volumeNames.has(m.name)) errs.push({ field: `${mf}.name`, type: 'FieldValueNotFound', message: `Not found: ${JSON.stringify(m.name)}` });
     if (typeof m.mountPath !== 'string' || !m.mountPath) errs.push(fieldErrors.required(`${mf}.mountPath`));
   });
+  if (isObject(c.securityContext) && c.securityContext.privileged === true && !allowPrivileged) {
+    errs.push(fieldErrors.forbidden(`${f}.securityContext.privileged`, 'disallowed by cluster policy'));
+  }
   if (isInit && c.lifecycle !== undefined && c.restartPolicy !== 'Always') errs.push(fieldErrors.forbidden(`${f}.lifecycle`, 'may not be set for init containers without restartPolicy=Always'));
 }
 
