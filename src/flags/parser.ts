@@ -36,6 +36,11 @@ export interface DaemonFlagSet<C> {
   readonly rules: readonly CrossRule<C>[];
   /** Order of --help sections. */
   readonly groups: readonly string[];
+  /**
+   * Options the daemon parses and checks but does not act on yet, with why: set explicitly, each
+   * prints a warning, so a user never mistakes an accepted option for a working one.
+   */
+  readonly notActedOn?: Readonly<Record<string, string>>;
 }
 
 export interface ParseResult<C> {
@@ -165,6 +170,8 @@ export function parseDaemonArgs<C>(set: DaemonFlagSet<C>, argv: readonly string[
     }
     explicit.add(o.name);
     if (o.deprecated) warnings.push(`warning: ${optionLabel(o)} is deprecated: ${o.deprecated}`);
+    const inert = set.notActedOn?.[o.name];
+    if (inert) warnings.push(`warning: ${optionLabel(o)} is accepted but not acted on yet: ${inert}`);
     let value = parseValue(o, texts[0] ?? '');
     for (const t of texts.slice(1)) {
       value = o.joinRepeats && typeof value === 'string' && value !== '' ? `${value},${t}` : vt.combine(value, parseValue(o, t));

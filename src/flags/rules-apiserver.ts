@@ -13,6 +13,16 @@ export const APISERVER_RULES: readonly CrossRule<ApiserverConfig>[] = [
     check: (c) => (c.apiserverCount > 0 ? undefined : `--apiserver-count must be positive, got ${c.apiserverCount}`),
   },
   {
+    option: 'core-service-node-port',
+    check: (c) => {
+      const n = c.coreServiceNodePort;
+      const { base, size } = c.serviceNodePortRange;
+      if (n === 0) return undefined;
+      return n > 0 && n >= base && n < base + size ? undefined
+        : `--core-service-node-port ${n} must be within --service-node-port-range ${base}-${base + size - 1}`;
+    },
+  },
+  {
     option: 'oidc-issuer-url',
     check: (c) => (c.oidcIssuerUrl !== '' && !c.oidcIssuerUrl.startsWith('https://')
       ? '--oidc-issuer-url must be an https:// URL'

@@ -104,4 +104,21 @@ t.test('kubernetes service reconciler: master-count and lease', async (t) => {
   await none.start();
   t.same(await addresses(), [], 'none leaves the endpoints alone');
   await none.stop();
+
+  // --core-service-node-port: the service becomes NodePort on that port, and back.
+  const { services } = await import('../../src/api/resources/core/services.js');
+  const spec = async () => (await registry.get(services, 'default', 'kubernetes')).spec as { type: string; ports: { nodePort?: number; port: number; targetPort: number }[] };
+  const np = new KubernetesServiceReconciler({ registry, store, ips, advertiseAddress: '10.4.0.1', securePort: 6443, reconcilerType: 'none', apiserverCount: 1, nodePort: 31005, intervalMs: 60_000, log: pino({ level: 'silent' }) });
+  await np.start();
+  t.equal((await spec()).type, 'NodePort');
+  t.same((await spec()).ports.map((p) => [p.port, p.targetPort, p.nodePort]), [[443, 6443, 31005]]);
+  await np.stop();
+  const back = mk('10.4.0.1', 'none');
+  await back.start();
+  t.equal((await spec()).type, 'ClusterIP');
+  t.equal((await spec()).ports[0]!.nodePort, undefined, 'no node port on a ClusterIP service');
+  await back.stop();
+  // The node port was released: a user service may take it now.
+  const user = await registry.create(services, { apiVersion: 'v1', kind: 'Service', metadata: { name: 'np', namespace: 'default' }, spec: { type: 'NodePort', ports: [{ port: 80, nodePort: 31005 }] } });
+  t.equal((user.spec as { ports: { nodePort: number }[] }).ports[0]!.nodePort, 31005);
 });

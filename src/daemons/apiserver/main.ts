@@ -85,6 +85,7 @@ function restConfigOf(c: ApiserverConfig, options: ServingOptions, advertiseAddr
     storageVersions,
     eventTtl: c.eventTtl,
     apiserverCount: c.apiserverCount,
+    coreServiceNodePort: c.coreServiceNodePort,
     endpointReconcilerType: c.endpointReconcilerType,
     repairMalformedUpdates: c.repairMalformedUpdates,
     deleteCollectionWorkers: c.deleteCollectionWorkers,

@@ -28,6 +28,8 @@ export interface KubernetesServiceOptions {
   securePort: number;
   reconcilerType: string;
   apiserverCount: number;
+  /** --core-service-node-port: non-zero makes the service type NodePort on this port. */
+  nodePort?: number;
   intervalMs: number;
   log: Logger;
 }
@@ -96,10 +98,13 @@ export class KubernetesServiceReconciler {
   }
 
   private serviceSpec(): Obj {
-    return {
-      type: 'ClusterIP', clusterIP: this.o.ips.firstIp(), sessionAffinity: 'None',
-      ports: [{ name: 'https', port: 443, protocol: 'TCP', targetPort: this.o.securePort }],
-    };
+    return { type: this.serviceType(), clusterIP: this.o.ips.firstIp(), sessionAffinity: 'None', ports: [this.servicePort()] };
+  }
+
+  private serviceType(): string { return this.o.nodePort ? 'NodePort' : 'ClusterIP'; }
+
+  private servicePort(): Obj {
+    return { name: 'https', port: 443, protocol: 'TCP', targetPort: this.o.securePort, ...(this.o.nodePort ? { nodePort: this.o.nodePort } : {}) };
   }
 
   private async ensureService(): Promise<void> {
@@ -118,13 +123,16 @@ export class KubernetesServiceReconciler {
       }
       return;
     }
-    const ports = (existing.spec as Obj | undefined)?.ports as Obj[] | undefined;
+    const spec = (existing.spec ?? {}) as Obj;
+    const ports = spec.ports as Obj[] | undefined;
     const p = ports?.[0];
-    if (ports?.length !== 1 || p?.port !== 443 || p?.targetPort !== this.o.securePort || p?.name !== 'https') {
+    const nodePortRight = this.o.nodePort ? p?.nodePort === this.o.nodePort : spec.type === 'ClusterIP';
+    if (ports?.length !== 1 || p?.port !== 443 || p?.targetPort !== this.o.securePort || p?.name !== 'https' || spec.type !== this.serviceType() || !nodePortRight) {
       await registry.update(services, 'default', 'kubernetes', (cur) => {
         const o = cur!;
         const spec = (o.spec ??= {}) as Obj;
-        spec.ports = [{ name: 'https', port: 443, protocol: 'TCP', targetPort: this.o.securePort }];
+        spec.type = this.serviceType();
+        spec.ports = [this.servicePort()];
         delete o.metadata!.resourceVersion;
         return o;
       }, { internal: true });

@@ -91,7 +91,7 @@ export function createRestApi(deps: RestDeps): RestApi {
   const registry: ResourceRegistry = new ResourceRegistry(deps.store, { repairMalformedUpdates: cfg.repairMalformedUpdates, services, admission, log, storageVersions: cfg.storageVersions });
   const reconciler = new KubernetesServiceReconciler({
     registry, store: deps.store, ips, advertiseAddress: cfg.advertiseAddress, securePort: cfg.securePort,
-    reconcilerType: cfg.endpointReconcilerType, apiserverCount: cfg.apiserverCount,
+    reconcilerType: cfg.endpointReconcilerType, apiserverCount: cfg.apiserverCount, nodePort: cfg.coreServiceNodePort ?? 0,
     intervalMs: cfg.endpointReconcileIntervalMs ?? 10_000, log,
   });
   const openapi = new OpenApiHandler({ enabled: (def, version) => enablement.resourceEnabled(def, version), log: log.child({ component: 'openapi' }) });

@@ -17,6 +17,8 @@ export interface RestConfig {
   /** --event-ttl in milliseconds. */
   readonly eventTtl: number;
   readonly apiserverCount: number;
+  /** --core-service-node-port: non-zero makes the `kubernetes` service a NodePort service on it. */
+  readonly coreServiceNodePort?: number;
   readonly endpointReconcilerType: 'master-count' | 'lease' | 'none' | string;
   readonly repairMalformedUpdates: boolean;
   readonly deleteCollectionWorkers: number;
