@@ -157,7 +157,6 @@ export const APISERVER_NOT_ACTED_ON: Readonly<Record<string, string>> = {
   'cloud-provider': CLOUD,
   'vendor-container-registry-config': CLOUD,
   'contention-profiling': 'Node.js has no lock contention profile',
-  'cors-allowed-origins': 'CORS headers are not served yet',
   'deserialization-cache-size': 'there is no deserialization cache: reads are served from the stored bytes',
   'enable-aggregator-routing': 'the aggregation layer is not built yet',
   'enable-api-docs-ui': 'the API docs UI is not served',

@@ -169,9 +169,9 @@ export function parseDaemonArgs<C>(set: DaemonFlagSet<C>, argv: readonly string[
       continue;
     }
     explicit.add(o.name);
-    if (o.deprecated) warnings.push(`warning: ${optionLabel(o)} is deprecated: ${o.deprecated}`);
     const inert = set.notActedOn?.[o.name];
-    if (inert) warnings.push(`warning: ${optionLabel(o)} is accepted but not acted on yet: ${inert}`);
+    if (o.deprecated) warnings.push(`warning: ${optionLabel(o)} is deprecated: ${o.deprecated}${inert ? `; it is not acted on: ${inert}` : ''}`);
+    else if (inert) warnings.push(`warning: ${optionLabel(o)} is accepted but not acted on yet: ${inert}`);
     let value = parseValue(o, texts[0] ?? '');
     for (const t of texts.slice(1)) {
       value = o.joinRepeats && typeof value === 'string' && value !== '' ? `${value},${t}` : vt.combine(value, parseValue(o, t));

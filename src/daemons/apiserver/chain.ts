@@ -3,7 +3,7 @@
  * happens to every request before a handler sees it:
  *
  *   panic recovery → request info → (metrics) → in-flight limit → timeout → (connection
- *   throttle) → authentication → audit → authorization → handler
+ *   throttle) → (CORS) → authentication → audit → authorization → handler
  *
  * The handler serves the non-resource paths (/healthz, /livez, /readyz, /version, /metrics) and
  * hands everything else to the REST layer; unknown paths without a REST layer are 404.
@@ -21,6 +21,7 @@ import { audit, type AuditSink } from './filters/audit.js';
 import { authentication } from './filters/authentication.js';
 import { authorization } from './filters/authorization.js';
 import { connectionThrottle } from './filters/connection-throttle.js';
+import { cors, corsPatterns } from './filters/cors.js';
 import type { Exchange, Filter } from './filters/filter.js';
 import { inflightLimit } from './filters/inflight-limit.js';
 import { instrumentation } from './filters/instrumentation.js';
@@ -45,7 +46,7 @@ export interface RestHandler {
 
 export interface ChainDeps {
   log: Logger;
-  options: Pick<ServingOptions, 'maxRequestsInflight' | 'maxMutatingRequestsInflight' | 'requestTimeout' | 'maxConnectionBytesPerSec'>;
+  options: Pick<ServingOptions, 'maxRequestsInflight' | 'maxMutatingRequestsInflight' | 'requestTimeout' | 'maxConnectionBytesPerSec' | 'corsAllowedOrigins'>;
   authenticator: Authenticator;
   authorizer: Authorizer;
   metrics: ApiserverMetrics;
@@ -55,6 +56,7 @@ export interface ChainDeps {
 }
 
 export function buildFilters(d: ChainDeps): Filter[] {
+  const corsFilter = cors(corsPatterns(d.options.corsAllowedOrigins ?? []));
   return [
     panicRecovery(),
     requestInfo(),
@@ -62,6 +64,8 @@ export function buildFilters(d: ChainDeps): Filter[] {
     inflightLimit({ ...d.options, metrics: d.metrics }),
     requestTimeout(d.options),
     connectionThrottle(d.options),
+    // Only with --cors-allowed-origins; before authentication, so a preflight needs no credentials.
+    ...(corsFilter ? [corsFilter] : []),
     authentication(d.authenticator),
     audit(d.audit),
     authorization(d.authorizer),

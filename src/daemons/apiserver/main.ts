@@ -27,6 +27,7 @@ import { prepareServing, startServing, type Serving } from './serve.js';
 import { resolveAdvertiseAddress } from './tls/serving-certs.js';
 import { readOptionFile, StartupError, withServingDefaults, type ServingOptions } from './serving-options.js';
 import { setAllowPrivileged } from '../../api/resources/core/pod-spec.js';
+import { corsPatterns } from './filters/cors.js';
 
 /** ApiserverConfig → the serving subset (the option parser keeps '' for unset strings). */
 export function servingOptionsFromConfig(c: ApiserverConfig): ServingOptions {
@@ -46,7 +47,13 @@ export function servingOptionsFromConfig(c: ApiserverConfig): ServingOptions {
     requestTimeout: c.requestTimeout,
     minRequestTimeout: c.minRequestTimeout,
     maxConnectionBytesPerSec: c.maxConnectionBytesPerSec,
+    corsAllowedOrigins: c.corsAllowedOrigins,
   };
+  try {
+    corsPatterns(c.corsAllowedOrigins);
+  } catch (e) {
+    throw new StartupError('--cors-allowed-origins', (e as Error).message, { cause: e });
+  }
   const strings: Array<[keyof ServingOptions, string]> = [
     ['advertiseAddress', c.advertiseAddress], ['tlsCertFile', c.tlsCertFile], ['tlsPrivateKeyFile', c.tlsPrivateKeyFile],
     ['tlsMinVersion', c.tlsMinVersion], ['clientCaFile', c.clientCaFile], ['tokenAuthFile', c.tokenAuthFile],

@@ -48,6 +48,8 @@ export interface ServingOptions {
   minRequestTimeout: number;
   /** Bytes per second per connection for long-running responses; 0 off. */
   maxConnectionBytesPerSec: number;
+  /** --cors-allowed-origins: regular expressions of origins CORS answers; empty or unset: CORS off. */
+  corsAllowedOrigins?: string[];
 }
 
 export const SERVING_DEFAULTS: ServingOptions = {
