@@ -75,6 +75,8 @@ export class WatchCache implements Backend, FeedSink {
   private readonly store = new SortedStore();
   private readonly ring: EventRing;
   private readonly watchers = new Set<CacheWatcher>();
+  /** The watchers without a trigger, in registration order: the ones apply() offers every batch. */
+  private readonly untriggered = new Set<CacheWatcher>();
   /**
    * Watchers with a trigger (WatchOptions.trigger), also in `watchers`: per trigger id, its
    * valuesOf and the watchers by the value they want. apply() offers a batch only to those
@@ -130,11 +132,7 @@ export class WatchCache implements Backend, FeedSink {
   get historyStart(): number { return this.ring.startRevision(); }
   get watcherCount(): number { return this.watchers.size; }
   /** Watchers kept in a trigger index (see `triggered`). */
-  get triggeredWatcherCount(): number {
-    let n = 0;
-    for (const index of this.triggered.values()) for (const set of index.byValue.values()) n += set.size;
-    return n;
-  }
+  get triggeredWatcherCount(): number { return this.watchers.size - this.untriggered.size; }
 
   // ---- FeedSink ----
 
@@ -284,7 +282,7 @@ export class WatchCache implements Backend, FeedSink {
 
   private register(w: CacheWatcher, trigger: WatchTrigger | undefined): void {
     this.watchers.add(w);
-    if (!trigger) return;
+    if (!trigger) { this.untriggered.add(w); return; }
     let index = this.triggered.get(trigger.id);
     if (!index) this.triggered.set(trigger.id, index = { valuesOf: trigger.valuesOf, byValue: new Map() });
     let set = index.byValue.get(trigger.value);
@@ -295,6 +293,7 @@ export class WatchCache implements Backend, FeedSink {
 
   private forget(w: CacheWatcher): void {
     this.watchers.delete(w);
+    this.untriggered.delete(w);
     const t = w.trigger;
     if (!t) return;
     const index = this.triggered.get(t.id);
@@ -373,8 +372,9 @@ export class WatchCache implements Backend, FeedSink {
     let lastScoped: WatchBatch | null = null;
     let lastShare = '';
     let lastPrepared: unknown;
-    for (const w of this.watchers) {
-      if (w.trigger !== undefined || w.ended || batch.revision <= w.lastRevision) continue;
+    // Watchers with a trigger are not in this loop: applyTriggered offers them only their events.
+    for (const w of this.untriggered) {
+      if (w.ended || batch.revision <= w.lastRevision) continue;
       let b: WatchBatch | null | undefined;
       if (w.rangeId === lastRange) b = lastScoped;
       else {

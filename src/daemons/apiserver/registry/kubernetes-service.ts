@@ -126,8 +126,8 @@ export class KubernetesServiceReconciler {
     const spec = (existing.spec ?? {}) as Obj;
     const ports = spec.ports as Obj[] | undefined;
     const p = ports?.[0];
-    const nodePortRight = this.o.nodePort ? p?.nodePort === this.o.nodePort : spec.type === 'ClusterIP';
-    if (ports?.length !== 1 || p?.port !== 443 || p?.targetPort !== this.o.securePort || p?.name !== 'https' || spec.type !== this.serviceType() || !nodePortRight) {
+    if (ports?.length !== 1 || p?.port !== 443 || p?.targetPort !== this.o.securePort || p?.name !== 'https'
+      || spec.type !== this.serviceType() || p?.nodePort !== (this.o.nodePort || undefined)) {
       await registry.update(services, 'default', 'kubernetes', (cur) => {
         const o = cur!;
         const spec = (o.spec ??= {}) as Obj;
