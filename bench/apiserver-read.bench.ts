@@ -25,7 +25,7 @@ import { canPin, freePort, makePki, pinSelf, procStat, spawnReady, type BenchPki
 import { closeSessions, openSessions, percentile, runLoad, send } from './lib/h2-load.js';
 import { cpuTicks, stealNote, stealPercent } from './lib/steal.js';
 import { openWatchersInWorker } from './lib/watch-worker.js';
-import { measureLists } from './lib/list-load.js';
+import { measureLists, pagePasses } from './lib/list-load.js';
 import { apiserverArgs, configMapBody, createBenchNamespace, podBody } from './lib/apiserver-child.js';
 import { h2loadAvailable, runH2load } from './lib/h2load.js';
 import { latencyNote, scrapeLatency } from './lib/request-latency.js';
@@ -149,25 +149,12 @@ async function benchList(api: http2.ClientHttp2Session[]): Promise<void> {
       `to the last byte p50 ${f(percentile(l.total, 50))} p99 ${f(percentile(l.total, 99))} ms, ${(l.bytes / 1048576).toFixed(1)} MiB; ` +
       `server's own mean ${f(serverMs)} ms, server CPU ${f(l.listCpuMs)} ms per later list; first list ${f(l.first.headersMs)} / ${f(l.first.totalMs)} ms`);
   }
-  const pages: number[] = [];
-  /** Each page's position in its pass, to tell the first pages' cost from the rest. */
-  const pagePos: number[] = [];
   const pc0 = apiChild ? cpuOf(apiChild) : Number.NaN;
   const gc0 = await scrapeGc(s);
   const lat0 = await scrapeLatency(s, 'LIST', 'pods');
   const client0 = clientGc();
-  for (let pass = 0; pass < PAGE_PASSES; pass++) {
-    let cont = '';
-    let pos = 0;
-    do {
-      const t = performance.now();
-      const res = await send(s, { path: `/api/v1/namespaces/bench/pods?limit=500${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`, headers: { accept: 'application/json' } });
-      pages.push(performance.now() - t);
-      pagePos.push(pos++);
-      if (res.status !== 200) throw new Error(`paged list answered ${res.status}`);
-      cont = /"continue":"([^"]*)"/.exec(res.body.toString())?.[1] ?? '';
-    } while (cont && pages.length < 400);
-  }
+  // Each page's position in its pass tells the first pages' cost from the rest.
+  const { ms: pages, pos: pagePos } = await pagePasses(s, '/api/v1/namespaces/bench/pods', { limit: 500, passes: PAGE_PASSES });
   const pl = Float64Array.from(pages);
   const pcpu = apiChild ? (1000 * (cpuOf(apiChild) - pc0)) / pl.length : Number.NaN;
   const gc = [latencyNote(lat0, await scrapeLatency(s, 'LIST', 'pods'), 5), gcNote(gc0, await scrapeGc(s)), gcNote(client0, clientGc()).replace(/^GC /, 'client GC ')].filter(Boolean).join('; ');

@@ -27,7 +27,7 @@ import type * as http2 from 'node:http2';
 import { canPin, freePort, makePki, pinSelf, spawnNode, spawnReady, waitReady, type Child } from './lib/children.js';
 import { closeSessions, interleave, mergeLoads, openSessions, percentile, runLoad, send, type LoadResult } from './lib/h2-load.js';
 import { openWatchersInWorker } from './lib/watch-worker.js';
-import { measureLists } from './lib/list-load.js';
+import { measureLists, pagePasses } from './lib/list-load.js';
 import { memoryAfterGc, type GcMemory } from './lib/inspect-memory.js';
 import { addGcDelta, clientGc, gcNote, scrapeGc, type GcTally } from './lib/gc-metrics.js';
 import { scrapeServer, serverNote } from './lib/request-latency.js';
@@ -360,28 +360,19 @@ async function benchPods(api: Api, sessions: http2.ClientHttp2Session[], h2: H2l
  * on, so each continued page is a read at an earlier revision.
  */
 async function benchPages(sessions: http2.ClientHttp2Session[], churn: boolean): Promise<string[]> {
-  const pages: number[] = [];
-  const firstPass: string[] = [];
   const server0 = await scrapeServer(sessions[0]!, 'LIST', 'pods');
   const client0 = clientGc();
   const tp = performance.now();
-  for (let pass = 0; pass < PAGE_PASSES; pass++) {
-    let cont = '';
-    do {
-      if (churn) {
-        const w = await send(sessions[1]!, { path: CONFIGMAPS, method: 'POST', headers: JSON_CT, body: configMapBody(`churn-${pass}-${pages.length}`, 'bench', {}) });
+  const { ms, firstPass } = await pagePasses(sessions[0]!, '/api/v1/namespaces/bench/pods', {
+    limit: 500, passes: PAGE_PASSES,
+    ...(churn ? {
+      beforePage: async (pass: number, page: number) => {
+        const w = await send(sessions[1]!, { path: CONFIGMAPS, method: 'POST', headers: JSON_CT, body: configMapBody(`churn-${pass}-${page}`, 'bench', {}) });
         if (w.status !== 201) throw new Error(`churn write answered ${w.status}`);
-      }
-      const path = `/api/v1/namespaces/bench/pods?limit=500${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`;
-      if (pass === 0) firstPass.push(path);
-      const t = performance.now();
-      const res = await send(sessions[0]!, { path, headers: { accept: 'application/json' } });
-      pages.push(performance.now() - t);
-      if (res.status !== 200) throw new Error(`paged list answered ${res.status}`);
-      cont = /"continue":"([^"]*)"/.exec(res.body.toString())?.[1] ?? '';
-    } while (cont && pages.length < 100 * PAGE_PASSES);
-  }
-  const pl = Float64Array.from(pages);
+      },
+    } : {}),
+  });
+  const pl = Float64Array.from(ms);
   // The server's own times (to its last byte sent) and both sides' GC pauses: a page's tail is often not the server's.
   const timing = joinNotes(serverNote(server0, await scrapeServer(sessions[0]!, 'LIST', 'pods'), 5), gcNote(client0, clientGc()).replace(/^GC /, 'client GC '));
   const name = churn ? 'apiserver list pods limit=500 (pages, a write between)' : 'apiserver list pods limit=500 (pages)';

@@ -9,7 +9,10 @@
  * The probe costs one small synced write per PROBE_MS on the client's core, next to the
  * thousands per second the servers issue.
  */
-import { Worker } from 'node:worker_threads';
+import { closeSync, fdatasyncSync, openSync, rmSync, writeSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { isMainThread, Worker, workerData } from 'node:worker_threads';
+import { quantile } from './closed-loop.js';
 
 /** How often the probe syncs, ms: often enough that any stall of 50 ms or more is hit. */
 const PROBE_MS = 20;
@@ -37,42 +40,44 @@ const H_COUNT = 0;
 const H_IN_FLIGHT = 1;
 const HEADER = 2;
 
-/** The worker's body: kept as source so the probe needs no second compiled file. */
-const WORKER_SOURCE = `
-const { workerData } = require('node:worker_threads');
-const fs = require('node:fs');
-const { file, sab, stopFlag, intervalMs, capacity } = workerData;
-const f = new Float64Array(sab);
-const stop = new Int32Array(stopFlag);
-const fd = fs.openSync(file, 'w');
-const chunk = Buffer.alloc(512, 0x2e);
-const now = () => performance.timeOrigin + performance.now();
-try {
-  while (Atomics.load(stop, 0) === 0) {
-    const t = now();
-    f[${H_IN_FLIGHT}] = t;
-    fs.writeSync(fd, chunk);
-    fs.fdatasyncSync(fd);
-    const n = f[${H_COUNT}];
-    const at = ${HEADER} + 2 * (n % capacity);
-    f[at] = t;
-    f[at + 1] = now() - t;
-    f[${H_IN_FLIGHT}] = 0;
-    f[${H_COUNT}] = n + 1;
-    Atomics.wait(stop, 0, 0, intervalMs);
+/** What the probe's worker gets (it runs this module; `diskProbe` tells it apart from other workers that import it). */
+interface ProbeSetup { diskProbe: true; file: string; sab: SharedArrayBuffer; stopFlag: SharedArrayBuffer }
+
+/** The worker's loop: append, fdatasync, record; PROBE_MS apart until told to stop. */
+function probeLoop(o: ProbeSetup): void {
+  const f = new Float64Array(o.sab);
+  const stop = new Int32Array(o.stopFlag);
+  const fd = openSync(o.file, 'w');
+  const chunk = Buffer.alloc(512, 0x2e);
+  try {
+    while (Atomics.load(stop, 0) === 0) {
+      const t = probeNow();
+      f[H_IN_FLIGHT] = t;
+      writeSync(fd, chunk);
+      fdatasyncSync(fd);
+      const n = f[H_COUNT]!;
+      const at = HEADER + 2 * (n % CAPACITY);
+      f[at] = t;
+      f[at + 1] = probeNow() - t;
+      f[H_IN_FLIGHT] = 0;
+      f[H_COUNT] = n + 1;
+      Atomics.wait(stop, 0, 0, PROBE_MS);
+    }
+  } finally {
+    closeSync(fd);
+    rmSync(o.file, { force: true });
   }
-} finally {
-  fs.closeSync(fd);
-  fs.rmSync(file, { force: true });
 }
-`;
+
+if (!isMainThread && (workerData as Partial<ProbeSetup> | undefined)?.diskProbe) probeLoop(workerData as ProbeSetup);
 
 /** Starts the probe on `file` (put it on the servers' filesystem); a failed worker shows in the note. */
 export function startDiskProbe(file: string): DiskProbe {
   const sab = new SharedArrayBuffer(8 * (HEADER + 2 * CAPACITY));
   const stopFlag = new SharedArrayBuffer(4);
   const f = new Float64Array(sab);
-  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { file, sab, stopFlag, intervalMs: PROBE_MS, capacity: CAPACITY } });
+  const setup: ProbeSetup = { diskProbe: true, file, sab, stopFlag };
+  const worker = new Worker(fileURLToPath(import.meta.url), { workerData: setup, execArgv: [] });
   let failed = '';
   worker.on('error', (e) => { failed = e.message; });
   const exited = new Promise<void>((r) => worker.once('exit', () => r()));
@@ -92,7 +97,7 @@ export function startDiskProbe(file: string): DiskProbe {
       if (lat.length === 0) return '';
       lat.sort((a, b) => a - b);
       const stalls = lat.filter((x) => x >= STALL_MS).length;
-      return `disk: ${lat.length} syncs p50 ${lat[Math.floor(lat.length / 2)]!.toFixed(2)} max ${lat[lat.length - 1]!.toFixed(0)} ms, ${stalls} ≥ ${STALL_MS} ms`;
+      return `disk: ${lat.length} syncs p50 ${quantile(lat, 0.5).toFixed(2)} max ${lat[lat.length - 1]!.toFixed(0)} ms, ${stalls} ≥ ${STALL_MS} ms`;
     },
     async stop(): Promise<void> {
       const s = new Int32Array(stopFlag);

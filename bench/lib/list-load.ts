@@ -81,3 +81,39 @@ export async function measureLists(o: ListLoadOptions): Promise<ListTimes> {
   }
   return { first: { headersMs: first.headersMs, totalMs: first.totalMs }, headers, total, bytes, churn, listCpuMs: (1000 * cpuSeconds) / o.lists };
 }
+
+/** One page's time and its place in its pass (0: the page without a continue token). */
+export interface PageTimes {
+  /** Per page, ms from the request to the last byte. */
+  ms: number[];
+  /** Per page, its position in its pass. */
+  pos: number[];
+  /** The request paths of the first pass (continue tokens included), in order. */
+  firstPass: string[];
+}
+
+/**
+ * Reads `collection` in pages of `limit`, `passes` times over, one page at a time; `beforePage`
+ * runs before each page (e.g. a write elsewhere, so continued pages read an earlier revision).
+ */
+export async function pagePasses(session: http2.ClientHttp2Session, collection: string, o: { limit: number; passes: number; beforePage?: (pass: number, page: number) => Promise<void> }): Promise<PageTimes> {
+  const out: PageTimes = { ms: [], pos: [], firstPass: [] };
+  for (let pass = 0; pass < o.passes; pass++) {
+    let cont = '';
+    let pos = 0;
+    do {
+      await o.beforePage?.(pass, out.ms.length);
+      const path = `${collection}?limit=${o.limit}${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`;
+      if (pass === 0) out.firstPass.push(path);
+      const t = performance.now();
+      const res = await send(session, { path, headers: { accept: 'application/json' } });
+      out.ms.push(performance.now() - t);
+      out.pos.push(pos++);
+      if (res.status !== 200) throw new Error(`paged list answered ${res.status}`);
+      cont = /"continue":"([^"]*)"/.exec(res.body.toString())?.[1] ?? '';
+      // A guard against a continue token that never ends.
+      if (pos > 100_000) throw new Error(`${collection}: more than 100 000 pages in one pass`);
+    } while (cont);
+  }
+  return out;
+}

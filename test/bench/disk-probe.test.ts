@@ -12,6 +12,8 @@ t.test('notes the syncs that started in the slices, and removes its file on stop
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   const file = join(dir, 'probe');
   const probe = startDiskProbe(file);
+  // The worker loads its module first: wait for its first sync (up to 10 s on a loaded machine).
+  for (const end = Date.now() + 10_000; probe.note([[0, probeNow()]]) === '' && Date.now() < end;) await new Promise((r) => setTimeout(r, 20));
   const from = probeNow();
   await new Promise((r) => setTimeout(r, 300));
   const to = probeNow();
