@@ -31,7 +31,8 @@ t.test('notes the syncs that started in the slices, and removes its file on stop
 
 t.test('a probe that cannot open its file says so in the note', async (t) => {
   const probe = startDiskProbe('/nonexistent-dir/for/probe');
-  await new Promise((r) => setTimeout(r, 200));
+  // The worker fails once it has loaded its module: up to 10 s on a loaded machine.
+  for (const end = Date.now() + 10_000; probe.note([[0, probeNow()]]) === '' && Date.now() < end;) await new Promise((r) => setTimeout(r, 20));
   t.match(probe.note([[0, probeNow()]]), /^disk probe failed: /);
   await probe.stop();
 });

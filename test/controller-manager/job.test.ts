@@ -222,7 +222,7 @@ t.test('job controller against a real API server', async (t) => {
   await t.test('deleting a job frees its pods of the tracking finalizer', async (t) => {
     await c.client.create(JOBS, job('doomed'));
     const [pod] = await activePods('doomed', 1);
-    await c.client.delete(JOBS, 'doomed');
+    await c.client.delete(JOBS, 'doomed', { propagationPolicy: 'Background' });
     await waitFor('finalizer removed', async () => !(await c.client.get(PODS, pod.metadata?.name ?? '')).metadata?.finalizers?.includes(FINALIZER));
     t.pass('finalizer removed');
   });
@@ -236,8 +236,29 @@ t.test('the controller manager runs the job controller; the garbage collector re
   await c.client.patch(PODS, pods[0].metadata?.name ?? '', 'merge', { status: { phase: 'Succeeded' } }, { subresource: 'status' });
   await waitFor('succeeded 1', async () => status(await c.client.get(JOBS, 'managed')).succeeded === 1);
   await waitFor('2 active pods again', async () => (await listPods(c, 'job-name=managed')).filter((p) => status(p).phase !== 'Succeeded').length === 2);
-  await c.client.delete(JOBS, 'managed');
+  // Background, as kubectl sends it (a batch/v1 delete without a policy orphans the pods: below).
+  await c.client.delete(JOBS, 'managed', { propagationPolicy: 'Background' });
   // Active pods keep the tracking finalizer until the controller sees their Job gone.
-  await waitFor('all pods gone', async () => (await c.client.list(PODS, { labelSelector: 'job-name=managed' })).items.length === 0, 30_000);
+  await waitFor('all pods gone', async () => {
+    const left = (await c.client.list(PODS, { labelSelector: 'job-name=managed' })).items;
+    if (left.length === 0) return true;
+    // Named if the wait runs out: what holds each pod that is left.
+    throw new Error(left.map((p) => `${p.metadata?.name}: finalizers ${JSON.stringify(p.metadata?.finalizers ?? [])}, owners ${JSON.stringify((p.metadata?.ownerReferences ?? []).map((r) => r.uid))}, deleting ${!!p.metadata?.deletionTimestamp}`).join('; '));
+  }, 30_000);
   t.pass('pods collected');
+
+  // A batch/v1 delete without a policy orphans, as in Kubernetes: the collector drops the
+  // pods' references to the Job, then the job controller their tracking finalizer; they stay.
+  await c.client.create(JOBS, job('orphaning', { parallelism: 2, completions: 2 }));
+  const jobUid = (await c.client.get(JOBS, 'orphaning')).metadata?.uid;
+  await waitFor('2 pods', async () => (await listPods(c, 'job-name=orphaning')).length === 2);
+  await c.client.delete(JOBS, 'orphaning');
+  await waitFor('the job gone', async () => { try { await c.client.get(JOBS, 'orphaning'); return false; } catch { return true; } }, 30_000);
+  const orphans = await waitFor('orphaned pods without the finalizer', async () => {
+    const l = await listPods(c, 'job-name=orphaning');
+    return l.every((p) => !p.metadata?.ownerReferences?.length && !p.metadata?.finalizers?.includes(FINALIZER)) && l;
+  }, 30_000);
+  t.equal(orphans.length, 2, 'the pods stay');
+  t.notOk(orphans.some((p) => p.metadata?.deletionTimestamp), 'and are not being deleted');
+  t.notOk(orphans.some((p) => (p.metadata?.ownerReferences ?? []).some((r) => r.uid === jobUid)), 'no reference to the deleted job');
 });

@@ -128,6 +128,13 @@ export interface ResourceDefinition {
    */
   gracePeriodSeconds?(obj: KubeObject, requested: number | undefined): number;
   /**
+   * Served versions in which a delete that names no propagation policy orphans the dependents
+   * (Kubernetes' DefaultGarbageCollectionPolicy, kept for old clients: batch/v1 jobs, v1
+   * replication controllers, batch/v1beta1 cron jobs, the extensions/v1beta1 workloads).
+   * Elsewhere such a delete leaves the dependents to background collection.
+   */
+  readonly orphanDependentsByDefaultIn?: readonly string[];
+  /**
    * Refuses deleting the object of this name (throws an ApiError) whatever admission plugins
    * run, as Kubernetes' storage does for the built-in PriorityClasses.
    */

@@ -95,6 +95,7 @@ function restConfigOf(c: ApiserverConfig, options: ServingOptions, advertiseAddr
     coreServiceNodePort: c.coreServiceNodePort,
     endpointReconcilerType: c.endpointReconcilerType,
     repairMalformedUpdates: c.repairMalformedUpdates,
+    enableGarbageCollector: c.enableGarbageCollector,
     deleteCollectionWorkers: c.deleteCollectionWorkers,
     minRequestTimeout: c.minRequestTimeout,
     admissionPlugins: admissionPluginsOf(c),

@@ -49,6 +49,8 @@ export const daemonsets = defineResource({
 const TEMPLATE_GENERATION = 'deprecated.daemonset.template.generation';
 export const daemonsetsExtensionsV1beta1 = defineView({
   group: 'extensions', version: 'v1beta1', base: daemonsets,
+  // Kubernetes kept the pre-collector default for this version: dependents are orphaned.
+  orphanDependentsByDefault: true,
   toStorage(o) {
     if (isObject(o.spec) && o.spec.templateGeneration !== undefined) {
       const g = o.spec.templateGeneration;

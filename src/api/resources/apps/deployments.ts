@@ -65,6 +65,8 @@ const ROLLBACK_TO = 'deprecated.deployment.rollback.to';
 const MAX_INT32 = 2147483647;
 export const deploymentsExtensionsV1beta1 = defineView({
   group: 'extensions', version: 'v1beta1', base: deployments,
+  // Kubernetes kept the pre-collector default for this version: dependents are orphaned.
+  orphanDependentsByDefault: true,
   toStorage(o) {
     if (isObject(o.spec) && o.spec.rollbackTo !== undefined) {
       const rb = o.spec.rollbackTo;

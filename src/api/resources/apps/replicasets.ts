@@ -30,6 +30,8 @@ export const replicasets = defineResource({
 /** extensions/v1beta1 ReplicaSet, served from apps/v1 storage; selector/labels default from the template. */
 export const replicasetsExtensionsV1beta1 = defineView({
   group: 'extensions', version: 'v1beta1', base: replicasets,
+  // Kubernetes kept the pre-collector default for this version: dependents are orphaned.
+  orphanDependentsByDefault: true,
   toStorage: (o) => o, fromStorage: (o) => o,
   defaults: defaultSelectorAndLabelsFromTemplate,
 });

@@ -8,6 +8,8 @@ import { defaultPodTemplate, validatePodTemplate } from '../core/pod-spec.js';
 
 export const cronjobs = defineResource({
   group: 'batch', versions: ['v1', 'v1beta1'], storageVersion: 'v1', kind: 'CronJob', plural: 'cronjobs', namespaced: true,
+  // As Kubernetes, for old clients: a batch/v1beta1 delete without a policy orphans the jobs.
+  orphanDependentsByDefaultIn: ['v1beta1'],
   shortNames: ['cj'], categories: ['all'], hasGeneration: true,
   subresources: { status: true },
   convert(obj, toVersion) {

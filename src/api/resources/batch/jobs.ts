@@ -16,6 +16,8 @@ function jobStatus(o: KubeObject): string {
 
 export const jobs = defineResource({
   group: 'batch', versions: ['v1'], kind: 'Job', plural: 'jobs', namespaced: true,
+  // As Kubernetes, for old clients: a batch/v1 delete without a policy orphans the pods.
+  orphanDependentsByDefaultIn: ['v1'],
   categories: ['all'], hasGeneration: true,
   subresources: { status: true },
   defaults(obj) {

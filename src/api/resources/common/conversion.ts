@@ -74,6 +74,8 @@ export interface ViewSpec {
   defaults?(obj: KubeObject): void;
   /** Subresources served in this view (default: status only when the base has it). */
   readonly subresources?: ResourceDefinition['subresources'];
+  /** A delete naming no propagation policy orphans the dependents in this version (see ResourceDefinition). */
+  readonly orphanDependentsByDefault?: boolean;
 }
 
 /**
@@ -98,6 +100,7 @@ export function defineView(v: ViewSpec): ResourceDefinition {
     shortNames: base.shortNames, categories: undefined, namespaced: base.namespaced, verbs: base.verbs,
     subresources: v.subresources ?? (base.subresources?.status ? { status: true } : undefined),
     hasGeneration: base.hasGeneration,
+    ...(v.orphanDependentsByDefault ? { orphanDependentsByDefaultIn: [v.version] } : {}),
     storage: { group: base.group, resource: base.plural, version: base.storageVersion },
     convert(obj, toVersion) {
       if (toVersion === 'storage') return obj.apiVersion === baseApi ? obj : toS(obj);

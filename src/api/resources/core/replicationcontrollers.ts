@@ -7,6 +7,8 @@ import { defaultPodTemplate, validatePodTemplate } from './pod-spec.js';
 
 export const replicationcontrollers = defineResource({
   group: '', versions: ['v1'], kind: 'ReplicationController', plural: 'replicationcontrollers', namespaced: true,
+  // As Kubernetes, for old clients: a v1 delete without a policy orphans the pods.
+  orphanDependentsByDefaultIn: ['v1'],
   shortNames: ['rc'], categories: ['all'], hasGeneration: true,
   subresources: { status: true, scale: { specReplicasPath: 'spec.replicas', statusReplicasPath: 'status.replicas', labelSelectorPath: 'status.selector' } },
   defaults(obj) {

@@ -81,6 +81,8 @@ export interface UpdateOptions extends WriteOptions {
 export interface DeleteOptions extends AdmissionOptions {
   gracePeriodSeconds?: number;
   propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
+  /** No policy given and the requested version orphans by default (ResourceDefinition.orphanDependentsByDefaultIn). */
+  orphanByDefault?: boolean;
   preconditions?: { uid?: string; resourceVersion?: string };
   /** A delete already admitted as something else (an eviction): no admission plugins. */
   internal?: boolean;
@@ -90,6 +92,10 @@ export interface DeleteOptions extends AdmissionOptions {
 const CREATE_ON_UPDATE = new Set(['endpoints', 'events', 'leases', 'limitranges', 'roles', 'rolebindings', 'clusterroles', 'clusterrolebindings']);
 
 const MAX_GENERATE_NAME_ATTEMPTS = 8;
+
+/** The garbage collector's finalizers: dependents orphaned, or deleted first. */
+const ORPHAN_FINALIZER = 'orphan';
+const FOREGROUND_FINALIZER = 'foregroundDeletion';
 
 class NotFoundForCreate extends Error {}
 
@@ -106,6 +112,11 @@ export interface RegistryOptions {
    */
   storageVersions?: Readonly<Record<string, string>>;
   services?: ServiceAllocation;
+  /**
+   * --enable-garbage-collector: deletes record the propagation policy as the `orphan` and
+   * `foregroundDeletion` finalizers for the collector (default true; false: never, as Kubernetes).
+   */
+  garbageCollection?: boolean;
   /** The admission plugins writes pass through; NamespaceLifecycle alone when not given. */
   admission?: AdmissionChain;
   log?: Logger;
@@ -332,6 +343,29 @@ export class ResourceRegistry {
     }, { subresource: 'status', internal: true, allowCreate: false });
   }
 
+  /**
+   * The finalizers an object keeps once deleted with `opts` (Kubernetes'
+   * deletionFinalizersForGarbageCollection): the policy becomes the collector's `orphan` or
+   * `foregroundDeletion` finalizer, Background drops both; with no policy, one the object already
+   * carries stands, else the version's default. The same array when nothing changes.
+   */
+  private finalizersAfterDelete(existing: string[], opts: DeleteOptions): string[] {
+    if (this.opts.garbageCollection === false) return existing;
+    const isGc = (f: string): boolean => f === ORPHAN_FINALIZER || f === FOREGROUND_FINALIZER;
+    let wanted: string | undefined;
+    switch (opts.propagationPolicy) {
+      case 'Orphan': wanted = ORPHAN_FINALIZER; break;
+      case 'Foreground': wanted = FOREGROUND_FINALIZER; break;
+      case 'Background': wanted = undefined; break;
+      default:
+        if (existing.some(isGc) || !opts.orphanByDefault) return existing;
+        wanted = ORPHAN_FINALIZER;
+    }
+    const kept = existing.filter((f) => !isGc(f));
+    const next = wanted ? [...kept, wanted] : kept;
+    return next.length === existing.length && next.every((f, i) => f === existing[i]) ? existing : next;
+  }
+
   private namespaceFinalizersPending(def: ResourceDefinition, obj: KubeObject): boolean {
     if (def.group !== '' || def.plural !== 'namespaces') return false;
     const f = (obj.spec as { finalizers?: unknown[] } | undefined)?.finalizers;
@@ -428,15 +462,16 @@ export class ResourceRegistry {
       }
       const meta = cur.metadata ?? {};
       const grace = def.gracePeriodSeconds?.(cur, opts.gracePeriodSeconds) ?? 0;
-      const propagationFinalizer = opts.propagationPolicy === 'Orphan' ? 'orphan' : opts.propagationPolicy === 'Foreground' ? 'foregroundDeletion' : undefined;
+      const existingFinalizers = meta.finalizers ?? [];
+      const finalizers = this.finalizersAfterDelete(existingFinalizers, opts);
       const isNamespace = def.group === '' && def.plural === 'namespaces';
-      const keep = (meta.finalizers?.length ?? 0) > 0 || propagationFinalizer !== undefined || grace > 0 || (isNamespace && this.namespaceFinalizersPending(def, cur));
+      const keep = finalizers.length > 0 || grace > 0 || (isNamespace && this.namespaceFinalizersPending(def, cur));
       if (keep) {
         // Already being deleted with nothing new to record: report the current state.
         const alreadyDeleting = !!meta.deletionTimestamp;
         const shortens = alreadyDeleting && grace > 0 && (meta.deletionGracePeriodSeconds ?? Infinity) > grace;
-        const addsFinalizer = propagationFinalizer !== undefined && !(meta.finalizers ?? []).includes(propagationFinalizer);
-        if (alreadyDeleting && !shortens && !addsFinalizer) return { object: cur, deleted: false };
+        const finalizersChange = finalizers !== existingFinalizers;
+        if (alreadyDeleting && !shortens && !finalizersChange) return { object: cur, deleted: false };
         try {
           const stored = await this.store.guaranteedUpdate(ref, (s) => {
             if (!s) throw new NotFoundForCreate();
@@ -447,10 +482,8 @@ export class ResourceRegistry {
               m.deletionTimestamp = nowTimestamp(new Date(Date.now() + grace * 1000));
               m.deletionGracePeriodSeconds = grace;
             }
-            if (propagationFinalizer) {
-              const fs = (m.finalizers ?? []).filter((f) => f !== 'orphan' && f !== 'foregroundDeletion');
-              m.finalizers = [...fs, propagationFinalizer];
-            }
+            const fs = this.finalizersAfterDelete(m.finalizers ?? [], opts);
+            if (fs !== m.finalizers) { if (fs.length) m.finalizers = fs; else delete m.finalizers; }
             if (isNamespace) o.status = { ...((o.status as object | undefined) ?? {}), phase: 'Terminating' };
             return this.toStore(def, o);
           }, { dryRun: opts.dryRun });

@@ -44,6 +44,7 @@ export async function readDeleteOptions(s: Scope): Promise<DeleteOptions> {
     opts.propagationPolicy = policy as DeleteOptions['propagationPolicy'];
   } else if (orphan === true) opts.propagationPolicy = 'Orphan';
   else if (orphan === false) opts.propagationPolicy = 'Background';
+  else if (s.def.orphanDependentsByDefaultIn?.includes(s.version)) opts.orphanByDefault = true;
   const pre = b.preconditions as Obj | undefined;
   if (pre && typeof pre === 'object') {
     opts.preconditions = {};

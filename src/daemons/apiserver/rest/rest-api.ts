@@ -88,7 +88,7 @@ export function createRestApi(deps: RestDeps): RestApi {
     chargeQuota: (quota, used) => registry.updateStatusAt(findResource('', 'v1', 'resourcequotas')!, quota, { used }),
   });
   if (admission.notImplemented.length) log.warn({ plugins: admission.notImplemented }, 'enabled admission plugins that are not implemented yet will not run');
-  const registry: ResourceRegistry = new ResourceRegistry(deps.store, { repairMalformedUpdates: cfg.repairMalformedUpdates, services, admission, log, storageVersions: cfg.storageVersions });
+  const registry: ResourceRegistry = new ResourceRegistry(deps.store, { repairMalformedUpdates: cfg.repairMalformedUpdates, garbageCollection: cfg.enableGarbageCollector !== false, services, admission, log, storageVersions: cfg.storageVersions });
   const reconciler = new KubernetesServiceReconciler({
     registry, store: deps.store, ips, advertiseAddress: cfg.advertiseAddress, securePort: cfg.securePort,
     reconcilerType: cfg.endpointReconcilerType, apiserverCount: cfg.apiserverCount, nodePort: cfg.coreServiceNodePort ?? 0,

@@ -21,6 +21,8 @@ export interface RestConfig {
   readonly coreServiceNodePort?: number;
   readonly endpointReconcilerType: 'master-count' | 'lease' | 'none' | string;
   readonly repairMalformedUpdates: boolean;
+  /** --enable-garbage-collector (default true): deletes record their propagation policy for the collector. */
+  readonly enableGarbageCollector?: boolean;
   readonly deleteCollectionWorkers: number;
   /** --min-request-timeout in seconds. */
   readonly minRequestTimeout: number;

@@ -26,16 +26,19 @@ const SKIPPED = new Set(['events.k8s.io/events']);
 /** Kubernetes' spelling in condition messages: `resource.group` (core: `configmaps.`). */
 function resKey(r: ServedResource): string { return `${r.ref.resource}.${r.ref.group}`; }
 
-/** DELETE on the collection: the server deletes every object it lists. */
+/**
+ * DELETE on the collection: the server deletes every object it lists. Background, as
+ * Kubernetes' namespace controller: no version's orphaning default may leave dependents behind.
+ */
 async function deleteCollection(client: RestClient, ref: ResourceRef): Promise<void> {
-  await client.request({ ...ref, method: 'DELETE', body: { kind: 'DeleteOptions', apiVersion: 'v1' }, bodyContentType: 'application/json' });
+  await client.request({ ...ref, method: 'DELETE', body: { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Background' }, bodyContentType: 'application/json' });
 }
 
 async function deleteEach(client: RestClient, ref: ResourceRef): Promise<void> {
   const list = await client.list(ref);
   for (const o of list.items ?? []) {
     try {
-      await client.delete(ref, o.metadata?.name ?? '', { preconditions: { uid: o.metadata?.uid ?? '' } });
+      await client.delete(ref, o.metadata?.name ?? '', { propagationPolicy: 'Background', preconditions: { uid: o.metadata?.uid ?? '' } });
     } catch (e) {
       if (!(isApiError(e) && (e.code === 404 || e.code === 409))) throw e;
     }
