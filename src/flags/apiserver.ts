@@ -149,8 +149,11 @@ const CLOUD = 'no cloud provider is built in';
 export const APISERVER_NOT_ACTED_ON: Readonly<Record<string, string>> = {
   'admission-control-config-file': 'admission plugins take no configuration file yet',
   ...Object.fromEntries(APISERVER_OPTIONS.filter((o) => o.name.startsWith('audit-')).map((o) => [o.name, AUDIT])),
+  'authentication-token-webhook-cache-ttl': 'token webhook authentication is not built yet',
   'authentication-token-webhook-config-file': 'token webhook authentication is not built yet',
   'authorization-policy-file': 'the ABAC authorization mode is not built yet',
+  'authorization-webhook-cache-authorized-ttl': 'the Webhook authorization mode is not built yet',
+  'authorization-webhook-cache-unauthorized-ttl': 'the Webhook authorization mode is not built yet',
   'authorization-webhook-config-file': 'the Webhook authorization mode is not built yet',
   'basic-auth-file': 'basic authentication is not built yet',
   'cloud-config': CLOUD,

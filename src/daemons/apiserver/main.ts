@@ -96,6 +96,8 @@ function restConfigOf(c: ApiserverConfig, options: ServingOptions, advertiseAddr
     endpointReconcilerType: c.endpointReconcilerType,
     repairMalformedUpdates: c.repairMalformedUpdates,
     enableGarbageCollector: c.enableGarbageCollector,
+    listChunking: c.featureGates['APIListChunking'] !== false,
+    responseCompression: c.featureGates['APIResponseCompression'] === true,
     deleteCollectionWorkers: c.deleteCollectionWorkers,
     minRequestTimeout: c.minRequestTimeout,
     admissionPlugins: admissionPluginsOf(c),

@@ -1,4 +1,5 @@
 /** Reading request bodies (bounded) and writing objects and Status errors. */
+import { gzip } from 'node:zlib';
 import type { ApiRequest, ApiResponse } from '../context.js';
 import { ApiError, errors } from '../../../api/meta/status.js';
 import { encodeYaml } from '../../../api/codec/yaml.js';
@@ -69,12 +70,53 @@ export function writeObject(res: ApiResponse, code: number, obj: unknown, format
   writeBody(res, code, body, contentType, extraHeaders);
 }
 
+/**
+ * Bodies larger than this are sent gzip-compressed to a client that accepts it, when the
+ * APIResponseCompression gate is on (Kubernetes' threshold and level: 128 KiB, level 1).
+ */
+export const GZIP_THRESHOLD_BYTES = 128 * 1024;
+const GZIP_LEVEL = 1;
+
+/** Responses that may be compressed (see allowCompression). */
+const compressible = new WeakSet<ApiResponse>();
+
+/**
+ * Marks a response as compressible when its request accepts gzip (an Accept-Encoding token
+ * `gzip` without q=0); the REST layer calls it when the APIResponseCompression gate is on.
+ */
+export function allowCompression(req: ApiRequest, res: ApiResponse): void {
+  const accept = req.headers['accept-encoding'];
+  if (accept === undefined) return;
+  for (const part of String(accept).split(',')) {
+    const [token, ...params] = part.split(';');
+    if (token!.trim().toLowerCase() !== 'gzip') continue;
+    if (params.some((p) => /^\s*q\s*=\s*0(\.0*)?\s*$/i.test(p))) return;
+    compressible.add(res);
+    return;
+  }
+}
+
 /** Writes an already encoded body with the headers writeObject sends. */
 export function writeBody(res: ApiResponse, code: number, body: Buffer, contentType: string, extraHeaders?: Record<string, string | string[]>): void {
   res.statusCode = code;
   for (const k in COMMON_HEADERS) res.setHeader(k, COMMON_HEADERS[k as keyof typeof COMMON_HEADERS]);
   if (extraHeaders) for (const k in extraHeaders) res.setHeader(k, extraHeaders[k]!);
   res.setHeader('Content-Type', contentType);
+  if (body.length > GZIP_THRESHOLD_BYTES && compressible.has(res)) {
+    // Compressed on libuv's thread pool, not on the event loop; a response the request
+    // timeout or a disconnect finished meanwhile is left as it is.
+    gzip(body, { level: GZIP_LEVEL }, (err, zipped) => {
+      if (res.headersSent || res.writableEnded || res.destroyed) return;
+      if (!err) {
+        res.setHeader('Content-Encoding', 'gzip');
+        res.setHeader('Vary', 'Accept-Encoding');
+      }
+      const out = err ? body : zipped;
+      res.setHeader('Content-Length', String(out.length));
+      res.end(out);
+    });
+    return;
+  }
   res.setHeader('Content-Length', String(body.length));
   res.end(body);
 }

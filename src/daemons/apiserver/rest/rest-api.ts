@@ -28,7 +28,7 @@ import { ensureSystemPriorityClasses } from '../registry/system-priority-classes
 import { handleDelete, handleDeleteCollection } from './delete-handlers.js';
 import { Discovery } from './discovery.js';
 import { ApiEnablement } from './enablement.js';
-import { toApiError, writeError, writeObject } from './http-io.js';
+import { allowCompression, toApiError, writeError, writeObject } from './http-io.js';
 import { negotiateOutput } from './negotiate.js';
 import { handleGet, handleList } from './read-handlers.js';
 import { headerOf, warningHeaders, type Scope } from './scope.js';
@@ -62,6 +62,15 @@ export interface RestApi {
 }
 
 const notFoundPath = (): ApiError => new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});
+
+/** The query without `limit` and `continue`: lists are whole while the APIListChunking gate is off. */
+function withoutPaging(query: URLSearchParams): URLSearchParams {
+  if (!query.has('limit') && !query.has('continue')) return query;
+  const q = new URLSearchParams(query);
+  q.delete('limit');
+  q.delete('continue');
+  return q;
+}
 
 export function createRestApi(deps: RestDeps): RestApi {
   const log: Logger = deps.log ?? pino({ level: 'silent' });
@@ -138,7 +147,7 @@ export function createRestApi(deps: RestDeps): RestApi {
     if (!def || !enablement.resourceEnabled(def, info.apiVersion) || (info.apiPrefix === 'api') !== (info.apiGroup === '')) throw notFoundPath();
     return {
       ctx, req, res, def, version: info.apiVersion, namespace: def.namespaced ? info.namespace : '', name: info.name,
-      subresource: info.subresource, registry, query: ctx.query, warnings: [],
+      subresource: info.subresource, registry, query: cfg.listChunking === false ? withoutPaging(ctx.query) : ctx.query, warnings: [],
     };
   }
 
@@ -200,6 +209,7 @@ export function createRestApi(deps: RestDeps): RestApi {
     async handle(ctx, req, res) {
       let scope: Scope | undefined;
       try {
+        if (cfg.responseCompression) allowCompression(req, res);
         if (!ctx.info.isResourceRequest) {
           if (openapi.handles(ctx.info.path)) { openapi.serve(req, res, ctx.info.path, ctx.query); return; }
           if (!discoveryResponse(ctx, req, res)) throw notFoundPath();

@@ -21,6 +21,10 @@ export interface RestConfig {
   readonly coreServiceNodePort?: number;
   readonly endpointReconcilerType: 'master-count' | 'lease' | 'none' | string;
   readonly repairMalformedUpdates: boolean;
+  /** Gate APIListChunking (default true): false ignores `limit` and `continue`, every list is whole. */
+  readonly listChunking?: boolean;
+  /** Gate APIResponseCompression (default false): bodies over 128 KiB go gzip-compressed to clients that accept it. */
+  readonly responseCompression?: boolean;
   /** --enable-garbage-collector (default true): deletes record their propagation policy for the collector. */
   readonly enableGarbageCollector?: boolean;
   readonly deleteCollectionWorkers: number;
