@@ -4,6 +4,8 @@
 // Accept-Encoding takes gzip, with Content-Encoding and Vary headers, as Kubernetes does).
 import t from 'tap';
 import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import https from 'node:https';
 import { gunzipSync } from 'node:zlib';
 import { startApiserver } from '../helpers/apiserver.js';
 import { kubectl as findKubectl } from '../helpers/kubectl.js';
@@ -70,6 +72,20 @@ t.test('APIResponseCompression=true: large bodies go gzip-compressed to clients 
   const gateOff = await coff.request('GET', `${CMS}/big`, { headers: { 'accept-encoding': 'gzip' } });
   t.equal(gateOff.headers['content-encoding'], undefined, 'the gate is off by default');
   t.equal(gateOff.json.data.v.length, 200 * 1024);
+});
+
+t.test('HTTP/1.1 clients get the same', async (t) => {
+  const [ca, cert, key] = await Promise.all([readFile(on.caFile), readFile(on.clientCertFile), readFile(on.clientKeyFile)]);
+  const r = await new Promise<{ headers: Record<string, unknown>; body: Buffer }>((resolve, reject) => {
+    const req = https.get(`${on.url}${CMS}/big`, { ca, cert, key, headers: { 'accept-encoding': 'gzip', accept: 'application/json' } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }));
+    });
+    req.on('error', reject);
+  });
+  t.equal(r.headers['content-encoding'], 'gzip');
+  t.equal(JSON.parse(gunzipSync(r.body).toString('utf8')).data.v.length, 200 * 1024);
 });
 
 t.test('kubectl reads compressed responses', { skip: findKubectl(33) ? false : 'kubectl.1.33 not installed' }, async (t) => {
