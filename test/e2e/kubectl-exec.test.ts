@@ -233,6 +233,45 @@ async function main(): Promise<void> {
       await eventually(async () => (await kc(['get', 'pod', `cat-${v}`, '--ignore-not-found', '-o', 'name'])).stdout === '', 30_000);
     });
 
+    t.test(`kubectl 1.${v} debug: an ephemeral container in the target's process namespace`, async (t) => {
+      const name = `dbg-${v}`;
+      const r = await kc(['debug', 'ticker', '-c', name, '--image=localhost/busybox:latest', '--image-pull-policy=IfNotPresent', '--target=main', '--', 'sh', '-c', 'ps; echo debug-done']);
+      t.equal(r.code, 0, r.stderr);
+      const p = await client!.get<Pod>(PODS, 'ticker');
+      t.ok(p.spec?.ephemeralContainers?.some((c) => c.name === name && c.targetContainerName === 'main'), 'added to the pod spec');
+      const st = await eventually(async () => (await client!.get<Pod>(PODS, 'ticker')).status?.ephemeralContainerStatuses?.find((c) => c.name === name && c.state.terminated), 30_000);
+      t.equal(st?.state.terminated?.exitCode, 0, 'it ran once and ended');
+      const logs = await kc(['logs', 'ticker', '-c', name]);
+      t.match(logs.stdout, /debug-done/, 'its output is in its log');
+      t.match(logs.stdout, /while true/, `it saw the target container's processes (${JSON.stringify(logs.stdout)})`);
+      t.equal((await client!.get<Pod>(PODS, 'ticker')).status?.phase, 'Running', 'the pod runs on');
+    });
+
+    t.test(`kubectl 1.${v} debug -i: a shell attached to a new ephemeral container`, async (t) => {
+      // As a person uses it: type once the prompt hint shows, read the answer, then leave. (The
+      // runtime detaches the output when stdin ends, as containerd does for a container without
+      // stdinOnce, so the input stays open until the answer came.) The line is typed again until
+      // it is answered: what the shell writes before the runtime has wired the attached output
+      // reaches only the log.
+      const child = spawn(bin, [...args, 'debug', 'ticker', '-i', '-c', `dbg-${v}-i`, '--image=localhost/busybox:latest', '--image-pull-policy=IfNotPresent', '--', 'sh'], { stdio: ['pipe', 'pipe', 'pipe'] });
+      children.push(child);
+      let stderr = '';
+      child.stderr?.on('data', (d: Buffer) => { stderr += d.toString(); });
+      const exited = new Promise<number>((resolve) => child.on('exit', (code) => resolve(code ?? -1)));
+      await eventually(async () => /If you don't see a command prompt/.test(stderr), 30_000);
+      const typing = setInterval(() => child.stdin?.write('echo via-stdin $((6*7))\n'), 500);
+      child.stdin?.write('echo via-stdin $((6*7))\n');
+      try {
+        await waitOutput(child, /via-stdin 42/);
+      } finally {
+        clearInterval(typing);
+      }
+      t.pass('the shell answered what was typed');
+      child.stdin?.end('exit\n');
+      t.equal(await exited, 0, `kubectl ends with the shell (${stderr})`);
+      t.notMatch(stderr, /falling back to streaming logs/, 'attached, not read from the log');
+    });
+
     t.test(`kubectl 1.${v} port-forward`, async (t) => {
       const child = spawn(bin, [...args, 'port-forward', 'pod/web', ':8080', '--address=127.0.0.1'], { stdio: ['ignore', 'pipe', 'pipe'] });
       children.push(child);

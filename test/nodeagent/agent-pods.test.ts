@@ -16,6 +16,7 @@ import { RestClient } from '../../src/client/rest-client.js';
 import { parseNodeagentArgs } from '../../src/flags/nodeagent.js';
 import { startNodeAgent } from '../../src/daemons/nodeagent/main.js';
 import type { Pod } from '../../src/daemons/nodeagent/pod-types.js';
+import { containerConfig } from '../../src/daemons/nodeagent/runtime-config.js';
 import { startApiserver } from '../helpers/apiserver.js';
 import { waitFor } from '../helpers/wait-for.js';
 
@@ -198,4 +199,50 @@ t.test('a failing postStart hook kills the container, which is restarted', async
   });
   t.ok(reasons.has('FailedPostStartHook'));
   await client.delete(PODS, 'hooked');
+});
+
+t.test('ephemeral containers run once beside the pod and are reported apart', async (t) => {
+  await client.create(PODS, {
+    metadata: { name: 'debugged' },
+    spec: { nodeName: 'node-p', terminationGracePeriodSeconds: 1, containers: [{ name: 'app', image: 'localhost/busybox:latest', imagePullPolicy: 'IfNotPresent' }] },
+  });
+  const running = await waitFor('debugged running', async () => { const x = await getPod('debugged'); return x.status?.phase === 'Running' ? x : undefined; });
+  const appId = (running.status?.containerStatuses?.[0]?.containerID ?? '').replace('fake://', '');
+  // As kubectl debug adds them: one that fails at once, one that prints and ends, one that
+  // stays, joined to the app container's process namespace.
+  await client.patch(PODS, 'debugged', 'strategic', { spec: { ephemeralContainers: [
+    { name: 'fails', image: 'fake/exit:3', imagePullPolicy: 'IfNotPresent' },
+    { name: 'prints', image: 'localhost/busybox:latest', imagePullPolicy: 'IfNotPresent', command: ['echo', 'hello', 'debugger'] },
+    { name: 'stays', image: 'localhost/busybox:latest', imagePullPolicy: 'IfNotPresent', targetContainerName: 'app', stdin: true, tty: true },
+  ] } }, { subresource: 'ephemeralcontainers' });
+  const p = await waitFor('ephemeral statuses', async () => {
+    const x = await getPod('debugged');
+    const by = Object.fromEntries((x.status?.ephemeralContainerStatuses ?? []).map((c) => [c.name, c]));
+    return by.fails?.state.terminated && by.prints?.state.terminated && by.stays?.state.running ? { pod: x, by } : undefined;
+  });
+  t.equal(p.by.fails?.state.terminated?.exitCode, 3);
+  t.equal(p.by.prints?.state.terminated?.exitCode, 0);
+  t.equal(p.by.stays?.ready, false, 'an ephemeral container is never ready');
+  t.equal(p.pod.status?.phase, 'Running', 'the phase does not depend on them');
+  t.equal(p.pod.status?.conditions?.find((c) => c.type === 'Ready')?.status, 'True', 'nor does readiness');
+  t.same(p.pod.status?.containerStatuses?.map((c) => c.name), ['app'], 'the containers are reported as before');
+  // Never restarted: a few syncs later the failed one is still the same exited container.
+  await new Promise((r) => setTimeout(r, 600));
+  const later = (await getPod('debugged')).status?.ephemeralContainerStatuses?.find((c) => c.name === 'fails');
+  t.equal(later?.restartCount, 0);
+  t.equal(later?.containerID, p.by.fails?.containerID, 'not started again');
+  const st = await agent.runtime.containerStatus((p.by.stays?.containerID ?? '').replace('fake://', ''));
+  t.equal(st.state, 'running');
+  t.equal(appId.length > 0, true);
+  await client.delete(PODS, 'debugged');
+  await waitFor('debugged gone', async () => { try { await getPod('debugged'); return false; } catch { return true; } });
+  t.equal((await agent.runtime.containerStatus((p.by.stays?.containerID ?? '').replace('fake://', '')).catch(() => undefined))?.state ?? 'gone', 'gone', 'stopped and removed with the pod');
+});
+
+t.test('an ephemeral container with a target joins its process namespace', async (t) => {
+  const pod: Pod = { metadata: { name: 'p', namespace: 'default', uid: 'u' }, spec: { containers: [{ name: 'app' }] } };
+  const base = { pod, container: { name: 'dbg' }, restartCount: 0, image: 'busybox', env: new Map<string, string>(), command: [], args: [], volumePaths: new Map<string, string>(), cfsQuota: false };
+  t.match(containerConfig({ ...base, targetId: 'abc' }).linux?.securityContext?.namespaceOptions, { pid: 'target', targetId: 'abc' });
+  t.equal(containerConfig(base).linux?.securityContext?.namespaceOptions?.pid, 'container', 'no target: its own');
+  t.equal(containerConfig({ ...base, pod: { ...pod, spec: { ...pod.spec, shareProcessNamespace: true } }, targetId: 'abc' }).linux?.securityContext?.namespaceOptions?.pid, 'pod', 'a pod that shares one keeps it');
 });

@@ -120,8 +120,12 @@ export interface ResourceDefinition {
   readonly storage?: { readonly group: string; readonly resource: string; readonly version: string };
   /** tableColumns already contain the name column (events put NAME last, as kubectl shows). */
   readonly tableColumnsIncludeName?: boolean;
-  /** Status-subresource writes: normalize (default keeps everything of `old` except status). */
-  prepareForStatusUpdate?(obj: KubeObject, old: KubeObject, subresource?: string): void;
+  /**
+   * Status-subresource writes: normalize (default keeps everything of `old` except status).
+   * `obj` is `old` with the request's status; `requested` is the object as the request sent it,
+   * for status-like subresources that take more than status (pods' ephemeralcontainers).
+   */
+  prepareForStatusUpdate?(obj: KubeObject, old: KubeObject, subresource?: string, requested?: KubeObject): void;
   /**
    * Graceful deletion: seconds to wait (requested = DeleteOptions.gracePeriodSeconds); 0 or
    * undefined deletes immediately. Only pods use it.

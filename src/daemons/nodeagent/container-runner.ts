@@ -30,7 +30,8 @@ export interface RunnerContext {
   graceSeconds(): number;
 }
 
-export async function startContainer(ctx: RunnerContext, c: Container, s: CState, main: boolean): Promise<void> {
+/** `targetId`: an ephemeral container's target container (its runtime id), see containerConfig. */
+export async function startContainer(ctx: RunnerContext, c: Container, s: CState, main: boolean, targetId?: string): Promise<void> {
   if (!ctx.sandbox) return;
   s.waiting = s.waiting ?? { reason: 'ContainerCreating', message: '' };
   const pulled = await ensureImage(ctx.deps.runtime, c, s.waiting, ctx.sandbox.config, (type, reason, message) => ctx.event(type, reason, message, c.name), ctx.deps.backoff.initialMs);
@@ -47,7 +48,7 @@ export async function startContainer(ctx: RunnerContext, c: Container, s: CState
     config = containerConfig({
       pod: ctx.pod, container: c, restartCount: s.restartCount, image: c.image ?? '', env,
       command: (c.command ?? []).map((x) => expandVars(x, env)), args: (c.args ?? []).map((x) => expandVars(x, env)),
-      volumePaths, cfsQuota: ctx.deps.cfsQuota,
+      volumePaths, cfsQuota: ctx.deps.cfsQuota, ...(targetId ? { targetId } : {}),
     });
   } catch (e) {
     s.waiting = { reason: 'CreateContainerConfigError', message: (e as Error).message };

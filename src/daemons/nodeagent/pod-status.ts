@@ -22,6 +22,8 @@ export interface ContainerView {
 export interface PodView {
   readonly init: readonly ContainerView[];
   readonly main: readonly ContainerView[];
+  /** Ephemeral containers: reported, but no part of the phase or readiness. */
+  readonly ephemeral?: readonly ContainerView[];
   readonly initDone: boolean;
   /** Set when the pod ended for good (restart policy), or was rejected. */
   readonly terminalPhase?: 'Succeeded' | 'Failed';
@@ -96,6 +98,7 @@ export function buildPodStatus(pod: Pod, v: PodView, prevStatus: PodStatusV1 | u
     ...(v.startTime ? { startTime: kubeTime(v.startTime) } : {}),
     ...(v.init.length ? { initContainerStatuses: v.init.map(statusOf) } : {}),
     containerStatuses: v.main.map(statusOf),
+    ...(v.ephemeral?.length ? { ephemeralContainerStatuses: v.ephemeral.map(statusOf) } : {}),
     qosClass: qosClass(pod.spec),
   };
   return out;
@@ -103,7 +106,7 @@ export function buildPodStatus(pod: Pod, v: PodView, prevStatus: PodStatusV1 | u
 
 /** A merge patch that turns any previous status into `s` (absent top-level fields become null). */
 export function statusMergePatch(s: PodStatusV1): Record<string, unknown> {
-  const keys = ['phase', 'conditions', 'message', 'reason', 'hostIP', 'hostIPs', 'podIP', 'podIPs', 'startTime', 'initContainerStatuses', 'containerStatuses', 'qosClass'];
+  const keys = ['phase', 'conditions', 'message', 'reason', 'hostIP', 'hostIPs', 'podIP', 'podIPs', 'startTime', 'initContainerStatuses', 'containerStatuses', 'ephemeralContainerStatuses', 'qosClass'];
   const patch: Record<string, unknown> = {};
   for (const k of keys) patch[k] = (s as Record<string, unknown>)[k] ?? null;
   return { status: patch };

@@ -69,11 +69,18 @@ export interface Container {
   securityContext?: { privileged?: boolean; runAsUser?: number; runAsGroup?: number; readOnlyRootFilesystem?: boolean; capabilities?: { add?: string[]; drop?: string[] } };
 }
 
+/** A debugging container added to a running pod (pods/ephemeralcontainers); never restarted. */
+export interface EphemeralContainer extends Container {
+  /** The container whose process namespace it joins (when the pod shares none). */
+  targetContainerName?: string;
+}
+
 export interface Volume extends Dict { name: string }
 
 export interface PodSpec {
   containers?: Container[];
   initContainers?: Container[];
+  ephemeralContainers?: EphemeralContainer[];
   volumes?: Volume[];
   restartPolicy?: string;
   terminationGracePeriodSeconds?: number;
@@ -125,6 +132,7 @@ export interface PodStatusV1 {
   startTime?: string;
   initContainerStatuses?: ContainerStatusV1[];
   containerStatuses?: ContainerStatusV1[];
+  ephemeralContainerStatuses?: ContainerStatusV1[];
   qosClass?: string;
 }
 

@@ -15,7 +15,7 @@ import type { ObjectReader } from './env.js';
 import type { EventSink } from './events.js';
 import { findAdoptable } from './pod-adoption.js';
 import { buildPodStatus } from './pod-status.js';
-import type { Container, Pod, PodStatusV1 } from './pod-types.js';
+import type { Container, EphemeralContainer, Pod, PodStatusV1 } from './pod-types.js';
 import { sandboxConfig, type DnsSettings, logDirectory } from './runtime-config.js';
 import { isRuntimeError } from './runtime/runtime-errors.js';
 import type { ContainerStatus, PodSandboxConfig, RuntimeBackend } from './runtime/runtime.js';
@@ -153,6 +153,7 @@ export class PodWorker {
       this.initDone = await this.syncInit(spec.initContainers ?? []);
     }
     if (this.initDone && !this.terminal) await this.syncMain(spec.containers ?? []);
+    if (!this.terminal) await this.syncEphemeral(spec.ephemeralContainers ?? []);
     if (this.terminal) await this.stopSandbox();
     await this.report();
   }
@@ -293,6 +294,23 @@ export class PodWorker {
     }
   }
 
+  /**
+   * Ephemeral containers run once, as soon as the sandbox is there (Kubernetes does not wait for
+   * init containers either): never restarted, never probed. One with a target joins that
+   * container's process namespace, once it runs.
+   */
+  private async syncEphemeral(list: readonly EphemeralContainer[]): Promise<void> {
+    for (const c of list) {
+      const s = this.state(c.name);
+      const rt = s.runtime;
+      if (rt?.state === 'exited') { this.noteExit(s, rt); continue; }
+      if (s.id || s.lastTerminated) continue;
+      const target = c.targetContainerName ? this.cs.get(c.targetContainerName) : undefined;
+      if (c.targetContainerName && !target?.id) { this.schedule(1000); continue; }
+      await startContainer(this.ctx(), c, s, false, target?.id);
+    }
+  }
+
   private shouldRestart(policy: string, exitCode: number): boolean {
     return policy === 'Always' || (policy === 'OnFailure' && exitCode !== 0);
   }
@@ -351,7 +369,7 @@ export class PodWorker {
   /** spec.activeDeadlineSeconds passed: stop everything, the pod fails for good. */
   private async deadlineExceeded(): Promise<void> {
     const spec = this.pod.spec ?? {};
-    const byName = new Map([...(spec.containers ?? []), ...(spec.initContainers ?? [])].map((c) => [c.name, c]));
+    const byName = new Map([...(spec.containers ?? []), ...(spec.initContainers ?? []), ...(spec.ephemeralContainers ?? [])].map((c) => [c.name, c]));
     for (const [name, s] of this.cs) {
       if (s.runtime?.state === 'running') await stopContainer(this.ctx(), byName.get(name), s, this.graceSeconds(), true);
       if (s.runtime?.state === 'exited') this.noteExit(s, s.runtime);
@@ -378,7 +396,7 @@ export class PodWorker {
     if (!this.adopted) await this.adopt();
     await this.refresh();
     const spec = this.pod.spec ?? {};
-    const byName = new Map([...(spec.containers ?? []), ...(spec.initContainers ?? [])].map((c) => [c.name, c]));
+    const byName = new Map([...(spec.containers ?? []), ...(spec.initContainers ?? []), ...(spec.ephemeralContainers ?? [])].map((c) => [c.name, c]));
     await Promise.all([...this.cs.entries()].map(async ([name, s]) => {
       if (s.runtime?.state !== 'running') return;
       this.event('Normal', 'Killing', `Stopping container ${name}`, name);
@@ -413,6 +431,7 @@ export class PodWorker {
     return buildPodStatus(this.pod, {
       init: (spec.initContainers ?? []).map((c) => containerView(c, this.cs.get(c.name), initDone, isInit, this.d.runtimeName)),
       main: (spec.containers ?? []).map((c) => containerView(c, this.cs.get(c.name), initDone, isInit, this.d.runtimeName)),
+      ephemeral: (spec.ephemeralContainers ?? []).map((c) => ({ ...containerView(c, this.cs.get(c.name), true, isInit, this.d.runtimeName), ready: false })),
       initDone, ...(this.terminal ? { terminalPhase: this.terminal } : {}),
       ...(this.podMessage ? { message: this.podMessage } : {}),
       ...(this.podReason ? { reason: this.podReason } : {}),

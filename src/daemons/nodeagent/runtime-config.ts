@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import { parseQuantity } from '../../util/quantity.js';
 import type { Container, Pod } from './pod-types.js';
-import type { ContainerConfig, DnsConfig, LinuxContainerResources, Mount, PodSandboxConfig, PortMapping } from './runtime/runtime.js';
+import type { ContainerConfig, DnsConfig, LinuxContainerResources, Mount, NamespaceMode, PodSandboxConfig, PortMapping } from './runtime/runtime.js';
 
 export const LABEL_POD_NAME = 'io.kubernetes.pod.name';
 export const LABEL_POD_NAMESPACE = 'io.kubernetes.pod.namespace';
@@ -128,10 +128,22 @@ export interface ContainerConfigInput {
   readonly args: readonly string[];
   readonly volumePaths: ReadonlyMap<string, string>;
   readonly cfsQuota: boolean;
+  /**
+   * An ephemeral container's target: the runtime id of the container whose process namespace
+   * it joins (Kubernetes' TARGET mode), when the pod shares no process namespace of its own.
+   */
+  readonly targetId?: string;
 }
 
 export class ContainerConfigError extends Error {
   override readonly name = 'ContainerConfigError';
+}
+
+/** The container's process namespace: the node's, the pod's, a target container's, or its own. */
+function pidNamespace(i: ContainerConfigInput): { pid: NamespaceMode; targetId?: string } {
+  if (i.pod.spec?.hostPID) return { pid: 'node' };
+  if (i.pod.spec?.shareProcessNamespace) return { pid: 'pod' };
+  return i.targetId ? { pid: 'target', targetId: i.targetId } : { pid: 'container' };
 }
 
 export function containerConfig(i: ContainerConfigInput): ContainerConfig {
@@ -166,7 +178,7 @@ export function containerConfig(i: ContainerConfigInput): ContainerConfig {
       securityContext: {
         namespaceOptions: {
           network: i.pod.spec?.hostNetwork ? 'node' : 'pod',
-          pid: i.pod.spec?.hostPID ? 'node' : (i.pod.spec?.shareProcessNamespace ? 'pod' : 'container'),
+          ...pidNamespace(i),
           ipc: i.pod.spec?.hostIPC ? 'node' : 'pod',
         },
         ...(sc?.privileged ? { privileged: true } : {}),

@@ -118,7 +118,7 @@ export function defineView(v: ViewSpec): ResourceDefinition {
     fieldSelectors: base.fieldSelectors,
     tableColumns: base.tableColumns,
   };
-  if (base.prepareForStatusUpdate) def.prepareForStatusUpdate = (obj, old, sub) => { const so = toS(old); viaStorage(obj, (s) => base.prepareForStatusUpdate!(s, so, sub)); };
+  if (base.prepareForStatusUpdate) def.prepareForStatusUpdate = (obj, old, sub, req) => { const so = toS(old); viaStorage(obj, (s) => base.prepareForStatusUpdate!(s, so, sub, req && toS(req))); };
   if (base.validateStatus) def.validateStatus = (obj, old, sub) => base.validateStatus!(toS(obj), toS(old), sub);
   return def;
 }

@@ -171,6 +171,53 @@ function validateContainer(c: unknown, f: string, errs: FieldError[], names: Set
   if (isInit && c.lifecycle !== undefined && c.restartPolicy !== 'Always') errs.push(fieldErrors.forbidden(`${f}.lifecycle`, 'may not be set for init containers without restartPolicy=Always'));
 }
 
+/** What an ephemeral container may not set: Kubernetes leaves these out of its allow list. */
+const EPHEMERAL_FORBIDDEN = ['ports', 'resources', 'livenessProbe', 'readinessProbe', 'startupProbe', 'lifecycle', 'resizePolicy', 'restartPolicy'];
+const EPHEMERAL_FORBIDDEN_MESSAGE = 'cannot be set for an Ephemeral Container';
+
+/** Unset as Go sees a field: absent, null, or an empty list or struct. */
+function unset(v: unknown): boolean {
+  return v === undefined || v === null || (Array.isArray(v) && v.length === 0) || (isObject(v) && Object.keys(v).length === 0);
+}
+
+/** Defaults of the containers in spec.ephemeralContainers (those of any container). */
+export function defaultEphemeralContainers(spec: Obj): void {
+  if (Array.isArray(spec.ephemeralContainers)) for (const c of spec.ephemeralContainers) if (isObject(c)) defaultContainer(c);
+}
+
+/**
+ * Validates a pod's spec.ephemeralContainers at `f` ('spec'), as Kubernetes: each is a valid
+ * container whose name is unique among all the pod's containers, whose targetContainerName (if
+ * any) names a container or init container, and which sets none of the fields debugging
+ * containers may not have (ports, resources, probes, lifecycle, ...) nor a volume subPath.
+ */
+export function validateEphemeralContainers(spec: Obj, f: string, errs: FieldError[]): void {
+  const list = spec.ephemeralContainers;
+  if (list === undefined || list === null) return;
+  if (!Array.isArray(list)) { errs.push(fieldErrors.typeInvalid(`${f}.ephemeralContainers`, list, 'must be a list')); return; }
+  const volumeNames = new Set<string>();
+  if (Array.isArray(spec.volumes)) for (const v of spec.volumes) if (isObject(v) && typeof v.name === 'string') volumeNames.add(v.name);
+  const targets = new Set<string>();
+  for (const l of ['containers', 'initContainers']) {
+    const cs = spec[l];
+    if (Array.isArray(cs)) for (const c of cs) if (isObject(c) && typeof c.name === 'string') targets.add(c.name);
+  }
+  const names = new Set(targets);
+  list.forEach((c: unknown, i: number) => {
+    const cf = `${f}.ephemeralContainers[${i}]`;
+    validateContainer(c, cf, errs, names, volumeNames, false);
+    if (!isObject(c)) return;
+    if (typeof c.targetContainerName === 'string' && c.targetContainerName !== '' && !targets.has(c.targetContainerName)) {
+      errs.push({ field: `${cf}.targetContainerName`, type: 'FieldValueNotFound', message: `Not found: ${JSON.stringify(c.targetContainerName)}` });
+    }
+    for (const k of EPHEMERAL_FORBIDDEN) if (!unset(c[k])) errs.push(fieldErrors.forbidden(`${cf}.${k}`, EPHEMERAL_FORBIDDEN_MESSAGE));
+    if (Array.isArray(c.volumeMounts)) c.volumeMounts.forEach((m: unknown, j: number) => {
+      if (!isObject(m)) return;
+      for (const k of ['subPath', 'subPathExpr']) if (typeof m[k] === 'string' && m[k] !== '') errs.push(fieldErrors.forbidden(`${cf}.volumeMounts[${j}].${k}`, EPHEMERAL_FORBIDDEN_MESSAGE));
+    });
+  });
+}
+
 /** Validates a pod spec at `f` ('spec' for pods, 'spec.template.spec' for templates). */
 export function validatePodSpec(spec: unknown, f: string, errs: FieldError[], allowedRestartPolicies = RESTART_POLICIES): void {
   if (!isObject(spec)) { errs.push(fieldErrors.required(f)); return; }
@@ -219,6 +266,7 @@ export function validatePodTemplate(tpl: unknown, f: string, errs: FieldError[],
   validateLabels(meta.labels, `${f}.metadata.labels`, errs);
   validateAnnotations(meta.annotations, `${f}.metadata.annotations`, errs);
   validatePodSpec(tpl.spec, `${f}.spec`, errs, allowedRestartPolicies);
+  if (isObject(tpl.spec) && !unset(tpl.spec.ephemeralContainers)) errs.push(fieldErrors.forbidden(`${f}.spec.ephemeralContainers`, 'ephemeral containers not allowed in pod template'));
 }
 
 export function defaultPodTemplate(tpl: unknown): void {

@@ -4,7 +4,7 @@ import { defineResource, STD_VERBS } from '../common/define.js';
 import { col, str, num, arr, rec, path } from '../common/table-util.js';
 import { deepEqual, isObject } from '../common/validation.js';
 import type { KubeObject } from '../types.js';
-import { defaultPodSpec, defaultRequestsFromLimits, validatePodSpec } from './pod-spec.js';
+import { defaultEphemeralContainers, defaultPodSpec, defaultRequestsFromLimits, validateEphemeralContainers, validatePodSpec } from './pod-spec.js';
 import { qosClass } from './pod-qos.js';
 
 type Obj = Record<string, unknown>;
@@ -53,6 +53,29 @@ function podRestarts(o: KubeObject): number {
   return arr(rec(o.status).containerStatuses).map(rec).reduce((n, c) => n + num(c.restartCount), 0);
 }
 
+/** The mirror pod annotation: the node agent's copy of a static pod. */
+const MIRROR_POD_ANNOTATION = 'kubernetes.io/config.mirror';
+
+/**
+ * A write to pods/ephemeralcontainers (as Kubernetes' ValidatePodEphemeralContainersUpdate):
+ * the new list is valid, and every ephemeral container the pod had is still there, unchanged;
+ * static pods take none.
+ */
+function checkEphemeralContainersUpdate(obj: KubeObject, old: KubeObject): FieldError[] {
+  if (rec(old.metadata?.annotations)[MIRROR_POD_ANNOTATION] !== undefined) return [fieldErrors.forbidden('', 'static pods do not support ephemeral containers')];
+  const errs: FieldError[] = [];
+  const spec = rec(obj.spec);
+  validateEphemeralContainers(spec, 'spec', errs);
+  const now = new Map(arr(spec.ephemeralContainers).map(rec).map((c) => [str(c.name), c]));
+  for (const c of arr(rec(old.spec).ephemeralContainers).map(rec)) {
+    const name = str(c.name);
+    const cur = now.get(name);
+    if (!cur) errs.push(fieldErrors.forbidden('spec.ephemeralContainers', `existing ephemeral containers ${JSON.stringify(name)} may not be removed`));
+    else if (!deepEqual(cur, c)) errs.push(fieldErrors.forbidden('spec.ephemeralContainers', `existing ephemeral containers ${JSON.stringify(name)} may not be changed`));
+  }
+  return errs;
+}
+
 function checkPodUpdate(obj: KubeObject, old: KubeObject): FieldError[] {
   const errs: FieldError[] = [];
   const ns = structuredClone(rec(obj.spec)), os = rec(old.spec);
@@ -81,6 +104,8 @@ export const pods = defineResource({
   shortNames: ['po'], categories: ['all'], verbs: STD_VERBS, hasGeneration: true,
   subresources: {
     status: true,
+    // Written like status: only spec.ephemeralContainers changes (prepareForStatusUpdate).
+    statusLike: ['ephemeralcontainers'],
     extra: [
       { name: 'attach', verbs: ['create', 'get'], kind: { group: '', version: 'v1', kind: 'PodAttachOptions' } },
       { name: 'binding', verbs: ['create'], kind: { group: '', version: 'v1', kind: 'Binding' } },
@@ -103,15 +128,30 @@ export const pods = defineResource({
     const errs: FieldError[] = [];
     validatePodSpec(obj.spec, 'spec', errs);
     if (old) errs.push(...checkPodUpdate(obj, old));
+    else if (arr(rec(obj.spec).ephemeralContainers).length) errs.push(fieldErrors.forbidden('spec.ephemeralContainers', 'cannot be set on create'));
     return errs;
   },
   prepareForCreate(obj) {
     obj.status = { phase: 'Pending', qosClass: qosClass(rec(obj.spec)) };
   },
   prepareForUpdate(obj, old) { obj.status = old.status; },
-  prepareForStatusUpdate(obj, old) {
+  prepareForStatusUpdate(obj, old, subresource, requested) {
+    if (subresource === 'ephemeralcontainers') {
+      // Only the ephemeral containers change (defaulted as any container); the status stays.
+      obj.status = old.status;
+      const spec: Record<string, unknown> = { ...rec(old.spec) };
+      const list = rec(requested?.spec).ephemeralContainers;
+      if (list === undefined || list === null) delete spec.ephemeralContainers;
+      else spec.ephemeralContainers = structuredClone(list);
+      defaultEphemeralContainers(spec);
+      obj.spec = spec;
+      return;
+    }
     // Status writers (node agent, scheduler) may not move a pod to another node.
     obj.spec = old.spec;
+  },
+  validateStatus(obj, old, subresource) {
+    return subresource === 'ephemeralcontainers' ? checkEphemeralContainersUpdate(obj, old) : [];
   },
   gracePeriodSeconds(obj, requested) {
     const spec = rec(obj.spec), phase = str(rec(obj.status).phase);

@@ -402,7 +402,7 @@ export class ResourceRegistry {
     const obj: KubeObject = { ...cloneJson(cur), status: desired.status };
     obj.metadata = { ...cloneJson(cur.metadata ?? {}) };
     if (desired.metadata?.managedFields) obj.metadata.managedFields = desired.metadata.managedFields;
-    def.prepareForStatusUpdate?.(obj, cur, opts.subresource);
+    def.prepareForStatusUpdate?.(obj, cur, opts.subresource, desired);
     prepareUpdateMeta(def, obj, cur);
     opts.beforeValidate?.(obj, cur);
     this.invalidIf(def, obj, def.validateStatus?.(obj, cur, opts.subresource) ?? []);
