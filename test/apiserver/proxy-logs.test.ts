@@ -169,8 +169,19 @@ t.test('nodes/NAME/proxy reaches the node agent', async (t) => {
   const stats = await raw.request('GET', '/api/v1/nodes/node-a/proxy/stats/summary');
   t.equal(stats.status, 200);
   t.equal(stats.json.node.nodeName, 'node-a');
-  const post = await raw.request('POST', '/api/v1/nodes/node-a/proxy/pods', { body: {} });
-  t.equal(post.status, 405);
+  const put = await raw.request('PUT', '/api/v1/nodes/node-a/proxy/manifests', { body: {} });
+  t.equal(put.status, 405, 'the agent\'s own answer to a method its path does not take');
+  t.match(put.json?.message, /PUT is not allowed here/);
+  // Other methods and their bodies go through: the agent's manifest API, by POST and DELETE.
+  const manifest = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'via-proxy', namespace: 'default' }, spec: { containers: [{ name: 'c', image: 'localhost/busybox:latest' }] } };
+  const created = await raw.request('POST', '/api/v1/nodes/node-a/proxy/manifests', { body: manifest });
+  t.equal(created.status, 201, JSON.stringify(created.json));
+  t.equal(created.json.metadata.name, 'via-proxy-node-a', 'the body reached the agent');
+  const listed = await raw.request('GET', '/api/v1/nodes/node-a/proxy/manifests');
+  t.ok(listed.json.items.some((x: KubeObject) => x.metadata?.name === 'via-proxy-node-a'));
+  const removed = await raw.request('DELETE', '/api/v1/nodes/node-a/proxy/manifests/default/via-proxy');
+  t.equal(removed.status, 200);
+  t.equal((await raw.request('OPTIONS', '/api/v1/nodes/node-a/proxy/healthz')).status, 405, 'OPTIONS is not passed on');
   const none = await raw.request('GET', '/api/v1/nodes/ghost/proxy/healthz');
   t.equal(none.status, 404);
 });

@@ -10,6 +10,8 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { get } from 'node:http';
+import { request } from 'node:https';
+import http2 from 'node:http2';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
@@ -164,6 +166,70 @@ async function main(): Promise<void> {
     t.equal(bad.code, 400, 'no stream asked for');
     const noProto = await wsSession(execPath(['true']), 'v9.channel.k8s.io');
     t.ok(noProto.code === 400 || noProto.error, 'an unknown subprotocol is refused');
+  });
+
+  t.test('pods/proxy, services/proxy and kubectl proxy reach the pod over its IP', async (t) => {
+    const v = versions[0]!;
+    const kc = kubectlRunner(kubectl(v)!, api!.coreconfigPath, file(`cache-proxy-${v}`)).run;
+    const page = await kc(['get', '--raw', '/api/v1/namespaces/default/pods/web:8080/proxy/index.html']);
+    t.equal(page.code, 0, page.stderr);
+    t.equal(page.stdout, 'hello through port-forward\n', 'a page through pods/proxy');
+    // A redirect of the pod's (busybox httpd sends a directory to its slash) comes back through the proxy.
+    t.equal((await kc(['exec', 'web', '--', 'sh', '-c', 'mkdir -p /www/sub && echo sub page > /www/sub/index.html'])).code, 0);
+    const redirect = await new Promise<{ code: number; location: string }>((resolve, reject) => {
+      const r = request(`${api!.url}/api/v1/namespaces/default/pods/web:8080/proxy/sub`, { ...tls }, (res) => { res.resume(); resolve({ code: res.statusCode ?? 0, location: String(res.headers.location ?? '') }); });
+      r.on('error', reject);
+      r.end();
+    });
+    t.ok(redirect.code === 301 || redirect.code === 302, `redirected (${redirect.code})`);
+    t.equal(redirect.location, '/api/v1/namespaces/default/pods/web:8080/proxy/sub/', 'the Location goes through the proxy');
+    // A body goes through too (a CGI script of busybox httpd echoes it), over HTTP/1.1 and HTTP/2.
+    t.equal((await kc(['exec', 'web', '--', 'sh', '-c', 'mkdir -p /www/cgi-bin && printf "#!/bin/sh\\necho Content-Type: text/plain\\necho\\necho method=\\$REQUEST_METHOD\\ncat\\n" > /www/cgi-bin/echo && chmod +x /www/cgi-bin/echo'])).code, 0);
+    const cgi = '/api/v1/namespaces/default/pods/web:8080/proxy/cgi-bin/echo';
+    const h1 = await new Promise<string>((resolve, reject) => {
+      const r = request(`${api!.url}${cgi}`, { ...tls, method: 'POST', headers: { 'content-type': 'text/plain', 'content-length': '12' } }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (d: Buffer) => chunks.push(d));
+        res.on('end', () => resolve(Buffer.concat(chunks).toString()));
+      });
+      r.on('error', reject);
+      r.end('posted h1 ok');
+    });
+    t.equal(h1, 'method=POST\nposted h1 ok', 'an HTTP/1.1 POST body reaches the pod');
+    const session = http2.connect(api!.url, tls);
+    const h2 = await new Promise<string>((resolve, reject) => {
+      const r = session.request({ ':method': 'POST', ':path': cgi, 'content-type': 'text/plain', 'content-length': '12' });
+      const chunks: Buffer[] = [];
+      r.on('data', (d: Buffer) => chunks.push(d));
+      r.on('end', () => resolve(Buffer.concat(chunks).toString()));
+      r.on('error', reject);
+      r.end('posted h2 ok');
+    });
+    session.close();
+    t.equal(h2, 'method=POST\nposted h2 ok', 'an HTTP/2 POST body reaches the pod');
+    // A service without a selector, its Endpoints naming the pod (no endpoint controller runs here).
+    const ip = (await client!.get<Pod>(PODS, 'web')).status?.podIP ?? '';
+    await client!.create({ group: '', version: 'v1', resource: 'services', namespace: 'default' }, { metadata: { name: 'web-svc' }, spec: { ports: [{ name: 'http', port: 80, targetPort: 8080 }] } });
+    await client!.create({ group: '', version: 'v1', resource: 'endpoints', namespace: 'default' }, {
+      metadata: { name: 'web-svc' }, subsets: [{ addresses: [{ ip, targetRef: { kind: 'Pod', name: 'web', namespace: 'default' } }], ports: [{ name: 'http', port: 8080 }] }],
+    });
+    for (const id of ['web-svc:80', 'web-svc:http']) {
+      const viaSvc = await kc(['get', '--raw', `/api/v1/namespaces/default/services/${id}/proxy/sub/index.html`]);
+      t.equal(viaSvc.stdout, 'sub page\n', `a page through services/proxy (${id})`);
+    }
+    // kubectl proxy, as people browse a service.
+    const child = spawn(kubectl(v)!, [`--kubeconfig=${api!.coreconfigPath}`, 'proxy', '--port=0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    children.push(child);
+    const m = await waitOutput(child, /Starting to serve on 127\.0\.0\.1:(\d+)/);
+    const viaKubectl = await new Promise<string>((resolve, reject) => {
+      get({ host: '127.0.0.1', port: Number(m[1]), path: '/api/v1/namespaces/default/services/web-svc:http/proxy/index.html', agent: false }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (d: Buffer) => chunks.push(d));
+        res.on('end', () => resolve(Buffer.concat(chunks).toString()));
+      }).on('error', reject);
+    });
+    t.equal(viaKubectl, 'hello through port-forward\n', 'through kubectl proxy');
+    child.kill('SIGTERM');
   });
 
   for (const v of versions) {

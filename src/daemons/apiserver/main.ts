@@ -16,7 +16,7 @@ import { loadEncryptionConfig, type EncryptionConfig } from '../../storage/encry
 import { installReviewResources } from './reviews/install.js';
 import { installComponentStatuses, storageComponents } from './componentstatus/handler.js';
 import { prepareServiceAccounts } from './serviceaccount/install.js';
-import { installNodeProxies, nodeAgentClientOptionsFromConfig } from './proxy/install.js';
+import { installNodeProxies, installResourceProxies, nodeAgentClientOptionsFromConfig } from './proxy/install.js';
 import { createReviewHandler } from './reviews/review-handler.js';
 import type { ObjectStore } from '../../storage/object-store-types.js';
 import { createRestApi, type RestApi } from './rest/rest-api.js';
@@ -190,8 +190,9 @@ export async function startApiserverParts(config: ApiserverConfig, log: Logger, 
       backends: () => store.backends(), intervalMs: config.kvstoreCompactionInterval, log: log.child({ component: 'compactor' }),
     });
     cleanups.unshift(() => compactor.stop());
+    const restConfig = restConfigOf(config, options, resolveAdvertiseAddress(options));
     const rest = createRestApi({
-      store, config: restConfigOf(config, options, resolveAdvertiseAddress(options)), log: log.child({ component: 'rest' }),
+      store, config: restConfig, log: log.child({ component: 'rest' }),
     });
     // Virtual review resources (auth can-i, whoami, token review): answered, never stored.
     installReviewResources(rest, createReviewHandler({
@@ -206,6 +207,9 @@ export async function startApiserverParts(config: ApiserverConfig, log: Logger, 
     // pods/log and nodes/proxy, served by the node agents (--nodeagent-* client options).
     const nodeConn = installNodeProxies(rest, nodeAgentClientOptionsFromConfig(config, log.child({ component: 'node-proxy' })));
     cleanups.unshift(async () => { nodeConn.close(); });
+    // pods/proxy and services/proxy: the API server's own HTTP proxy to pod IPs.
+    const proxyClients = installResourceProxies(rest, restConfig.proxyClientCert);
+    cleanups.unshift(async () => { proxyClients.close(); });
     await rest.start();
     cleanups.unshift(() => rest.stop());
     const serving = await startServing({

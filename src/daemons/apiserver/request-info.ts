@@ -174,6 +174,8 @@ export function parseRequestInfo(method: string, url: { readonly pathname: strin
 export function isLongRunningRequest(info: RequestInfo, query: URLSearchParams): boolean {
   if (!info.isResourceRequest) return false;
   if (info.verb === 'watch' || info.verb === 'proxy' || info.verb === 'connect') return true;
+  // As Kubernetes' long-running check: proxied requests and the streaming subresources.
+  if (info.subresource === 'proxy' || info.subresource === 'exec' || info.subresource === 'attach' || info.subresource === 'portforward') return true;
   if (info.subresource === 'log' && queryBool(query.get('follow')) === true) return true;
   return false;
 }

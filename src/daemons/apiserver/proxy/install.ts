@@ -1,15 +1,18 @@
 /**
  * Registers the node-agent-backed subresources on the REST layer: pods/log, pods/exec,
- * pods/attach, pods/portforward and nodes/proxy.
+ * pods/attach, pods/portforward and nodes/proxy; and the API server's own proxies to pods and
+ * services (installResourceProxies).
  * Returns the connection so the caller closes it on shutdown.
  */
 import type { ApiserverConfig } from '../../../flags/apiserver.js';
 import type { Logger } from 'pino';
 import type { RestApi } from '../rest/rest-api.js';
 import { createNodeConnection, type NodeAgentClientOptions, type NodeConnection } from './node-connection.js';
+import { createProxyClients, type ProxyClients } from './http-proxy.js';
 import { createNodeProxyHandler } from './node-proxy.js';
 import { createPodLogHandler } from './pod-log.js';
 import { createPodStreamHandlers } from './pod-stream.js';
+import { createResourceProxyHandler } from './resource-proxy.js';
 
 /** The --nodeagent-* options as a typed client configuration. */
 export function nodeAgentClientOptionsFromConfig(c: ApiserverConfig, log?: Logger): NodeAgentClientOptions {
@@ -33,4 +36,15 @@ export function installNodeProxies(rest: RestApi, options: NodeAgentClientOption
     rest.addSubresourceHandler('', 'pods', kind, h.handler, h.upgrade);
   }
   return conn;
+}
+
+/**
+ * Registers pods/proxy and services/proxy (the API server reaches pod IPs itself; HTTPS targets
+ * see `clientCert`, the --proxy-client-cert-file pair). Returns the clients to close on shutdown.
+ */
+export function installResourceProxies(rest: RestApi, clientCert?: { cert: Buffer; key: Buffer }): ProxyClients {
+  const clients = createProxyClients(clientCert);
+  rest.addSubresourceHandler('', 'pods', 'proxy', createResourceProxyHandler('pods', clients));
+  rest.addSubresourceHandler('', 'services', 'proxy', createResourceProxyHandler('services', clients));
+  return clients;
 }

@@ -12,6 +12,7 @@
  */
 import * as http from 'node:http';
 import * as https from 'node:https';
+import type { Readable } from 'node:stream';
 import { pino, type Logger } from 'pino';
 import { ApiError } from '../../../api/meta/status.js';
 import type { KubeObject } from '../../../api/resources/types.js';
@@ -57,6 +58,15 @@ export function nodeTarget(node: KubeObject, preferred: string[]): NodeTarget {
   return { host, port };
 }
 
+export interface NodeRequestOptions {
+  readonly headers?: Record<string, string>;
+  readonly skipVerify?: boolean;
+  /** GET unless given (nodes/proxy passes the caller's method on). */
+  readonly method?: string;
+  /** A request body, streamed to the agent. */
+  readonly body?: Readable;
+}
+
 export interface NodeConnection {
   readonly options: NodeAgentClientOptions;
   /**
@@ -64,7 +74,7 @@ export interface NodeConnection {
    * rejects with an ApiError (500 for connection failures, 504 for the timeout). Destroying
    * the request on `signal` abort ends a streamed body.
    */
-  get(target: NodeTarget, pathAndQuery: string, signal: AbortSignal, opts?: { headers?: Record<string, string>; skipVerify?: boolean }): Promise<http.IncomingMessage>;
+  get(target: NodeTarget, pathAndQuery: string, signal: AbortSignal, opts?: NodeRequestOptions): Promise<http.IncomingMessage>;
   /**
    * Sends an HTTP/1.1 upgrade request (exec, attach, port-forward) with only the given headers.
    * Rejects with an ApiError (500, or 504 on the timeout) when the agent cannot be reached.
@@ -104,16 +114,18 @@ export function createNodeConnection(options: NodeAgentClientOptions): NodeConne
       return new Promise((resolve, reject) => {
         const hostPart = target.host.includes(':') ? `[${target.host}]` : target.host;
         const url = `${scheme}://${hostPart}:${target.port}${pathAndQuery}`;
-        if (signal.aborted) { reject(new ApiError(500, 'InternalError', `Get "${url}": context canceled`)); return; }
+        const method = opts.method ?? 'GET';
+        const verb = method[0] + method.slice(1).toLowerCase();
+        if (signal.aborted) { reject(new ApiError(500, 'InternalError', `${verb} "${url}": context canceled`)); return; }
         const mod = options.https ? https : http;
         // Only our own headers: the caller's Authorization and the like never reach the node.
-        const req = mod.request(url, { method: 'GET', agent: agentFor(opts.skipVerify === true), headers: { 'user-agent': 'corectl-apiserver', ...(opts.headers ?? {}) } });
+        const req = mod.request(url, { method, agent: agentFor(opts.skipVerify === true), headers: { 'user-agent': 'corectl-apiserver', ...(opts.headers ?? {}) } });
         let settled = false;
         const timer = setTimeout(() => {
           if (settled) return;
           settled = true;
           req.destroy();
-          reject(new ApiError(504, 'Timeout', `Get "${url}": timeout awaiting response headers after ${options.timeoutMs}ms`));
+          reject(new ApiError(504, 'Timeout', `${verb} "${url}": timeout awaiting response headers after ${options.timeoutMs}ms`));
         }, options.timeoutMs);
         const onAbort = (): void => { req.destroy(); };
         signal.addEventListener('abort', onAbort, { once: true });
@@ -129,9 +141,9 @@ export function createNodeConnection(options: NodeAgentClientOptions): NodeConne
           settled = true;
           clearTimeout(timer);
           log.debug({ err: e.message, url }, 'node agent request failed');
-          reject(new ApiError(500, '', `Get "${url}": ${e.message}`));
+          reject(new ApiError(500, '', `${verb} "${url}": ${e.message}`));
         });
-        req.end();
+        if (opts.body) opts.body.pipe(req); else req.end();
       });
     },
     async upgrade(target, method, pathAndQuery, headers, signal) {

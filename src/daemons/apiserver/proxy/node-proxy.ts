@@ -1,14 +1,19 @@
 /**
- * GET /api/v1/nodes/NAME/proxy/PATH: proxies to PATH on the node agent's secure server
- * (/healthz, /pods, /stats/summary, /metrics ...), answering with the agent's status, content
- * type and body, streamed. Only GET/HEAD for now; other methods are 405. The caller's headers
- * are not forwarded and redirects from the node are refused (see node-connection.ts).
+ * /api/v1/nodes/NAME/proxy/PATH: proxies to PATH on the node agent's secure server (/healthz,
+ * /pods, /stats/summary, /metrics ...) with the caller's method and body (GET, HEAD, POST, PUT,
+ * PATCH, DELETE), answering with the agent's status, content type and body, streamed. Of the
+ * caller's headers only Content-Type goes along, and redirects from the node are refused (see
+ * node-connection.ts).
  */
 import type { ApiRequest, RequestContext } from '../context.js';
 import { errors } from '../../../api/meta/status.js';
+import { H2Request } from '../h2-request.js';
 import type { SubresourceHandler, SubresourceTarget } from '../rest/rest-api.js';
 import { nodeTarget, type NodeConnection } from './node-connection.js';
 import { agentError, streamThrough } from './pod-log.js';
+
+/** What nodes/proxy passes on (Kubernetes lists create, delete, get, patch and update for it). */
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']);
 
 /** Response headers worth passing back (no hop-by-hop or connection-level ones). */
 const PASSED_HEADERS = ['content-type', 'content-encoding', 'cache-control', 'last-modified', 'etag'];
@@ -27,11 +32,15 @@ export function proxiedPath(req: ApiRequest, name: string): string {
 export function createNodeProxyHandler(conn: NodeConnection): SubresourceHandler {
   return async (ctx: RequestContext, req, res, target: SubresourceTarget) => {
     const method = String(req.method ?? 'GET').toUpperCase();
-    if (method !== 'GET' && method !== 'HEAD') throw errors.methodNotAllowed(method, 'nodes/proxy');
+    if (!METHODS.has(method)) throw errors.methodNotAllowed(method, 'nodes/proxy');
     // Kubernetes accepts NAME:PORT and SCHEME:NAME:PORT here; only the plain node name is served.
     if (target.name.includes(':')) throw errors.badRequest(`node proxy to "${target.name}": only the node name is supported, without scheme or port`);
     const node = await target.registry.get(target.def, '', target.name);
-    const up = await conn.get(nodeTarget(node, conn.options.preferredAddressTypes), proxiedPath(req, target.name), ctx.signal);
+    const withBody = method !== 'GET' && method !== 'HEAD';
+    const type = req.headers['content-type'];
+    const up = await conn.get(nodeTarget(node, conn.options.preferredAddressTypes), proxiedPath(req, target.name), ctx.signal, {
+      method, ...(withBody ? { body: req instanceof H2Request ? req.stream : req } : {}), ...(withBody && typeof type === 'string' ? { headers: { 'content-type': type } } : {}),
+    });
     const code = up.statusCode ?? 502;
     if (code >= 300 && code < 400) throw await agentError(up, 'nodes/proxy', target.name);
     const headers: Record<string, string> = {};

@@ -1,0 +1,118 @@
+/**
+ * pods/proxy and services/proxy: where a proxied request goes, by Kubernetes' rules (its pod and
+ * service ResourceLocation), then http-proxy.ts passes it on.
+ *
+ * Pods, `[scheme:]name[:port]`: the pod's IP, which must be a global unicast address (not
+ * loopback, link-local or multicast: 400 "address not allowed"); the port is a number (none:
+ * the first port any container declares, else the scheme's default).
+ * Services, `[scheme:]name[:port]`: a port number is looked up among the service's ports and
+ * stands for that port's name; then an address of the service's Endpoints that has a port of
+ * that name (a random subset, a random address in it), and only an address that belongs to a
+ * pod of the namespace (the endpoint's targetRef, with that IP): the API server never proxies
+ * to other addresses someone wrote into an Endpoints object. None: 503 "no endpoints available".
+ */
+import { isIP } from 'node:net';
+import { ApiError, errors } from '../../../api/meta/status.js';
+import { findResource } from '../../../api/resources/registry.js';
+import type { KubeObject } from '../../../api/resources/types.js';
+import type { SubresourceHandler, SubresourceTarget } from '../rest/rest-api.js';
+import { proxyHttp, proxySplit, redirectToSlash, splitSchemeNamePort, type ProxyClients, type ProxyTarget } from './http-proxy.js';
+
+type Obj = Record<string, unknown>;
+const rec = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? v as Obj : {});
+const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+
+/** Go's net.IP.IsGlobalUnicast: not unspecified, loopback, link-local, multicast or broadcast. */
+export function isGlobalUnicast(ip: string): boolean {
+  const v = isIP(ip);
+  if (v === 4) {
+    const [a, b] = ip.split('.').map(Number) as [number, number];
+    if (ip === '0.0.0.0' || ip === '255.255.255.255') return false;
+    if (a === 127 || (a === 169 && b === 254) || (a >= 224 && a <= 239)) return false;
+    return true;
+  }
+  if (v === 6) {
+    const lower = ip.toLowerCase();
+    if (lower === '::' || lower === '::1') return false;
+    const first = parseInt(lower.split(':')[0] || '0', 16);
+    if ((first & 0xff00) === 0xff00 || (first & 0xffc0) === 0xfe80) return false;
+    return true;
+  }
+  return false;
+}
+
+function validPort(port: string): number {
+  const n = /^\d+$/.test(port) ? Number(port) : NaN;
+  if (!Number.isInteger(n) || n < 1 || n > 65535) throw errors.badRequest(`invalid port ${JSON.stringify(port)}`);
+  return n;
+}
+
+/** The pod's proxy target for `id` (see the module comment). */
+export function podLocation(pod: KubeObject, scheme: string, port: string): ProxyTarget {
+  let p = port;
+  if (p === '') {
+    for (const c of arr(rec(pod.spec).containers)) {
+      const first = arr(rec(c).ports)[0];
+      if (first !== undefined) { p = String(rec(first).containerPort ?? ''); break; }
+    }
+  }
+  const ip = String(rec(pod.status).podIP ?? '');
+  if (!isGlobalUnicast(ip)) throw errors.badRequest('address not allowed');
+  return { scheme: scheme === 'https' ? 'https' : 'http', host: ip, ...(p === '' ? {} : { port: validPort(p) }) };
+}
+
+const unavailable = (message: string): ApiError => new ApiError(503, 'ServiceUnavailable', message);
+
+async function serviceLocation(t: SubresourceTarget, scheme: string, name: string, port: string, id: string): Promise<ProxyTarget> {
+  let portName = port;
+  if (/^\d+$/.test(port)) {
+    const svc = await t.registry.get(t.def, t.namespace, name);
+    const match = arr(rec(svc.spec).ports).map(rec).find((sp) => Number(sp.port) === Number(port));
+    if (!match) throw unavailable(`no service port ${port} found for service ${JSON.stringify(name)}`);
+    portName = String(match.name ?? '');
+  }
+  const endpoints = await t.registry.get(findResource('', 'v1', 'endpoints')!, t.namespace, name);
+  const subsets = arr(endpoints.subsets).map(rec);
+  if (subsets.length === 0) throw unavailable(`no endpoints available for service ${JSON.stringify(name)}`);
+  const pods = findResource('', 'v1', 'pods')!;
+  const start = Math.floor(Math.random() * subsets.length);
+  for (let i = 0; i < subsets.length; i++) {
+    const ss = subsets[(start + i) % subsets.length]!;
+    const addresses = arr(ss.addresses).map(rec);
+    if (addresses.length === 0) continue;
+    const sp = arr(ss.ports).map(rec).find((x) => String(x.name ?? '') === portName);
+    if (!sp) continue;
+    const first = Math.floor(Math.random() * addresses.length);
+    for (let j = 0; j < addresses.length; j++) {
+      const addr = addresses[(first + j) % addresses.length]!;
+      if (!(await isPodAddress(t, pods, addr))) continue;
+      return { scheme: scheme === 'https' ? 'https' : 'http', host: String(addr.ip), port: Number(sp.port) };
+    }
+  }
+  throw unavailable(`no endpoints available for service ${JSON.stringify(id)}`);
+}
+
+/** An endpoint address the proxy may use: its targetRef is a pod of the namespace that has that IP. */
+async function isPodAddress(t: SubresourceTarget, pods: NonNullable<ReturnType<typeof findResource>>, addr: Obj): Promise<boolean> {
+  const ref = rec(addr.targetRef);
+  if (ref.kind !== 'Pod' || (ref.namespace !== undefined && ref.namespace !== t.namespace) || typeof ref.name !== 'string') return false;
+  let pod: KubeObject;
+  try { pod = await t.registry.get(pods, t.namespace, ref.name); } catch { return false; }
+  const st = rec(pod.status);
+  const ips = [String(st.podIP ?? ''), ...arr(st.podIPs).map((x) => String(rec(x).ip ?? ''))];
+  return ips.includes(String(addr.ip ?? ''));
+}
+
+/** The handler of `pods/proxy` or `services/proxy`. */
+export function createResourceProxyHandler(kind: 'pods' | 'services', clients: ProxyClients): SubresourceHandler {
+  return async (ctx, req, res, t) => {
+    const parts = splitSchemeNamePort(t.name);
+    if (!parts) throw errors.badRequest(`invalid ${kind === 'pods' ? 'pod' : 'service'} request ${JSON.stringify(t.name)}`);
+    const target = kind === 'pods'
+      ? podLocation(await t.registry.get(t.def, t.namespace, parts.name), parts.scheme, parts.port)
+      : await serviceLocation(t, parts.scheme, parts.name, parts.port, t.name);
+    const { prefix, rest, search } = proxySplit(req, kind, t.name);
+    if (rest === '') { redirectToSlash(res, prefix, search); return; }
+    await proxyHttp(req, res, ctx.signal, clients, target, `${rest}${search}`, prefix);
+  };
+}
