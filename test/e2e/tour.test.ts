@@ -1,8 +1,8 @@
 // The README's kubectl tour, step by step, against `corectl server` (a real process: API server,
 // controller manager, scheduler and node agent in one). With containerd installed (as root) the
 // node runs real containers through the private containerd `make up` prepares
-// (scripts/containerd-setup.mjs), and the exec and port-forward steps run too; otherwise the node
-// simulates containers and those two steps are skipped. Each step checks the resulting objects,
+// (scripts/containerd-setup.mjs), and the exec, port-forward, service proxy and debug steps run
+// too; otherwise the node simulates containers and those steps are skipped. Each step checks the resulting objects,
 // not just exit codes.
 import t from 'tap';
 import { spawn, spawnSync } from 'node:child_process';
@@ -134,6 +134,18 @@ t.test('README tour', { skip: bin ? false : 'kubectl.1.33 not installed', timeou
     } finally {
       pf.kill('SIGTERM');
     }
+    // kubectl get --raw .../services/web:80/proxy/...: the API server's service proxy to a pod.
+    const viaProxy = k('get', '--raw', '/api/v1/namespaces/default/services/web:80/proxy/etc/hostname').trim();
+    t.ok(podsOf().some((p) => p.metadata.name === viaProxy), `httpd answered through services/proxy (${viaProxy})`);
+    // kubectl debug --target: an ephemeral container that sees the pod's httpd.
+    const target = podsOf()[0]!.metadata.name;
+    k('debug', target, '-c', 'dbg', '--image=localhost/busybox:static', '--target=busybox', '--', 'ps');
+    let ps = '';
+    for (let i = 0; i < 60 && !ps.includes('httpd'); i++) {
+      ps = spawnSync(bin!, ['--kubeconfig', join(dataDir, 'admin.coreconfig'), '--cache-dir', cache, 'logs', target, '-c', 'dbg'], { encoding: 'utf8', timeout: 30_000 }).stdout ?? '';
+      if (!ps.includes('httpd')) await new Promise((r) => setTimeout(r, 500));
+    }
+    t.match(ps, /httpd -f -p 80/, 'the debugging container saw the target container\'s httpd');
   });
 
   // kubectl run ... -- echo; kubectl logs (through the API server's pods/log proxy to the node).

@@ -106,6 +106,8 @@ export const pods = defineResource({
     status: true,
     // Written like status: only spec.ephemeralContainers changes (prepareForStatusUpdate).
     statusLike: ['ephemeralcontainers'],
+    // No `resize`: in-place resizing (InPlacePodVerticalScaling) is not built, so discovery does
+    // not offer it, as a Kubernetes server with that gate off does not.
     extra: [
       { name: 'attach', verbs: ['create', 'get'], kind: { group: '', version: 'v1', kind: 'PodAttachOptions' } },
       { name: 'binding', verbs: ['create'], kind: { group: '', version: 'v1', kind: 'Binding' } },
@@ -115,7 +117,6 @@ export const pods = defineResource({
       { name: 'log', verbs: ['get'], kind: { group: '', version: 'v1', kind: 'Pod' } },
       { name: 'portforward', verbs: ['create', 'get'], kind: { group: '', version: 'v1', kind: 'PodPortForwardOptions' } },
       { name: 'proxy', verbs: ['create', 'delete', 'get', 'patch', 'update'], kind: { group: '', version: 'v1', kind: 'PodProxyOptions' } },
-      { name: 'resize', verbs: ['get', 'patch', 'update'], kind: { group: '', version: 'v1', kind: 'Pod' } },
     ],
   },
   defaults(obj) {
