@@ -28,7 +28,10 @@ const HOP_BY_HOP = new Set([
   'transfer-encoding', 'upgrade', 'http2-settings',
 ]);
 
-/** How long connecting to the target and waiting for its response headers may take. */
+/**
+ * How long connecting to the target may take (Kubernetes' proxy dialer: 30 s). Once connected,
+ * the target may take its time to answer (a long poll), as with Kubernetes.
+ */
 const CONNECT_TIMEOUT_MS = 30_000;
 
 export interface ProxyTarget {
@@ -125,8 +128,12 @@ export function proxyHttp(req: ApiRequest, res: ApiResponse, signal: AbortSignal
       if (answered) return;
       answered = true;
       up.destroy();
-      reject(new ApiError(503, 'ServiceUnavailable', `error trying to reach service: no response from ${url} within ${CONNECT_TIMEOUT_MS / 1000}s`));
+      reject(new ApiError(503, 'ServiceUnavailable', `error trying to reach service: no connection to ${url} within ${CONNECT_TIMEOUT_MS / 1000}s`));
     }, CONNECT_TIMEOUT_MS);
+    up.on('socket', (sock) => {
+      if (!sock.connecting) { clearTimeout(timer); return; }
+      sock.once(target.scheme === 'https' ? 'secureConnect' : 'connect', () => clearTimeout(timer));
+    });
     const onAbort = (): void => { up.destroy(); };
     signal.addEventListener('abort', onAbort, { once: true });
     up.on('close', () => signal.removeEventListener('abort', onAbort));
