@@ -11,6 +11,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { get } from 'node:http';
 import { request } from 'node:https';
+import { connect as tlsConnect } from 'node:tls';
 import http2 from 'node:http2';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -230,6 +231,55 @@ async function main(): Promise<void> {
     });
     t.equal(viaKubectl, 'hello through port-forward\n', 'through kubectl proxy');
     child.kill('SIGTERM');
+  });
+
+  t.test('upgrades through pods/proxy and services/proxy: spliced on 101, relayed and closed otherwise', async (t) => {
+    // An "echo" protocol server in a pod: busybox nc runs the script per connection; it answers
+    // 101 and echoes what follows.
+    const script = [
+      '#!/bin/sh',
+      'while read -r l; do l=$(printf "%s" "$l" | tr -d "\\r"); [ -z "$l" ] && break; done',
+      'printf "HTTP/1.1 101 Switching Protocols\\r\\nUpgrade: echo\\r\\nConnection: Upgrade\\r\\n\\r\\n"',
+      'exec cat',
+    ].join('\n');
+    await client!.create(PODS, pod('upg', ['sh', '-c', `cat > /srv.sh <<'EOS'\n${script}\nEOS\nchmod +x /srv.sh; exec nc -ll -p 9000 -e /srv.sh`]));
+    await eventually(async () => (await client!.get<Pod>(PODS, 'upg')).status?.phase === 'Running', 60_000);
+    const ip = (await client!.get<Pod>(PODS, 'upg')).status?.podIP ?? '';
+    await client!.create({ group: '', version: 'v1', resource: 'services', namespace: 'default' }, { metadata: { name: 'upg-svc' }, spec: { ports: [{ name: 'echo', port: 90, targetPort: 9000 }] } });
+    await client!.create({ group: '', version: 'v1', resource: 'endpoints', namespace: 'default' }, {
+      metadata: { name: 'upg-svc' }, subsets: [{ addresses: [{ ip, targetRef: { kind: 'Pod', name: 'upg', namespace: 'default' } }], ports: [{ name: 'echo', port: 9000 }] }],
+    });
+    const url = new URL(api!.url);
+    /** Sends an upgrade request over HTTP/1.1; returns the head, then what `send` got back. */
+    const upgradeOnce = (path: string, send: string): Promise<{ head: string; echoed: string; ended: boolean }> => new Promise((resolve, reject) => {
+      const s = tlsConnect({ host: url.hostname, port: Number(url.port), ...tls, ALPNProtocols: ['http/1.1'] });
+      let buf = '', head = '', ended = false;
+      const timer = setTimeout(() => { s.destroy(); resolve({ head, echoed: buf, ended }); }, 5000);
+      s.on('secureConnect', () => s.write(`GET ${path} HTTP/1.1\r\nHost: ${url.host}\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n`));
+      s.on('data', (d: Buffer) => {
+        buf += d.toString();
+        if (!head && buf.includes('\r\n\r\n')) {
+          const at = buf.indexOf('\r\n\r\n');
+          head = buf.slice(0, at);
+          buf = buf.slice(at + 4);
+          if (head.startsWith('HTTP/1.1 101')) s.write(send);
+        }
+        if (head.startsWith('HTTP/1.1 101') && buf.includes(send)) { clearTimeout(timer); s.destroy(); resolve({ head, echoed: buf, ended }); }
+      });
+      s.on('end', () => { ended = true; });
+      s.on('close', () => { clearTimeout(timer); resolve({ head, echoed: buf, ended }); });
+      s.on('error', reject);
+    });
+    const viaPod = await upgradeOnce('/api/v1/namespaces/default/pods/upg:9000/proxy/chat', 'ping through the pod proxy\n');
+    t.match(viaPod.head, /^HTTP\/1\.1 101/, 'the pod switched protocols');
+    t.match(viaPod.head, /upgrade: echo/i);
+    t.equal(viaPod.echoed, 'ping through the pod proxy\n', 'the two connections are spliced');
+    const viaSvc = await upgradeOnce('/api/v1/namespaces/default/services/upg-svc:echo/proxy/', 'ping through the service proxy\n');
+    t.equal(viaSvc.echoed, 'ping through the service proxy\n', 'through services/proxy too');
+    const refused = await upgradeOnce('/api/v1/namespaces/default/pods/web:8080/proxy/index.html', 'never sent\n');
+    t.match(refused.head, /^HTTP\/1\.1 (200|4\d\d)/, `a target that does not switch: its answer is relayed (${refused.head.split('\r\n')[0]})`);
+    t.notMatch(refused.head, /^HTTP\/1\.1 101/);
+    t.ok(refused.ended, 'and the connection ends');
   });
 
   for (const v of versions) {

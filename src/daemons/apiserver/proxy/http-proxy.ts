@@ -10,16 +10,19 @@
  *    proxy again, so it is followed by the client, never by the API server;
  *  - a target that cannot be reached is 503 ServiceUnavailable "error trying to reach service".
  * A proxy path without its trailing slash (`.../proxy`) is redirected (301) to `.../proxy/`.
+ * Upgrades (WebSocket) go through too (proxyUpgrade): the target's 101 splices the two
+ * connections; any other answer is relayed and both connections end.
  * HTTPS targets are not verified (Kubernetes' proxy transport does the same) and see the
  * --proxy-client-cert-file identity when one is configured. HTML bodies are passed as they
  * are: links inside them are not rewritten.
  */
 import * as http from 'node:http';
 import * as https from 'node:https';
-import type { Readable } from 'node:stream';
+import type { Duplex, Readable } from 'node:stream';
 import { ApiError } from '../../../api/meta/status.js';
 import type { ApiRequest, ApiResponse } from '../context.js';
 import { H2Request } from '../h2-request.js';
+import { headerPairs, relayResponse, requestUpgrade, splice, UpgradeError, writeResponseHead } from '../../../util/upgrade-proxy.js';
 import { streamThrough } from './pod-log.js';
 
 /** Request and response headers that belong to one connection, not to the message. */
@@ -44,6 +47,9 @@ export interface ProxyTarget {
 export interface ProxyClients {
   readonly http: http.Agent;
   readonly https: https.Agent;
+  /** Upgraded connections leave the pool: agents without keep-alive keep them apart. */
+  readonly upgradeHttp: http.Agent;
+  readonly upgradeHttps: https.Agent;
   close(): void;
 }
 
@@ -51,7 +57,9 @@ export interface ProxyClients {
 export function createProxyClients(clientCert?: { cert: Buffer; key: Buffer }): ProxyClients {
   const h = new http.Agent({ keepAlive: true });
   const s = new https.Agent({ keepAlive: true, rejectUnauthorized: false, ...(clientCert ?? {}) });
-  return { http: h, https: s, close() { h.destroy(); s.destroy(); } };
+  const uh = new http.Agent({ keepAlive: false });
+  const us = new https.Agent({ keepAlive: false, rejectUnauthorized: false, ...(clientCert ?? {}) });
+  return { http: h, https: s, upgradeHttp: uh, upgradeHttps: us, close() { h.destroy(); s.destroy(); uh.destroy(); us.destroy(); } };
 }
 
 /** `[scheme:]name[:port]` as Kubernetes splits a proxy name; undefined when malformed. */
@@ -85,10 +93,12 @@ function hostPort(t: ProxyTarget): string {
   return t.port === undefined ? host : `${host}:${t.port}`;
 }
 
-function forwardedHeaders(req: ApiRequest, target: ProxyTarget): http.OutgoingHttpHeaders {
+function forwardedHeaders(req: ApiRequest, target: ProxyTarget, upgrade = false): http.OutgoingHttpHeaders {
   const out: http.OutgoingHttpHeaders = {};
   for (const [k, v] of Object.entries(req.headers)) {
-    if (v === undefined || k.startsWith(':') || HOP_BY_HOP.has(k) || k === 'host' || k === 'authorization' || k.startsWith('impersonate-')) continue;
+    if (v === undefined || k.startsWith(':') || k === 'host' || k === 'authorization' || k.startsWith('impersonate-')) continue;
+    // An upgrade keeps what asks for it (Connection: Upgrade, Upgrade: websocket).
+    if (HOP_BY_HOP.has(k) && !(upgrade && (k === 'connection' || k === 'upgrade'))) continue;
     out[k] = v;
   }
   const client = req.socket?.remoteAddress;
@@ -167,4 +177,27 @@ export function redirectToSlash(res: ApiResponse, prefix: string, search: string
   res.setHeader('Location', `${prefix}/${search}`);
   res.setHeader('Content-Type', 'text/html; charset=utf-8');
   res.end(`<a href="${prefix}/${search}">Moved Permanently</a>.\n`);
+}
+
+/**
+ * An upgrade request (WebSocket) through the proxy: sent to `target` with the caller's headers
+ * (less credentials), then the two connections are spliced on the target's 101, or the target's
+ * answer is relayed and both end (never a connection left open to a target that did not switch).
+ */
+export async function proxyUpgrade(req: ApiRequest, socket: Duplex, head: Buffer, signal: AbortSignal, clients: ProxyClients,
+  target: ProxyTarget, path: string): Promise<void> {
+  const method = String(req.method ?? 'GET').toUpperCase();
+  const url = `${target.scheme}://${hostPort(target)}${path}`;
+  let out;
+  try {
+    out = await requestUpgrade({
+      url, method, headers: forwardedHeaders(req, target, true), timeoutMs: CONNECT_TIMEOUT_MS, signal,
+      agent: target.scheme === 'https' ? clients.upgradeHttps : clients.upgradeHttp,
+    });
+  } catch (e) {
+    throw new ApiError(503, 'ServiceUnavailable', `error trying to reach service: ${e instanceof UpgradeError ? e.message : String(e)}`);
+  }
+  if (out.kind === 'response') { await relayResponse(socket, out.res); return; }
+  writeResponseHead(socket, 101, 'Switching Protocols', headerPairs(out.res));
+  await splice(socket, head, out.socket, out.head);
 }

@@ -12,7 +12,7 @@ import { createProxyClients, type ProxyClients } from './http-proxy.js';
 import { createNodeProxyHandler } from './node-proxy.js';
 import { createPodLogHandler } from './pod-log.js';
 import { createPodStreamHandlers } from './pod-stream.js';
-import { createResourceProxyHandler } from './resource-proxy.js';
+import { createResourceProxyHandlers } from './resource-proxy.js';
 
 /** The --nodeagent-* options as a typed client configuration. */
 export function nodeAgentClientOptionsFromConfig(c: ApiserverConfig, log?: Logger): NodeAgentClientOptions {
@@ -44,7 +44,9 @@ export function installNodeProxies(rest: RestApi, options: NodeAgentClientOption
  */
 export function installResourceProxies(rest: RestApi, clientCert?: { cert: Buffer; key: Buffer }): ProxyClients {
   const clients = createProxyClients(clientCert);
-  rest.addSubresourceHandler('', 'pods', 'proxy', createResourceProxyHandler('pods', clients));
-  rest.addSubresourceHandler('', 'services', 'proxy', createResourceProxyHandler('services', clients));
+  for (const kind of ['pods', 'services'] as const) {
+    const h = createResourceProxyHandlers(kind, clients);
+    rest.addSubresourceHandler('', kind, 'proxy', h.handler, h.upgrade);
+  }
   return clients;
 }

@@ -12,11 +12,12 @@
  * to other addresses someone wrote into an Endpoints object. None: 503 "no endpoints available".
  */
 import { isIP } from 'node:net';
-import { ApiError, errors } from '../../../api/meta/status.js';
+import { ApiError, errors, isApiError } from '../../../api/meta/status.js';
 import { findResource } from '../../../api/resources/registry.js';
 import type { KubeObject } from '../../../api/resources/types.js';
-import type { SubresourceHandler, SubresourceTarget } from '../rest/rest-api.js';
-import { proxyHttp, proxySplit, redirectToSlash, splitSchemeNamePort, type ProxyClients, type ProxyTarget } from './http-proxy.js';
+import { writeStatusToSocket } from '../filters/write-status.js';
+import type { SubresourceHandler, SubresourceTarget, SubresourceUpgradeHandler } from '../rest/rest-api.js';
+import { proxyHttp, proxySplit, proxyUpgrade, redirectToSlash, splitSchemeNamePort, type ProxyClients, type ProxyTarget } from './http-proxy.js';
 
 type Obj = Record<string, unknown>;
 const rec = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? v as Obj : {});
@@ -103,16 +104,30 @@ async function isPodAddress(t: SubresourceTarget, pods: NonNullable<ReturnType<t
   return ips.includes(String(addr.ip ?? ''));
 }
 
-/** The handler of `pods/proxy` or `services/proxy`. */
-export function createResourceProxyHandler(kind: 'pods' | 'services', clients: ProxyClients): SubresourceHandler {
-  return async (ctx, req, res, t) => {
-    const parts = splitSchemeNamePort(t.name);
-    if (!parts) throw errors.badRequest(`invalid ${kind === 'pods' ? 'pod' : 'service'} request ${JSON.stringify(t.name)}`);
-    const target = kind === 'pods'
-      ? podLocation(await t.registry.get(t.def, t.namespace, parts.name), parts.scheme, parts.port)
-      : await serviceLocation(t, parts.scheme, parts.name, parts.port, t.name);
-    const { prefix, rest, search } = proxySplit(req, kind, t.name);
-    if (rest === '') { redirectToSlash(res, prefix, search); return; }
-    await proxyHttp(req, res, ctx.signal, clients, target, `${rest}${search}`, prefix);
+/** Where `t` (a pod or service proxy name) leads. */
+async function locate(kind: 'pods' | 'services', t: SubresourceTarget): Promise<ProxyTarget> {
+  const parts = splitSchemeNamePort(t.name);
+  if (!parts) throw errors.badRequest(`invalid ${kind === 'pods' ? 'pod' : 'service'} request ${JSON.stringify(t.name)}`);
+  return kind === 'pods'
+    ? podLocation(await t.registry.get(t.def, t.namespace, parts.name), parts.scheme, parts.port)
+    : serviceLocation(t, parts.scheme, parts.name, parts.port, t.name);
+}
+
+/** The handlers of `pods/proxy` or `services/proxy`: plain requests and upgrades. */
+export function createResourceProxyHandlers(kind: 'pods' | 'services', clients: ProxyClients): { handler: SubresourceHandler; upgrade: SubresourceUpgradeHandler } {
+  return {
+    handler: async (ctx, req, res, t) => {
+      const target = await locate(kind, t);
+      const { prefix, rest, search } = proxySplit(req, kind, t.name);
+      if (rest === '') { redirectToSlash(res, prefix, search); return; }
+      await proxyHttp(req, res, ctx.signal, clients, target, `${rest}${search}`, prefix);
+    },
+    upgrade: (ctx, req, socket, head, t) => {
+      (async () => {
+        const target = await locate(kind, t);
+        const { rest, search } = proxySplit(req, kind, t.name);
+        await proxyUpgrade(req, socket, head, ctx.signal, clients, target, `${rest || '/'}${search}`);
+      })().catch((e: unknown) => writeStatusToSocket(socket, isApiError(e) ? e : errors.internal(`${kind}/proxy failed`, e)));
+    },
   };
 }
