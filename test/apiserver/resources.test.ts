@@ -70,6 +70,10 @@ t.test('secrets fold stringData into data; services validate ports', async (t) =
   const fields = services.validate!(svc).map((e) => e.field);
   t.ok(fields.includes('spec.ports[0].name') && fields.includes('spec.ports[1]'), 'names required with 2 ports; duplicates');
   t.same(services.validate!({ metadata: { name: 's', namespace: 'd' }, spec: {} }).map((e) => e.field), ['spec.ports']);
+  // Port names are DNS-1123 labels: kubectl create service nodeport --tcp=5678:8080 names its port "5678-8080".
+  const named = (name: string): KubeObject => ({ metadata: { name: 's', namespace: 'd' }, spec: { ports: [{ name, port: 5678, targetPort: 8080 }] } });
+  t.same(services.validate!(named('5678-8080')), [], 'a name starting with a digit is a valid port name');
+  t.match(services.validate!(named('Bad_Name')), [{ field: 'spec.ports[0].name', message: /a lowercase RFC 1123 label must consist of/ }]);
 });
 
 t.test('conversions', async (t) => {

@@ -2,7 +2,7 @@
 import { fieldErrors, type FieldError } from '../../meta/status.js';
 import { defineResource, statusStrategy } from '../common/define.js';
 import { col, str, arr, rec, path } from '../common/table-util.js';
-import { dns1035Label, isObject, pushAll, validateLabels } from '../common/validation.js';
+import { dns1035Label, dns1123Label, isObject, pushAll, validateLabels } from '../common/validation.js';
 import type { KubeObject } from '../types.js';
 
 const TYPES = ['ClusterIP', 'ExternalName', 'LoadBalancer', 'NodePort'];
@@ -58,7 +58,9 @@ function validateService(obj: KubeObject, old?: KubeObject): FieldError[] {
       if (!isObject(p)) { errs.push(fieldErrors.typeInvalid(f, p, 'must be an object')); return; }
       if (ports.length > 1 && (typeof p.name !== 'string' || p.name === '')) errs.push(fieldErrors.required(`${f}.name`));
       if (typeof p.name === 'string' && p.name !== '') {
-        pushAll(errs, `${f}.name`, p.name, dns1035Label(p.name));
+        // A DNS-1123 label, as Kubernetes' validateServicePort ("5678-8080", kubectl's name for
+        // --tcp=5678:8080, starts with a digit).
+        pushAll(errs, `${f}.name`, p.name, dns1123Label(p.name));
         if (names.has(p.name)) errs.push(fieldErrors.duplicate(`${f}.name`, p.name));
         names.add(p.name);
       }
