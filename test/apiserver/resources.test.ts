@@ -4,6 +4,7 @@ import { pods, podStatusReason } from '../../src/api/resources/core/pods.js';
 import { defaultPullPolicy } from '../../src/api/resources/core/pod-spec.js';
 import { secrets } from '../../src/api/resources/core/secrets.js';
 import { services } from '../../src/api/resources/core/services.js';
+import { statefulsets } from '../../src/api/resources/apps/statefulsets.js';
 import { horizontalpodautoscalers } from '../../src/api/resources/autoscaling/horizontalpodautoscalers.js';
 import { eventsV1 } from '../../src/api/resources/events/events.js';
 import { humanDuration } from '../../src/api/resources/common/table-util.js';
@@ -119,4 +120,21 @@ t.test('nodes: podCIDR and podCIDRs agree, one CIDR per family, fixed once set',
   t.same(fields(set, defaulted({})), [], 'set once from empty');
   t.match(fields(defaulted({ podCIDRs: ['10.244.9.0/24'] }), set), [/^spec\.podCIDR: .*node updates may not change podCIDR except from "" to valid$/, /^spec\.podCIDRs: .*node updates may not change podCIDR except from "" to valid$/]);
   t.match(fields(defaulted({ podCIDRs: ['10.244.1.0/24', 'fd00::/64'] }), set), [/^spec\.podCIDRs: .*node updates may not change podCIDR except from "" to valid$/], 'nor add a second family later');
+});
+
+t.test('a StatefulSet template may mount its volumeClaimTemplates (its pods get a volume per claim)', async (t) => {
+  const sts = (mount: string): KubeObject => ({
+    metadata: { name: 'web', namespace: 'd' },
+    spec: {
+      selector: { matchLabels: { app: 'web' } }, serviceName: 'web',
+      template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'nginx', volumeMounts: [{ name: mount, mountPath: '/data' }] }] } },
+      volumeClaimTemplates: [{ metadata: { name: 'www' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }],
+    },
+  });
+  const ok = sts('www');
+  statefulsets.defaults!(ok);
+  t.same(statefulsets.validate!(ok), [], 'a claim template is a volume of the pods');
+  const bad = sts('nope');
+  statefulsets.defaults!(bad);
+  t.match(statefulsets.validate!(bad), [{ field: 'spec.template.spec.containers[0].volumeMounts[0].name', type: 'FieldValueNotFound' }], 'other names are still checked');
 });

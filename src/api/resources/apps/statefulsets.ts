@@ -1,7 +1,7 @@
 /** apps/v1 StatefulSet. */
 import { fieldErrors } from '../../meta/status.js';
 import { defineResource, statusStrategy } from '../common/define.js';
-import { col, containersColumn, imagesColumn, num, rec, path } from '../common/table-util.js';
+import { col, containersColumn, imagesColumn, num, rec, path, str } from '../common/table-util.js';
 import { deepEqual, isObject } from '../common/validation.js';
 import { defaultPodTemplate } from '../core/pod-spec.js';
 import { validateWorkload } from './workload.js';
@@ -24,8 +24,10 @@ export const statefulsets = defineResource({
     defaultPodTemplate(spec.template);
   },
   validateSpec(obj, old) {
-    const errs = validateWorkload(obj, old);
     const spec = rec(obj.spec);
+    // The pods get a volume per claim template, so the template's mounts may name them.
+    const claimVolumes = (Array.isArray(spec.volumeClaimTemplates) ? spec.volumeClaimTemplates : []).map((c) => str(path(c, 'metadata.name'))).filter(Boolean);
+    const errs = validateWorkload(obj, old, { claimVolumes });
     if (spec.podManagementPolicy !== undefined && !['OrderedReady', 'Parallel'].includes(String(spec.podManagementPolicy))) errs.push(fieldErrors.notSupported('spec.podManagementPolicy', spec.podManagementPolicy, ['OrderedReady', 'Parallel']));
     if (old) {
       const a = { ...rec(old.spec) }, b = { ...spec };

@@ -5,7 +5,7 @@ import { immutable, isObject, selectorMatches, validateLabelSelector } from '../
 import { validatePodTemplate } from '../core/pod-spec.js';
 import type { KubeObject } from '../types.js';
 
-export function validateWorkload(obj: KubeObject, old: KubeObject | undefined, opts: { restartPolicies?: string[]; replicas?: boolean } = {}): FieldError[] {
+export function validateWorkload(obj: KubeObject, old: KubeObject | undefined, opts: { restartPolicies?: string[]; replicas?: boolean; claimVolumes?: readonly string[] } = {}): FieldError[] {
   const errs: FieldError[] = [];
   const spec = obj.spec;
   if (!isObject(spec)) { errs.push(fieldErrors.required('spec')); return errs; }
@@ -22,7 +22,7 @@ export function validateWorkload(obj: KubeObject, old: KubeObject | undefined, o
   if (opts.replicas !== false && spec.replicas !== undefined && (!Number.isInteger(spec.replicas) || (spec.replicas as number) < 0)) {
     errs.push(fieldErrors.invalid('spec.replicas', spec.replicas, 'must be greater than or equal to 0'));
   }
-  validatePodTemplate(spec.template, 'spec.template', errs, opts.restartPolicies ?? ['Always']);
+  validatePodTemplate(spec.template, 'spec.template', errs, opts.restartPolicies ?? ['Always'], opts.claimVolumes);
   if (old) immutable(errs, 'spec.selector', spec.selector, rec(old.spec).selector);
   return errs;
 }

@@ -218,8 +218,12 @@ export function validateEphemeralContainers(spec: Obj, f: string, errs: FieldErr
   });
 }
 
-/** Validates a pod spec at `f` ('spec' for pods, 'spec.template.spec' for templates). */
-export function validatePodSpec(spec: unknown, f: string, errs: FieldError[], allowedRestartPolicies = RESTART_POLICIES): void {
+/**
+ * Validates a pod spec at `f` ('spec' for pods, 'spec.template.spec' for templates).
+ * `claimVolumes`: names the pods will also have as volumes (a StatefulSet's volumeClaimTemplates),
+ * which volume mounts may name.
+ */
+export function validatePodSpec(spec: unknown, f: string, errs: FieldError[], allowedRestartPolicies = RESTART_POLICIES, claimVolumes: readonly string[] = []): void {
   if (!isObject(spec)) { errs.push(fieldErrors.required(f)); return; }
   const volumeNames = new Set<string>();
   if (spec.volumes !== undefined) {
@@ -237,6 +241,7 @@ export function validatePodSpec(spec: unknown, f: string, errs: FieldError[], al
       });
     });
   }
+  for (const v of claimVolumes) volumeNames.add(v);
   const names = new Set<string>();
   if (!Array.isArray(spec.containers) || spec.containers.length === 0) errs.push(fieldErrors.required(`${f}.containers`));
   else spec.containers.forEach((c: unknown, i: number) => validateContainer(c, `${f}.containers[${i}]`, errs, names, volumeNames, false));
@@ -259,13 +264,13 @@ export function validatePodSpec(spec: unknown, f: string, errs: FieldError[], al
   validateTolerations(spec.tolerations, `${f}.tolerations`, errs);
 }
 
-/** Validates a PodTemplateSpec at `f` ('spec.template'). */
-export function validatePodTemplate(tpl: unknown, f: string, errs: FieldError[], allowedRestartPolicies?: string[]): void {
+/** Validates a PodTemplateSpec at `f` ('spec.template'); `claimVolumes` as validatePodSpec's. */
+export function validatePodTemplate(tpl: unknown, f: string, errs: FieldError[], allowedRestartPolicies?: string[], claimVolumes: readonly string[] = []): void {
   if (!isObject(tpl)) { errs.push(fieldErrors.required(f)); return; }
   const meta = isObject(tpl.metadata) ? tpl.metadata : {};
   validateLabels(meta.labels, `${f}.metadata.labels`, errs);
   validateAnnotations(meta.annotations, `${f}.metadata.annotations`, errs);
-  validatePodSpec(tpl.spec, `${f}.spec`, errs, allowedRestartPolicies);
+  validatePodSpec(tpl.spec, `${f}.spec`, errs, allowedRestartPolicies, claimVolumes);
   if (isObject(tpl.spec) && !unset(tpl.spec.ephemeralContainers)) errs.push(fieldErrors.forbidden(`${f}.spec.ephemeralContainers`, 'ephemeral containers not allowed in pod template'));
 }
 
