@@ -91,6 +91,23 @@ export function formatIp(b: IpBytes): string {
   return `${hex.slice(0, bestStart).join(':')}::${hex.slice(bestStart + bestLen).join(':')}`;
 }
 
+/**
+ * Go's net.IP.IsGlobalUnicast: a valid address that is not unspecified, loopback, link-local,
+ * multicast nor the IPv4 broadcast address (private ranges count as global unicast).
+ */
+export function isGlobalUnicast(text: string): boolean {
+  const parsed = parseIp(text);
+  if (!parsed) return false;
+  const b = isV4Mapped(parsed) ? parsed.slice(12) : parsed;
+  if (b.length === 4) {
+    const [x, y] = b as [number, number];
+    if (b.every((v) => v === 0) || b.every((v) => v === 255)) return false;
+    return x !== 127 && !(x === 169 && y === 254) && (x & 0xf0) !== 0xe0;
+  }
+  if (b.every((v) => v === 0) || (b.slice(0, 15).every((v) => v === 0) && b[15] === 1)) return false;
+  return b[0] !== 0xff && !(b[0] === 0xfe && ((b[1] ?? 0) & 0xc0) === 0x80);
+}
+
 /** Canonical text of an address, or undefined when invalid. */
 export function canonicalIp(text: string): string | undefined {
   const b = parseIp(text.trim());

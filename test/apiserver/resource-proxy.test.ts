@@ -2,7 +2,7 @@
 // proxied traffic itself (to real pod IPs) is tested with containerd in
 // test/e2e/kubectl-exec.test.ts; nothing here connects anywhere.
 import t from 'tap';
-import { isGlobalUnicast } from '../../src/daemons/apiserver/proxy/resource-proxy.js';
+import { isGlobalUnicast } from '../../src/util/ip.js';
 import { splitSchemeNamePort } from '../../src/daemons/apiserver/proxy/http-proxy.js';
 import { isLongRunningRequest, type RequestInfo } from '../../src/daemons/apiserver/request-info.js';
 import { startApiserver } from '../helpers/apiserver.js';

@@ -5,15 +5,20 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { probeNow, startDiskProbe, STALL_MS } from '../../bench/lib/disk-probe.js';
+import { probeNow, startDiskProbe, STALL_MS, type DiskProbe } from '../../bench/lib/disk-probe.js';
+
+/** Waits until the probe has something to say (up to 10 s: its worker loads slowly on a loaded machine). */
+async function firstNote(probe: DiskProbe): Promise<void> {
+  for (const end = Date.now() + 10_000; probe.note([[0, probeNow()]]) === '' && Date.now() < end;) await new Promise((r) => setTimeout(r, 20));
+}
 
 t.test('notes the syncs that started in the slices, and removes its file on stop', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'disk-probe-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   const file = join(dir, 'probe');
   const probe = startDiskProbe(file);
-  // The worker loads its module first: wait for its first sync (up to 10 s on a loaded machine).
-  for (const end = Date.now() + 10_000; probe.note([[0, probeNow()]]) === '' && Date.now() < end;) await new Promise((r) => setTimeout(r, 20));
+  // The worker loads its module first: wait for its first sync.
+  await firstNote(probe);
   const from = probeNow();
   await new Promise((r) => setTimeout(r, 300));
   const to = probeNow();
@@ -31,8 +36,8 @@ t.test('notes the syncs that started in the slices, and removes its file on stop
 
 t.test('a probe that cannot open its file says so in the note', async (t) => {
   const probe = startDiskProbe('/nonexistent-dir/for/probe');
-  // The worker fails once it has loaded its module: up to 10 s on a loaded machine.
-  for (const end = Date.now() + 10_000; probe.note([[0, probeNow()]]) === '' && Date.now() < end;) await new Promise((r) => setTimeout(r, 20));
+  // The worker fails once it has loaded its module.
+  await firstNote(probe);
   t.match(probe.note([[0, probeNow()]]), /^disk probe failed: /);
   await probe.stop();
 });

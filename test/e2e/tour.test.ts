@@ -2,8 +2,8 @@
 // controller manager, scheduler and node agent in one). With containerd installed (as root) the
 // node runs real containers through the private containerd `make up` prepares
 // (scripts/containerd-setup.mjs), and the exec, port-forward, service proxy and debug steps run
-// too; otherwise the node simulates containers and those steps are skipped. Each step checks the resulting objects,
-// not just exit codes.
+// too; otherwise the node simulates containers and those steps are skipped. Each step checks
+// the resulting objects, not just exit codes.
 import t from 'tap';
 import { spawn, spawnSync } from 'node:child_process';
 import { get } from 'node:http';

@@ -15,7 +15,7 @@ import type { ObjectReader } from './env.js';
 import type { EventSink } from './events.js';
 import { findAdoptable } from './pod-adoption.js';
 import { buildPodStatus } from './pod-status.js';
-import type { Container, EphemeralContainer, Pod, PodStatusV1 } from './pod-types.js';
+import type { Container, EphemeralContainer, Pod, PodSpec, PodStatusV1 } from './pod-types.js';
 import { sandboxConfig, type DnsSettings, logDirectory } from './runtime-config.js';
 import { isRuntimeError } from './runtime/runtime-errors.js';
 import type { ContainerStatus, PodSandboxConfig, RuntimeBackend } from './runtime/runtime.js';
@@ -45,6 +45,11 @@ export interface WorkerDeps {
   /** Final deletion of an API pod once it is stopped (DELETE with grace 0). */
   readonly finalDelete: (pod: Pod) => Promise<void>;
   readonly log: Logger;
+}
+
+/** Every container of the spec (init, main, ephemeral) by name, for stopping what runs. */
+function containersByName(spec: PodSpec): Map<string, Container> {
+  return new Map([...(spec.containers ?? []), ...(spec.initContainers ?? []), ...(spec.ephemeralContainers ?? [])].map((c) => [c.name, c]));
 }
 
 export class PodWorker {
@@ -369,7 +374,7 @@ export class PodWorker {
   /** spec.activeDeadlineSeconds passed: stop everything, the pod fails for good. */
   private async deadlineExceeded(): Promise<void> {
     const spec = this.pod.spec ?? {};
-    const byName = new Map([...(spec.containers ?? []), ...(spec.initContainers ?? []), ...(spec.ephemeralContainers ?? [])].map((c) => [c.name, c]));
+    const byName = containersByName(spec);
     for (const [name, s] of this.cs) {
       if (s.runtime?.state === 'running') await stopContainer(this.ctx(), byName.get(name), s, this.graceSeconds(), true);
       if (s.runtime?.state === 'exited') this.noteExit(s, s.runtime);
@@ -396,7 +401,7 @@ export class PodWorker {
     if (!this.adopted) await this.adopt();
     await this.refresh();
     const spec = this.pod.spec ?? {};
-    const byName = new Map([...(spec.containers ?? []), ...(spec.initContainers ?? []), ...(spec.ephemeralContainers ?? [])].map((c) => [c.name, c]));
+    const byName = containersByName(spec);
     await Promise.all([...this.cs.entries()].map(async ([name, s]) => {
       if (s.runtime?.state !== 'running') return;
       this.event('Normal', 'Killing', `Stopping container ${name}`, name);

@@ -54,7 +54,7 @@ function podRestarts(o: KubeObject): number {
 }
 
 /** The mirror pod annotation: the node agent's copy of a static pod. */
-const MIRROR_POD_ANNOTATION = 'kubernetes.io/config.mirror';
+export const MIRROR_POD_ANNOTATION = 'kubernetes.io/config.mirror';
 
 /**
  * A write to pods/ephemeralcontainers (as Kubernetes' ValidatePodEphemeralContainersUpdate):

@@ -18,6 +18,7 @@
  */
 import { errors } from '../../../api/meta/status.js';
 import { ROOT_CA_CONFIG_MAP } from '../../../api/resources/core/configmaps.js';
+import { MIRROR_POD_ANNOTATION } from '../../../api/resources/core/pods.js';
 import type { KubeObject } from '../../../api/resources/types.js';
 import type { KeyValue } from '../../../storage/interface.js';
 import type { ObjectRef, ObjectStore, StoredEntry } from '../../../storage/object-store-types.js';
@@ -27,7 +28,6 @@ import { isPod } from './types.js';
 
 export const TOKEN_MOUNT_PATH = '/var/run/secrets/kubernetes.io/serviceaccount';
 export const TOKEN_VOLUME_PREFIX = 'kube-api-access-';
-const MIRROR_ANNOTATION = 'kubernetes.io/config.mirror';
 const ENFORCE_ANNOTATION = 'kubernetes.io/enforce-mountable-secrets';
 /** Kubernetes asks for a bit over an hour, so tokens from this path are recognisable. */
 const TOKEN_EXPIRATION_SECONDS = 3607;
@@ -88,7 +88,7 @@ function accountInfo(store: ObjectStore, namespace: string, name: string): Accou
 }
 
 function isMirror(pod: KubeObject): boolean {
-  return pod.metadata?.annotations?.[MIRROR_ANNOTATION] !== undefined;
+  return pod.metadata?.annotations?.[MIRROR_POD_ANNOTATION] !== undefined;
 }
 
 function forbidden(a: AdmissionAttributes, why: string): Error {

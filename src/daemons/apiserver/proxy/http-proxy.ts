@@ -165,10 +165,14 @@ export function proxyHttp(req: ApiRequest, res: ApiResponse, signal: AbortSignal
       if (method === 'HEAD') { upRes.resume(); res.end(); resolve(); return; }
       streamThrough(upRes, res, signal).then(resolve, resolve);
     });
-    // The body, streamed with back-pressure (an HTTP/2 request's stream, or the HTTP/1.1 message).
-    const body: Readable = req instanceof H2Request ? req.stream : req;
-    body.pipe(up);
+    // The body, streamed with back-pressure.
+    bodyStream(req).pipe(up);
   });
+}
+
+/** The request body as a stream: an HTTP/2 request's stream, or the HTTP/1.1 message itself. */
+export function bodyStream(req: ApiRequest): Readable {
+  return req instanceof H2Request ? req.stream : req;
 }
 
 /** The 301 to `.../proxy/` that a bare `.../proxy` gets, keeping the query. */

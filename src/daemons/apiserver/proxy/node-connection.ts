@@ -70,7 +70,7 @@ export interface NodeRequestOptions {
 export interface NodeConnection {
   readonly options: NodeAgentClientOptions;
   /**
-   * GET `pathAndQuery` on the node's agent. Resolves with the response (body not yet read) or
+   * GET (or `opts.method`, with `opts.body`) `pathAndQuery` on the node's agent. Resolves with the response (body not yet read) or
    * rejects with an ApiError (500 for connection failures, 504 for the timeout). Destroying
    * the request on `signal` abort ends a streamed body.
    */

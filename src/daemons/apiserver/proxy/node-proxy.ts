@@ -7,8 +7,8 @@
  */
 import type { ApiRequest, RequestContext } from '../context.js';
 import { errors } from '../../../api/meta/status.js';
-import { H2Request } from '../h2-request.js';
 import type { SubresourceHandler, SubresourceTarget } from '../rest/rest-api.js';
+import { bodyStream, proxySplit } from './http-proxy.js';
 import { nodeTarget, type NodeConnection } from './node-connection.js';
 import { agentError, streamThrough } from './pod-log.js';
 
@@ -18,15 +18,10 @@ const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']);
 /** Response headers worth passing back (no hop-by-hop or connection-level ones). */
 const PASSED_HEADERS = ['content-type', 'content-encoding', 'cache-control', 'last-modified', 'etag'];
 
-/** The part of the request path after `/nodes/NAME/proxy`, always starting with '/'. */
+/** The part of the request path after `/nodes/NAME/proxy`, always starting with '/', with the query. */
 export function proxiedPath(req: ApiRequest, name: string): string {
-  const url = new URL(req.url ?? '/', 'http://apiserver');
-  const marker = `/nodes/${encodeURIComponent(name)}/proxy`;
-  let at = url.pathname.indexOf(marker);
-  let len = marker.length;
-  if (at < 0) { at = url.pathname.indexOf(`/nodes/${name}/proxy`); len = `/nodes/${name}/proxy`.length; }
-  const rest = at < 0 ? '/' : url.pathname.slice(at + len) || '/';
-  return `${rest.startsWith('/') ? rest : '/' + rest}${url.search}`;
+  const { rest, search } = proxySplit(req, 'nodes', name);
+  return `${rest.startsWith('/') ? rest : '/' + rest}${search}`;
 }
 
 export function createNodeProxyHandler(conn: NodeConnection): SubresourceHandler {
@@ -39,7 +34,7 @@ export function createNodeProxyHandler(conn: NodeConnection): SubresourceHandler
     const withBody = method !== 'GET' && method !== 'HEAD';
     const type = req.headers['content-type'];
     const up = await conn.get(nodeTarget(node, conn.options.preferredAddressTypes), proxiedPath(req, target.name), ctx.signal, {
-      method, ...(withBody ? { body: req instanceof H2Request ? req.stream : req } : {}), ...(withBody && typeof type === 'string' ? { headers: { 'content-type': type } } : {}),
+      method, ...(withBody ? { body: bodyStream(req) } : {}), ...(withBody && typeof type === 'string' ? { headers: { 'content-type': type } } : {}),
     });
     const code = up.statusCode ?? 502;
     if (code >= 300 && code < 400) throw await agentError(up, 'nodes/proxy', target.name);

@@ -11,36 +11,16 @@
  * pod of the namespace (the endpoint's targetRef, with that IP): the API server never proxies
  * to other addresses someone wrote into an Endpoints object. None: 503 "no endpoints available".
  */
-import { isIP } from 'node:net';
 import { ApiError, errors, isApiError } from '../../../api/meta/status.js';
 import { findResource } from '../../../api/resources/registry.js';
+import { arr, rec } from '../../../api/resources/common/table-util.js';
 import type { KubeObject } from '../../../api/resources/types.js';
+import { isGlobalUnicast } from '../../../util/ip.js';
 import { writeStatusToSocket } from '../filters/write-status.js';
 import type { SubresourceHandler, SubresourceTarget, SubresourceUpgradeHandler } from '../rest/rest-api.js';
 import { proxyHttp, proxySplit, proxyUpgrade, redirectToSlash, splitSchemeNamePort, type ProxyClients, type ProxyTarget } from './http-proxy.js';
 
 type Obj = Record<string, unknown>;
-const rec = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? v as Obj : {});
-const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
-
-/** Go's net.IP.IsGlobalUnicast: not unspecified, loopback, link-local, multicast or broadcast. */
-export function isGlobalUnicast(ip: string): boolean {
-  const v = isIP(ip);
-  if (v === 4) {
-    const [a, b] = ip.split('.').map(Number) as [number, number];
-    if (ip === '0.0.0.0' || ip === '255.255.255.255') return false;
-    if (a === 127 || (a === 169 && b === 254) || (a >= 224 && a <= 239)) return false;
-    return true;
-  }
-  if (v === 6) {
-    const lower = ip.toLowerCase();
-    if (lower === '::' || lower === '::1') return false;
-    const first = parseInt(lower.split(':')[0] || '0', 16);
-    if ((first & 0xff00) === 0xff00 || (first & 0xffc0) === 0xfe80) return false;
-    return true;
-  }
-  return false;
-}
 
 function validPort(port: string): number {
   const n = /^\d+$/.test(port) ? Number(port) : NaN;

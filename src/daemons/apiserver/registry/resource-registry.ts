@@ -96,6 +96,7 @@ const MAX_GENERATE_NAME_ATTEMPTS = 8;
 /** The garbage collector's finalizers: dependents orphaned, or deleted first. */
 const ORPHAN_FINALIZER = 'orphan';
 const FOREGROUND_FINALIZER = 'foregroundDeletion';
+const isGcFinalizer = (f: string): boolean => f === ORPHAN_FINALIZER || f === FOREGROUND_FINALIZER;
 
 class NotFoundForCreate extends Error {}
 
@@ -351,17 +352,16 @@ export class ResourceRegistry {
    */
   private finalizersAfterDelete(existing: string[], opts: DeleteOptions): string[] {
     if (this.opts.garbageCollection === false) return existing;
-    const isGc = (f: string): boolean => f === ORPHAN_FINALIZER || f === FOREGROUND_FINALIZER;
     let wanted: string | undefined;
     switch (opts.propagationPolicy) {
       case 'Orphan': wanted = ORPHAN_FINALIZER; break;
       case 'Foreground': wanted = FOREGROUND_FINALIZER; break;
       case 'Background': wanted = undefined; break;
       default:
-        if (existing.some(isGc) || !opts.orphanByDefault) return existing;
+        if (existing.some(isGcFinalizer) || !opts.orphanByDefault) return existing;
         wanted = ORPHAN_FINALIZER;
     }
-    const kept = existing.filter((f) => !isGc(f));
+    const kept = existing.filter((f) => !isGcFinalizer(f));
     const next = wanted ? [...kept, wanted] : kept;
     return next.length === existing.length && next.every((f, i) => f === existing[i]) ? existing : next;
   }
