@@ -41,6 +41,14 @@ t.test('namespace controller against a real API server', async (t) => {
       apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd' },
       spec: { selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'busybox:1' }] } } },
     });
+    // Kinds whose DELETE without a policy orphans (batch/v1 Job, v1 ReplicationController): the
+    // controller deletes in the background, or they would wait for a collector that is not running.
+    const podTemplate = { metadata: { labels: { a: 'b' } }, spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox:1' }] } };
+    await c.client.create(inNs('jobs', 'doomed', 'batch'), { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'j' }, spec: { template: podTemplate } });
+    await c.client.create(inNs('replicationcontrollers', 'doomed'), {
+      apiVersion: 'v1', kind: 'ReplicationController', metadata: { name: 'rc' },
+      spec: { replicas: 0, selector: { a: 'b' }, template: { ...podTemplate, spec: { ...podTemplate.spec, restartPolicy: 'Always' } } },
+    });
     const marked = await c.client.delete(NS, 'doomed');
     t.equal((marked.status as Dict | undefined)?.phase, 'Terminating');
     await waitFor('namespace gone', () => gone(() => c.client.get(NS, 'doomed')));
@@ -49,6 +57,8 @@ t.test('namespace controller against a real API server', async (t) => {
     t.equal((await c.client.list(inNs('configmaps', 'doomed'))).items.length, 0);
     t.equal((await c.client.list(inNs('deployments', 'doomed', 'apps'))).items.length, 0);
     t.equal((await c.client.list(inNs('pods', 'doomed'))).items.length, 0);
+    t.equal((await c.client.list(inNs('jobs', 'doomed', 'batch'))).items.length, 0);
+    t.equal((await c.client.list(inNs('replicationcontrollers', 'doomed'))).items.length, 0);
   });
 
   await t.test('kubectl delete namespace waits until the namespace is gone', { skip: KUBECTL ? false : 'kubectl.1.33 not installed' }, async (t) => {
