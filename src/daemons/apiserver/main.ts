@@ -28,6 +28,7 @@ import { resolveAdvertiseAddress } from './tls/serving-certs.js';
 import { readOptionFile, StartupError, withServingDefaults, type ServingOptions } from './serving-options.js';
 import { setAllowPrivileged } from '../../api/resources/core/pod-spec.js';
 import { corsPatterns } from './filters/cors.js';
+import { buildAuthorizerModes } from './authorizer-modes.js';
 
 /** ApiserverConfig → the serving subset (the option parser keeps '' for unset strings). */
 export function servingOptionsFromConfig(c: ApiserverConfig): ServingOptions {
@@ -152,8 +153,11 @@ export async function startApiserverParts(config: ApiserverConfig, log: Logger, 
   // Service-account tokens: the authenticator joins the chain now, the store lookup and the
   // serviceaccounts/token subresource once the REST layer exists.
   const serviceAccounts = await prepareServiceAccounts(config, { log: log.child({ component: 'serviceaccount-token' }) });
+  // RBAC, Node, ABAC, Webhook: built now (file errors stop the start), fed the store below.
+  const authzModes = await buildAuthorizerModes(config, options.authorizationMode, log);
   const serveOptions = {
     options, log, metrics, ...(portOverride !== undefined ? { portOverride } : {}),
+    extraAuthorizationModes: authzModes.authorizers,
     ...(serviceAccounts.authenticator ? { extraTokenAuthenticators: [serviceAccounts.authenticator] } : {}),
   };
   const prepared = await prepareServing(serveOptions);
@@ -212,6 +216,9 @@ export async function startApiserverParts(config: ApiserverConfig, log: Logger, 
     cleanups.unshift(async () => { proxyClients.close(); });
     await rest.start();
     cleanups.unshift(() => rest.stop());
+    // Authorizers that read the store answer once their caches are synced, before serving.
+    await authzModes.start(store);
+    cleanups.unshift(() => authzModes.stop());
     const serving = await startServing({
       ...serveOptions,
       rest,
