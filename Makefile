@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 NODE_MODULES_STAMP := node_modules/.package-lock.json
 
-.PHONY: all install build test bench up down clean
+.PHONY: all install build test bench up down clean docs
 
 all: build
 
@@ -21,6 +21,9 @@ test: build
 
 bench: build
 	node scripts/run-bench.mjs $(BENCH)
+
+docs: build
+	node scripts/gen-docs.mjs
 
 up: build
 	bash scripts/up.sh

@@ -18,6 +18,9 @@ if [ -f "$DATA_DIR/server.pid" ]; then
   pid=$(cat "$DATA_DIR/server.pid" 2>/dev/null || true)
   if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q ' server'; then
     say "stopping corectl server (pid $pid)"
+    # Tells the make up in the foreground that containerd goes too (it says so instead of
+    # "containerd keeps running").
+    : >"$DATA_DIR/down-requested"
     kill -TERM "$pid"
     for _ in $(seq 1 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     if kill -0 "$pid" 2>/dev/null; then

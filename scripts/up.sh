@@ -52,6 +52,8 @@ if [ -f "$DATA_DIR/server.pid" ]; then
   fi
 fi
 
+rm -f "$DATA_DIR/down-requested"
+
 # 1. Packages.
 PACKAGES=(containerd runc containernetworking-plugins busybox-static)
 if [ "${RUNTIME:-}" = fake ] || [ -n "${NO_APT:-}" ]; then
@@ -126,7 +128,14 @@ if [ "$code" != 0 ] && [ "$code" != 130 ]; then
   say "the server exited with code $code; the end of $LOG:"
   tail -n 20 "$LOG" | sed 's/^/  /'
 fi
-if [ -f "$DATA_DIR/containerd/containerd.pid" ]; then
-  say "containerd keeps running (pid $(cat "$DATA_DIR/containerd/containerd.pid")); make down stops it"
+# make down stops containerd right after the server: say so, not that it keeps running.
+if [ -f "$DATA_DIR/down-requested" ]; then
+  rm -f "$DATA_DIR/down-requested"
+  say "stopped by make down (containerd too)"
+elif [ -f "$DATA_DIR/containerd/containerd.pid" ]; then
+  cpid=$(cat "$DATA_DIR/containerd/containerd.pid" 2>/dev/null || true)
+  if [ -n "$cpid" ] && kill -0 "$cpid" 2>/dev/null; then
+    say "containerd keeps running (pid $cpid); make down stops it"
+  fi
 fi
 exit "$code"

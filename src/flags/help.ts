@@ -3,7 +3,8 @@ import type { DaemonFlagSet } from './parser.js';
 import type { OptionSpec } from './option-spec.js';
 import { valueType } from './value-types.js';
 
-function defaultText(o: OptionSpec): string {
+/** An option's default as --help and the option docs print it ('' = none). */
+export function formatDefault(o: OptionSpec): string {
   if (o.default === undefined || o.default === '') return '';
   if (o.type === 'mapStringString') return o.default; // keeps the eviction form a<b readable
   const vt = valueType(o.type);
@@ -20,7 +21,7 @@ function optionLine(o: OptionSpec): [string, string] {
   const names = `${o.short ? `-${o.short}, ` : '    '}--${o.name}`;
   const type = typeText(o);
   let text = o.description;
-  const def = defaultText(o);
+  const def = formatDefault(o);
   if (def !== '') text += ` (default ${def})`;
   if (o.oneOf && !o.description.includes(o.oneOf[0] ?? '\u0000')) text += ` One of: ${o.oneOf.join(', ')}.`;
   if (o.deprecated) text += ` DEPRECATED: ${o.deprecated}.`;

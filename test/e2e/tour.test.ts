@@ -1,21 +1,36 @@
-// The README's kubectl tour, step by step, against `corectl server` (a real process: API server,
-// controller manager, scheduler and node agent in one). With containerd installed (as root) the
-// node runs real containers through the private containerd `make up` prepares
-// (scripts/containerd-setup.mjs), and the exec, port-forward, service proxy and debug steps run
-// too; otherwise the node simulates containers and those steps are skipped. Each step checks
-// the resulting objects, not just exit codes.
+// The README's kubectl tour, run line by line as the README prints it, against `corectl server`
+// (a real process: API server, controller manager, scheduler and node agent in one). The lines
+// come from README.md itself: every line of the tour's code block must match a step below, and
+// every step must be used, so README and test cannot drift apart. Each line runs in bash, from a
+// directory holding the repository's examples/, with `kubectl` = kubectl 1.33; a step then checks
+// what the line's comment claims (objects, output, "then: curl URL"), not just the exit code.
+// With containerd installed (as root) the node runs real containers through the private
+// containerd `make up` prepares (scripts/containerd-setup.mjs); otherwise the node simulates
+// containers and the steps that need processes (exec, port-forward, proxies, debug) are skipped.
 import t from 'tap';
 import { spawn, spawnSync } from 'node:child_process';
 import { get } from 'node:http';
+import { mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { kubectl } from '../helpers/kubectl.js';
 import { freePort, startServer } from '../helpers/corectl-server.js';
 import { containerdSkipReason } from '../helpers/containerd.js';
 
 const bin = kubectl(33);
 const noContainerd = containerdSkipReason();
+
+/** The tour's command lines from README.md: [command, comment]. */
+export function tourLines(readme: string): Array<[string, string]> {
+  const from = readme.indexOf('## A tour with kubectl');
+  const open = readme.indexOf('```\n', from);
+  const close = readme.indexOf('\n```', open + 4);
+  return readme.slice(open + 4, close).split('\n').filter((l) => l.trim() !== '').map((l) => {
+    const m = /^(.*?)\s{2,}#\s?(.*)$/.exec(l);
+    return m ? [m[1]!.trim(), m[2]!] : [l.trim(), ''];
+  });
+}
 
 /** Starts make up's private containerd under `dir`; returns the server options for it. */
 function containerdArgs(dir: string): string[] {
@@ -24,9 +39,9 @@ function containerdArgs(dir: string): string[] {
   return [`--container-runtime-endpoint=${r.stdout.trim()}`, '--nodeagent-arg=--pod-infra-container-image=localhost/pause:busybox'];
 }
 
-function fetchText(port: number, path: string): Promise<string> {
+function fetchText(url: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    get({ host: '127.0.0.1', port, path, agent: false }, (res) => {
+    get(url, { agent: false }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (d: Buffer) => chunks.push(d));
       res.on('end', () => resolve(Buffer.concat(chunks).toString()));
@@ -34,136 +49,244 @@ function fetchText(port: number, path: string): Promise<string> {
   });
 }
 
-t.test('README tour', { skip: bin ? false : 'kubectl.1.33 not installed', timeout: 240_000 }, async (t) => {
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+t.test('README tour', { skip: bin ? false : 'kubectl.1.33 not installed', timeout: 300_000 }, async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'corectl-tour-'));
   const dataDir = join(dir, 'data');
   const cdDir = join(dir, 'containerd');
+  // The user's shell: kubectl is 1.33, KUBECONFIG is exported, the working directory has examples/.
+  const work = join(dir, 'work');
+  const pathDir = join(dir, 'bin');
+  mkdirSync(work);
+  mkdirSync(pathDir);
+  symlinkSync(bin!, join(pathDir, 'kubectl'));
+  symlinkSync(resolve('examples'), join(work, 'examples'));
+  const env = { ...process.env, PATH: `${pathDir}:${process.env['PATH'] ?? ''}`, KUBECONFIG: join(dataDir, 'admin.coreconfig'), HOME: work, NODE_OPTIONS: '' };
   const runtimeArgs = noContainerd ? ['--container-runtime=fake'] : containerdArgs(cdDir);
   t.comment(noContainerd ? `simulated containers (${noContainerd})` : 'real containers through containerd');
   const server = startServer([
     `--data-dir=${dataDir}`, '--bind-address=127.0.0.1', `--secure-port=${await freePort()}`, '--node-name=tour-node',
     ...runtimeArgs, `--nodeagent-arg=--port=${await freePort()}`, '--nodeagent-arg=--healthz-port=0',
   ]);
+  const background: Array<ReturnType<typeof spawn>> = [];
   t.teardown(async () => {
+    for (const b of background) b.kill('SIGTERM');
     await server.stop();
     if (!noContainerd) spawnSync(process.execPath, ['scripts/containerd-setup.mjs', 'down', cdDir], { timeout: 120_000, env: { ...process.env, NODE_OPTIONS: '' } });
     await rm(dir, { recursive: true, force: true });
   });
   await server.waitFor(/node tour-node Ready/, 60_000);
-  const cache = join(dir, 'kube-cache');
+
+  /** Runs a README line in bash; throws with its stderr unless it exits 0. */
+  const sh = (line: string): string => {
+    const r = spawnSync('bash', ['-o', 'pipefail', '-c', line], { cwd: work, env, encoding: 'utf8', timeout: 120_000 });
+    if (r.status !== 0) throw new Error(`${line} failed (${r.status}): ${r.stderr}`);
+    return r.stdout;
+  };
   const k = (...args: string[]): string => {
-    const r = spawnSync(bin!, ['--kubeconfig', join(dataDir, 'admin.coreconfig'), '--cache-dir', cache, ...args], { encoding: 'utf8', timeout: 90_000 });
+    const r = spawnSync(bin!, args, { cwd: work, env, encoding: 'utf8', timeout: 90_000 });
     if (r.status !== 0) throw new Error(`kubectl ${args.join(' ')} failed (${r.status}): ${r.stderr}`);
     return r.stdout;
   };
   const json = (...args: string[]): any => JSON.parse(k(...args, '-o', 'json')); // eslint-disable-line @typescript-eslint/no-explicit-any
   const podsOf = (): any[] => json('get', 'pods', '-l', 'app=web').items.filter((p: any) => !p.metadata.deletionTimestamp); // eslint-disable-line @typescript-eslint/no-explicit-any
+  const isWebPod = (name: string): boolean => podsOf().some((p) => p.metadata.name === name);
+  const poll = async <T>(read: () => T, done: (v: T) => boolean, tries = 60): Promise<T> => {
+    let v = read();
+    for (let i = 0; i < tries && !done(v); i++) { await sleep(500); v = read(); }
+    return v;
+  };
 
-  // kubectl get nodes -o wide: one Ready node.
-  const nodes = json('get', 'nodes').items;
-  t.equal(nodes.length, 1);
-  t.equal(nodes[0].status.conditions.find((c: { type: string }) => c.type === 'Ready')?.status, 'True', 'node Ready');
-  t.match(k('get', 'nodes', '-o', 'wide'), /tour-node\s+Ready/);
-
-  // kubectl create deployment web ... ; rollout status; pods have IPs.
-  k('create', 'deployment', 'web', '--image=localhost/busybox:static', '--', 'httpd', '-f', '-p', '80');
-  t.match(k('rollout', 'status', 'deployment/web', '--timeout=90s'), /successfully rolled out/);
-  let pods = podsOf();
-  t.equal(pods.length, 1, 'one pod');
-  t.equal(pods[0].status.phase, 'Running');
-  t.match(pods[0].status.podIP, /^\d+\.\d+\.\d+\.\d+$/, 'pod has an IP');
-  t.equal(pods[0].spec.nodeName, 'tour-node', 'scheduled to the node');
-  t.match(k('get', 'pods', '-o', 'wide'), /web-[a-z0-9]+-[a-z0-9]+\s+1\/1\s+Running/);
-
-  // kubectl scale --replicas=3
-  k('scale', 'deployment/web', '--replicas=3');
-  k('rollout', 'status', 'deployment/web', '--timeout=90s');
-  t.equal(json('get', 'deployment', 'web').status.readyReplicas, 3, 'three ready replicas');
-
-  // kubectl set env → a new revision, rolled out.
-  const firstRs = json('get', 'rs', '-l', 'app=web').items.map((r: { metadata: { name: string } }) => r.metadata.name);
-  k('set', 'env', 'deployment/web', 'GREETING=hello');
-  k('rollout', 'status', 'deployment/web', '--timeout=90s');
-  const dep2 = json('get', 'deployment', 'web');
-  t.equal(dep2.spec.template.spec.containers[0].env?.[0]?.value, 'hello');
-  t.equal(dep2.metadata.annotations['deployment.kubernetes.io/revision'], '2');
-  pods = podsOf();
-  t.equal(pods.length, 3);
-  t.ok(pods.every((p) => p.spec.containers[0].env?.[0]?.name === 'GREETING'), 'every pod runs the new template');
-
-  // kubectl rollout undo → the first replica set is back, with revision 3.
-  k('rollout', 'undo', 'deployment/web');
-  k('rollout', 'status', 'deployment/web', '--timeout=90s');
-  const dep3 = json('get', 'deployment', 'web');
-  t.notOk(dep3.spec.template.spec.containers[0].env, 'template back to the first revision');
-  t.equal(dep3.metadata.annotations['deployment.kubernetes.io/revision'], '3');
-  const active = json('get', 'rs', '-l', 'app=web').items.filter((r: { spec: { replicas: number } }) => r.spec.replicas > 0);
-  t.same(active.map((r: { metadata: { name: string } }) => r.metadata.name), firstRs, 'the first replica set scaled back up');
-  t.match(k('rollout', 'history', 'deployment/web'), /2\s.*\n3\s/s, 'history lists revisions 2 and 3');
-
-  // kubectl expose → a ClusterIP service; endpoints follow the ready pods.
-  k('expose', 'deployment', 'web', '--port=80');
-  const svc = json('get', 'service', 'web');
-  t.match(svc.spec.clusterIP, /^\d+\.\d+\.\d+\.\d+$/, 'cluster IP allocated');
-  let ready = 0;
-  for (let i = 0; i < 60 && ready !== 3; i++) {
-    const ep = json('get', 'endpoints', 'web');
-    ready = (ep.subsets ?? []).reduce((n: number, s: { addresses?: unknown[] }) => n + (s.addresses?.length ?? 0), 0);
-    if (ready !== 3) await new Promise((r) => setTimeout(r, 500));
-  }
-  t.equal(ready, 3, 'endpoints list the three pods');
-
-  // kubectl exec and port-forward (real containers only: simulated ones have no processes).
-  await t.test('kubectl exec and port-forward', { skip: noContainerd ? `no containerd: ${noContainerd}` : false }, async (t) => {
-    const name = k('exec', 'deploy/web', '--', 'cat', '/etc/hostname').trim();
-    t.ok(podsOf().some((p) => p.metadata.name === name), `exec ran in one of the pods (${name})`);
-    const pf = spawn(bin!, ['--kubeconfig', join(dataDir, 'admin.coreconfig'), '--cache-dir', cache, 'port-forward', 'deploy/web', ':80', '--address=127.0.0.1'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  /** A `-it` line typed into as a person does: send `input`, wait for `expect`, then `exit`. */
+  const interactive = async (line: string, input: string, expect: RegExp): Promise<string> => {
+    const child = spawn('bash', ['-c', line], { cwd: work, env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => { out += d.toString(); });
+    child.stderr.on('data', (d: Buffer) => { out += d.toString(); });
+    const exited = new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
     try {
-      const port = await new Promise<number>((resolve, reject) => {
-        let out = '';
-        const timer = setTimeout(() => reject(new Error(`port-forward did not start: ${out}`)), 30_000);
-        pf.stdout.on('data', (d: Buffer) => {
-          out += d.toString();
-          const m = /Forwarding from 127\.0\.0\.1:(\d+) -> 80/.exec(out);
-          if (m) { clearTimeout(timer); resolve(Number(m[1])); }
-        });
-        pf.stderr.on('data', (d: Buffer) => { out += d.toString(); });
-      });
-      const page = (await fetchText(port, '/etc/hostname')).trim();
-      t.ok(podsOf().some((p) => p.metadata.name === page), `httpd answered through port-forward (${page})`);
+      for (let i = 0; i < 120 && !expect.test(out); i++) {
+        if (i % 10 === 0) child.stdin.write(input + '\n');
+        await sleep(250);
+      }
+      child.stdin.write('exit\n');
+      child.stdin.end();
+      await Promise.race([exited, sleep(20_000)]);
     } finally {
-      pf.kill('SIGTERM');
+      child.kill('SIGTERM');
     }
-    // kubectl get --raw .../services/web:80/proxy/...: the API server's service proxy to a pod.
-    const viaProxy = k('get', '--raw', '/api/v1/namespaces/default/services/web:80/proxy/etc/hostname').trim();
-    t.ok(podsOf().some((p) => p.metadata.name === viaProxy), `httpd answered through services/proxy (${viaProxy})`);
-    // kubectl debug --target: an ephemeral container that sees the pod's httpd.
-    const target = podsOf()[0]!.metadata.name;
-    k('debug', target, '-c', 'dbg', '--image=localhost/busybox:static', '--target=busybox', '--', 'ps');
-    let ps = '';
-    for (let i = 0; i < 60 && !ps.includes('httpd'); i++) {
-      ps = spawnSync(bin!, ['--kubeconfig', join(dataDir, 'admin.coreconfig'), '--cache-dir', cache, 'logs', target, '-c', 'dbg'], { encoding: 'utf8', timeout: 30_000 }).stdout ?? '';
-      if (!ps.includes('httpd')) await new Promise((r) => setTimeout(r, 500));
+    return out;
+  };
+
+  /** A `... &` line: started in the background; the comment's "then: curl URL" is fetched. */
+  const backgrounded = async (line: string, comment: string): Promise<string> => {
+    const child = spawn('bash', ['-c', `exec ${line.replace(/\s*&$/, '')}`], { cwd: work, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    background.push(child);
+    const url = /then: curl (\S+)/.exec(comment)?.[1];
+    if (!url) throw new Error(`no "then: curl URL" in the comment of ${line}`);
+    let text = '';
+    for (let i = 0; i < 60; i++) {
+      try { text = await fetchText(url); break; } catch { await sleep(500); }
     }
-    t.match(ps, /httpd -f -p 80/, 'the debugging container saw the target container\'s httpd');
-  });
+    child.kill('SIGTERM');
+    return text.trim();
+  };
 
-  // kubectl run ... -- echo; kubectl logs (through the API server's pods/log proxy to the node).
-  k('run', 'hello', '--image=localhost/busybox:static', '--restart=Never', '--', 'echo', 'hello', 'from', 'corectl');
-  let logs = '';
-  for (let i = 0; i < 60 && !logs.includes('hello from corectl'); i++) {
-    const r = spawnSync(bin!, ['--kubeconfig', join(dataDir, 'admin.coreconfig'), '--cache-dir', cache, 'logs', 'hello'], { encoding: 'utf8', timeout: 30_000 });
-    logs = r.stdout ?? '';
-    if (!logs.includes('hello from corectl')) await new Promise((r) => setTimeout(r, 500));
-  }
-  t.match(logs, /hello from corectl/, 'kubectl logs shows the container output');
+  let firstRs: string[] = [];
+  let rollouts = 0;
+  const realOnly = noContainerd ? `no containerd: ${noContainerd}` : false;
+  type Step = { re: RegExp; skip?: string | false; run: (line: string, comment: string) => Promise<void> | void; used?: boolean };
+  const steps: Step[] = [
+    { re: /^kubectl get nodes -o wide$/, run: (l) => {
+      t.match(sh(l), /tour-node\s+Ready/);
+      t.equal(json('get', 'nodes').items.length, 1, 'one node');
+    } },
+    { re: /^kubectl create deployment web /, run: (l) => { t.match(sh(l), /deployment.apps\/web created/); } },
+    { re: /^kubectl rollout status deployment\/web$/, run: (l) => {
+      t.match(sh(`${l} --timeout=90s`), /successfully rolled out/, `rollout ${++rollouts} done`);
+    } },
+    { re: /^kubectl get pods -o wide$/, run: (l) => {
+      t.match(sh(l), /web-[a-z0-9]+-[a-z0-9]+\s+1\/1\s+Running/);
+      const pods = podsOf();
+      t.equal(pods.length, 1, 'one pod');
+      t.match(pods[0].status.podIP, /^\d+\.\d+\.\d+\.\d+$/, 'the pod has an IP');
+      t.equal(pods[0].spec.nodeName, 'tour-node', 'scheduled to the node');
+    } },
+    { re: /^kubectl scale deployment\/web --replicas=3$/, run: (l) => { sh(l); } },
+    { re: /^kubectl set env deployment\/web GREETING=hello$/, run: (l) => {
+      t.equal(json('get', 'deployment', 'web').status.readyReplicas, 3, 'three ready replicas before the change');
+      firstRs = json('get', 'rs', '-l', 'app=web').items.map((r: { metadata: { name: string } }) => r.metadata.name);
+      sh(l);
+    } },
+    { re: /^kubectl rollout undo deployment\/web$/, run: (l) => {
+      const dep = json('get', 'deployment', 'web');
+      t.equal(dep.spec.template.spec.containers[0].env?.[0]?.value, 'hello', 'revision 2 has the variable');
+      t.ok(podsOf().every((p) => p.spec.containers[0].env?.[0]?.name === 'GREETING'), 'every pod runs revision 2');
+      sh(l);
+    } },
+    { re: /^kubectl rollout history deployment\/web$/, run: (l) => {
+      const dep = json('get', 'deployment', 'web');
+      t.notOk(dep.spec.template.spec.containers[0].env, 'template back to the first revision');
+      t.equal(dep.metadata.annotations['deployment.kubernetes.io/revision'], '3');
+      const active = json('get', 'rs', '-l', 'app=web').items.filter((r: { spec: { replicas: number } }) => r.spec.replicas > 0);
+      t.same(active.map((r: { metadata: { name: string } }) => r.metadata.name), firstRs, 'the first replica set scaled back up');
+      t.match(sh(l), /2\s.*\n3\s/s, 'history lists revisions 2 and 3');
+    } },
+    { re: /^kubectl expose deployment web --port=80$/, run: (l) => {
+      sh(l);
+      t.match(json('get', 'service', 'web').spec.clusterIP, /^\d+\.\d+\.\d+\.\d+$/, 'cluster IP allocated');
+    } },
+    { re: /^kubectl get endpoints web$/, run: async (l) => {
+      const count = (): number => (json('get', 'endpoints', 'web').subsets ?? []).reduce((n: number, s: { addresses?: unknown[] }) => n + (s.addresses?.length ?? 0), 0);
+      t.equal(await poll(count, (n) => n === 3), 3, 'endpoints list the three pods');
+      t.match(sh(l), /^web\s+\S+:80,\S+:80,\S+:80/m);
+    } },
+    { re: /^kubectl get endpointslices -l kubernetes.io\/service-name=web$/, run: async (l) => {
+      const ready = (): number => json('get', 'endpointslices', '-l', 'kubernetes.io/service-name=web').items
+        .flatMap((s: { endpoints?: Array<{ conditions?: { ready?: boolean } }> }) => s.endpoints ?? []).filter((e: { conditions?: { ready?: boolean } }) => e.conditions?.ready).length;
+      t.equal(await poll(ready, (n) => n === 3), 3, 'the slices list the three ready pods');
+      t.match(sh(l), /^web-[a-z0-9]+\s+IPv4\s+80\s/m);
+    } },
+    { re: /^kubectl exec deploy\/web -- cat \/etc\/hostname$/, skip: realOnly, run: (l) => {
+      const name = sh(l).trim();
+      t.ok(isWebPod(name), `exec ran in one of the pods (${name})`);
+    } },
+    { re: /^kubectl exec -it deploy\/web -- sh$/, skip: realOnly, run: async (l) => {
+      const out = await interactive(l, 'echo shell-$((6*7))', /shell-42/);
+      t.match(out, /shell-42/, 'the shell ran what was typed');
+    } },
+    { re: /^kubectl port-forward deploy\/web 8080:80 &$/, skip: realOnly, run: async (l, c) => {
+      const page = await backgrounded(l, c);
+      t.ok(isWebPod(page), `httpd answered through port-forward (${page})`);
+    } },
+    { re: /^kubectl get --raw \/api\/v1\/namespaces\/default\/services\/web:80\/proxy\/etc\/hostname$/, skip: realOnly, run: (l) => {
+      const page = sh(l).trim();
+      t.ok(isWebPod(page), `httpd answered through services/proxy (${page})`);
+    } },
+    { re: /^kubectl proxy &$/, skip: realOnly, run: async (l, c) => {
+      const page = await backgrounded(l, c);
+      t.ok(isWebPod(page), `httpd answered through kubectl proxy (${page})`);
+    } },
+    { re: /^kubectl debug -it /, skip: realOnly, run: async (l) => {
+      const out = await interactive(l, 'ps', /httpd -f -p 80/);
+      t.match(out, /httpd -f -p 80/, 'the ephemeral container sees the target container\'s httpd');
+    } },
+    { re: /^kubectl run hello /, run: (l) => { t.match(sh(l), /pod\/hello created/); } },
+    { re: /^kubectl logs hello$/, run: async (l) => {
+      const logs = await poll(() => spawnSync('bash', ['-c', l], { cwd: work, env, encoding: 'utf8', timeout: 30_000 }).stdout ?? '', (s) => s.includes('hello from corectl'));
+      t.match(logs, /hello from corectl/, 'kubectl logs shows the container output');
+    } },
+    { re: /^kubectl create job once /, run: (l) => { t.match(sh(l), /job.batch\/once created/); } },
+    { re: /^kubectl wait --for=condition=complete job\/once$/, run: (l) => {
+      t.match(sh(`${l} --timeout=90s`), /job.batch\/once condition met/);
+    } },
+    { re: /^kubectl create cronjob tick /, run: (l) => {
+      sh(l);
+      t.equal(json('get', 'cronjob', 'tick').spec.schedule, '*/1 * * * *');
+    } },
+    { re: /^kubectl create pdb web /, run: async (l) => {
+      sh(l);
+      const pdb = await poll(() => json('get', 'pdb', 'web'), (p) => p.status?.currentHealthy === 3);
+      t.equal(pdb.status.currentHealthy, 3, 'the disruption controller counts the three pods');
+      t.equal(pdb.status.disruptionsAllowed, 1, 'one may go');
+    } },
+    { re: /^kubectl create quota small --hard=pods=10$/, run: async (l) => {
+      sh(l);
+      const q = await poll(() => json('get', 'quota', 'small'), (v) => v.status?.used?.pods !== undefined);
+      t.equal(q.status.hard.pods, '10');
+      t.match(k('describe', 'quota', 'small'), /pods\s+\d+\s+10/, 'describe shows used / hard');
+    } },
+    { re: /^kubectl delete deployment web$/, run: async (l) => {
+      sh(l);
+      const left = await poll(() => json('get', 'rs', '-l', 'app=web').items.length + json('get', 'pods', '-l', 'app=web').items.length, (n) => n === 0);
+      t.equal(left, 0, 'replica sets and pods garbage-collected');
+    } },
+    { re: /^kubectl apply -f examples\/crontab-crd.yaml$/, run: (l) => {
+      t.match(sh(l), /customresourcedefinition.apiextensions.k8s.io\/crontabs.stable.example.com created/);
+    } },
+    { re: /^kubectl wait --for=condition=established crd\/crontabs.stable.example.com$/, run: (l) => {
+      t.match(sh(`${l} --timeout=30s`), /condition met/);
+    } },
+    { re: /^kubectl apply -f examples\/crontab.yaml$/, run: (l) => {
+      t.match(sh(l), /crontab.stable.example.com\/nightly created/);
+      t.equal(json('get', 'crontab', 'nightly').spec.replicas, 1, 'defaulted from the schema');
+    } },
+    { re: /^kubectl get crontabs$/, run: (l) => {
+      t.match(sh(l), /^NAME\s+SPEC\s+REPLICAS\s+AGE\nnightly\s+0 3 \* \* \*\s+1\s+\S+/m, 'printer columns');
+    } },
+    { re: /^sh examples\/csr.sh alice \| kubectl apply -f -$/, run: (l) => {
+      t.match(sh(l), /certificatesigningrequest.certificates.k8s.io\/alice created/);
+      t.match(sh('kubectl get csr alice'), /^alice\s.*Pending$/m);
+    } },
+    { re: /^kubectl certificate approve alice$/, run: async (l) => {
+      sh(l);
+      const issued = await poll(() => json('get', 'csr', 'alice'), (c) => Boolean(c.status?.certificate));
+      t.ok(issued.status?.certificate, 'the controller manager signed it');
+    } },
+    { re: /^kubectl get csr alice -o jsonpath=/, run: (l) => {
+      sh(l);
+      t.match(sh('openssl x509 -in alice.crt -noout -subject'), /CN ?= ?alice/, 'alice.crt is her certificate');
+    } },
+    { re: /^kubectl get pc$/, run: (l) => {
+      const out = sh(l);
+      t.match(out, /system-cluster-critical\s+2000000000/);
+      t.match(out, /system-node-critical\s+2000001000/);
+    } },
+    { re: /^kubectl get cs$/, run: (l) => {
+      t.match(sh(l), /^kvstore-0\s+Healthy/m, 'the embedded store is healthy');
+    } },
+  ];
 
-  // kubectl delete deployment web → its replica sets and pods go too.
-  k('delete', 'deployment', 'web');
-  let left = -1;
-  for (let i = 0; i < 60 && left !== 0; i++) {
-    left = json('get', 'rs', '-l', 'app=web').items.length + json('get', 'pods', '-l', 'app=web').items.length;
-    if (left !== 0) await new Promise((r) => setTimeout(r, 500));
+  const lines = tourLines(readFileSync('README.md', 'utf8'));
+  t.ok(lines.length > 20, `the README tour has ${lines.length} lines`);
+  for (const [line, comment] of lines) {
+    const step = steps.find((s) => s.re.test(line));
+    if (!step) { t.fail(`README tour line without a step in this test: ${line}`); continue; }
+    step.used = true;
+    if (step.skip) { t.comment(`skipped (${step.skip}): ${line}`); continue; }
+    t.comment(line);
+    await step.run(line, comment);
   }
-  t.equal(left, 0, 'replica sets and pods garbage-collected');
+  for (const s of steps) if (!s.used) t.fail(`step ${s.re} matches no README tour line`);
 });

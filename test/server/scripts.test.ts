@@ -99,4 +99,6 @@ t.test('make up with a private containerd', { skip: skip ? `no containerd here: 
   t.match(d.out, /containerd \(pid \d+\) stopped/);
   t.equal(await u.exited, 0);
   t.throws(() => process.kill(ctrdPid, 0), 'containerd is gone');
+  t.notMatch(u.out(), /containerd keeps running/, 'make up does not claim a stopped containerd runs');
+  t.match(u.out(), /up: stopped by make down \(containerd too\)/);
 });
