@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 NODE_MODULES_STAMP := node_modules/.package-lock.json
 
-.PHONY: all install build test bench up down clean docs
+.PHONY: all install build test bench up down clean docs fuzz
 
 all: build
 
@@ -21,6 +21,9 @@ test: build
 
 bench: build
 	node scripts/run-bench.mjs $(BENCH)
+
+fuzz: build
+	node scripts/run-fuzz.mjs
 
 docs: build
 	node scripts/gen-docs.mjs
