@@ -3,8 +3,8 @@
  * only authorizer is Node, with NodeRestriction on: nothing else grants it anything, so this
  * proves the node rules, the graph and the admission plugin allow what the agent needs. It
  * registers its Node, heartbeats its Lease, mirrors a static pod, runs a pod mounting a Secret
- * and a ConfigMap and a projected service-account token, reports the pod's status, records the pod's events, and is
- * told no when it reaches for a secret no pod of its names.
+ * and a ConfigMap and a projected service-account token, reports the pod's status, records
+ * the pod's events, and is told no when it reaches for a secret no pod of its names.
  */
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
