@@ -100,6 +100,31 @@ t.test('secrets and config maps: only those of pods bound to the node', async (t
   t.equal((await n1('PUT', `${NS}/secrets/s1`, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's1' } })).status, 403, 'read only');
 });
 
+t.test('claims, volumes (and their secrets) and attachments along the graph', async (t) => {
+  await admin.create(CORE('secrets'), { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'vol-secret' }, stringData: { k: 'v' } });
+  await admin.create(CORE('persistentvolumeclaims'), { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'claim1' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, volumeName: 'vol1' } });
+  await admin.create(CORE('persistentvolumes', ''), {
+    apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'vol1' },
+    spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], claimRef: { namespace: 'default', name: 'claim1' },
+      csi: { driver: 'example.com/csi', volumeHandle: 'h', nodeStageSecretRef: { namespace: 'default', name: 'vol-secret' } } },
+  });
+  await admin.create({ group: 'storage.k8s.io', version: 'v1', resource: 'volumeattachments' }, {
+    apiVersion: 'storage.k8s.io/v1', kind: 'VolumeAttachment', metadata: { name: 'va1' },
+    spec: { attacher: 'example.com/csi', nodeName: 'n1', source: { persistentVolumeName: 'vol1' } },
+  });
+  await admin.create(CORE('pods'), { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'with-claim' }, spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'busybox' }], volumes: [{ name: 'v', persistentVolumeClaim: { claimName: 'claim1' } }] } });
+  await until('the claim\'s pod in the graph', async () => (await n1('GET', '/api/v1/persistentvolumes/vol1')).status === 200);
+  t.equal((await n1('GET', `${NS}/persistentvolumeclaims/claim1`)).status, 200);
+  t.equal((await n1('GET', `${NS}/secrets/vol-secret`)).status, 200, 'pod -> claim -> volume -> secret');
+  t.equal((await n1('GET', '/apis/storage.k8s.io/v1/volumeattachments/va1')).status, 200);
+  for (const path of ['/api/v1/persistentvolumes/vol1', `${NS}/persistentvolumeclaims/claim1`, `${NS}/secrets/vol-secret`, '/apis/storage.k8s.io/v1/volumeattachments/va1']) {
+    t.equal((await n2('GET', path)).status, 403, `not for n2: ${path}`);
+  }
+  t.equal((await n1('GET', '/api/v1/persistentvolumes')).status, 403, 'no listing of volumes');
+  await admin.delete(CORE('pods'), 'with-claim', { gracePeriodSeconds: 0 });
+  await until('the volume to become unreadable', async () => (await n1('GET', '/api/v1/persistentvolumes/vol1')).status === 403);
+});
+
 t.test('a node cannot change another node, nor steer workloads to itself', async (t) => {
   const other = await n1('PATCH', '/api/v1/nodes/n2', { metadata: { labels: { a: 'b' } } }, 'application/merge-patch+json');
   t.equal(other.status, 403);
