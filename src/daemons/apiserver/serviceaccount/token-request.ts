@@ -115,6 +115,10 @@ export function createTokenRequestHandler(issuer: TokenIssuer | undefined): Subr
     }
     const raw = await readBody(req);
     const body = raw.length ? decodeBody(headerOf(req, 'content-type'), raw) : undefined;
+    // Admission sees the TokenRequest (NodeRestriction limits a node to tokens bound to its pods).
+    const admitting = target.registry.admitSubresource('CREATE', target.def, 'token', target, requestBody(body), undefined,
+      { dryRun: ctx.query.get('dryRun') === 'All', request: { user: ctx.user, version: 'v1' } });
+    if (admitting) await admitting;
     const object = await answerTokenRequest(issuer, body, target);
     let fmt = negotiateOutput(headerOf(req, 'accept'), 'resource', { protobuf: true, pretty: queryBool(ctx.query.get('pretty')) === true });
     if (fmt.target !== 'object') fmt = { mediaType: 'application/json', target: 'object', pretty: fmt.pretty };
