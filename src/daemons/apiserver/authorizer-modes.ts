@@ -13,6 +13,7 @@ import type { Logger } from 'pino';
 import type { Authorizer } from '../../auth/authorizer.js';
 import type { ApiserverConfig } from '../../flags/apiserver.js';
 import type { ObjectStore } from '../../storage/object-store-types.js';
+import { abacMode, checkModeFiles, webhookMode } from './abac-webhook-modes.js';
 
 export interface AuthorizerMode {
   readonly authorizer: Authorizer;
@@ -25,6 +26,8 @@ export type AuthorizerModeFactory = (config: ApiserverConfig, log: Logger) => Au
 
 /** --authorization-mode name → factory. */
 export const MODE_FACTORIES: Readonly<Record<string, AuthorizerModeFactory>> = {
+  ABAC: abacMode,
+  Webhook: webhookMode,
 };
 
 export interface AuthorizerModes {
@@ -35,6 +38,7 @@ export interface AuthorizerModes {
 }
 
 export async function buildAuthorizerModes(config: ApiserverConfig, modes: readonly string[], log: Logger): Promise<AuthorizerModes> {
+  checkModeFiles(config, modes);
   const built = new Map<string, AuthorizerMode>();
   for (const name of modes) {
     const factory = MODE_FACTORIES[name];
