@@ -12,9 +12,10 @@ import { startApiserver, type StartedApiserver } from './apiserver.js';
 const policy = (spec: Record<string, unknown>): string => JSON.stringify({ apiVersion: 'abac.authorization.kubernetes.io/v1beta1', kind: 'Policy', spec });
 
 export const IMPERSONATION_POLICY = [
-  '# discovery and SelfSubjectReview for everyone authenticated',
+  '# discovery, SelfSubjectReview and SelfSubjectAccessReview for everyone authenticated',
   policy({ user: '*', readonly: true, nonResourcePath: '*' }),
   policy({ user: '*', namespace: '*', resource: 'selfsubjectreviews', apiGroup: 'authentication.k8s.io' }),
+  policy({ user: '*', namespace: '*', resource: 'selfsubjectaccessreviews', apiGroup: 'authorization.k8s.io' }),
   '# alice may impersonate users, groups, uids, extras, and service accounts of ns1',
   policy({ user: 'alice', namespace: '*', resource: 'users', apiGroup: '' }),
   policy({ user: 'alice', namespace: '*', resource: 'groups', apiGroup: '' }),
