@@ -19,6 +19,7 @@ import { limitRanger } from './limit-ranger.js';
 import { namespaceAutoProvision } from './namespace-autoprovision.js';
 import { namespaceExists } from './namespace-exists.js';
 import { namespaceLifecycle } from './namespace-lifecycle.js';
+import { ownerReferencesPermissionEnforcement } from './owner-references-permission.js';
 import { persistentVolumeClaimResize } from './persistent-volume-claim-resize.js';
 import { priority } from './priority.js';
 import { resourceQuota } from './resource-quota.js';
@@ -57,6 +58,7 @@ const FACTORIES: Readonly<Record<string, (ctx: AdmissionContext) => AdmissionPlu
   NamespaceAutoProvision: namespaceAutoProvision,
   NamespaceExists: namespaceExists,
   NamespaceLifecycle: namespaceLifecycle,
+  OwnerReferencesPermissionEnforcement: ownerReferencesPermissionEnforcement,
   PersistentVolumeClaimResize: persistentVolumeClaimResize,
   Priority: priority,
   ResourceQuota: resourceQuota,
