@@ -84,14 +84,14 @@ t.test('the context keeps the original user, repeated groups stay apart, the hea
   const alice = await s.issueClient('alice', ['staff']);
   const base = { path: '/api/v1/pods', ca: s.ca.certPem, cert: alice.certPem, key: alice.keyPem };
   // HTTP/1.1 with repeated Impersonate-Group headers (an array value sends one header each).
-  const r1 = await h1request(s.url, { ...base, headers: { 'impersonate-user': 'dave', 'impersonate-group': ['g1', 'g2'] as unknown as string } });
+  const r1 = await h1request(s.url, { ...base, headers: { 'impersonate-user': 'Doe, John', 'impersonate-group': ['g1, x', 'g2'] as unknown as string } });
   t.equal(r1.status, 200);
-  t.same(seen[0]!.user, { name: 'dave', groups: ['g1', 'g2', 'system:authenticated'] });
+  t.same(seen[0]!.user, { name: 'Doe, John', groups: ['g1, x', 'g2', 'system:authenticated'] });
   t.same(seen[0]!.originalUser, { name: 'alice', groups: ['staff', 'system:authenticated'] }, 'originalUser: the authenticated user');
   t.same(seen[0]!.headers, [], 'impersonation headers removed');
-  const r2 = await h2request(s.url, { ...base, headers: { 'impersonate-user': 'dave', 'impersonate-group': ['g1', 'g2'] as unknown as string } });
+  const r2 = await h2request(s.url, { ...base, headers: { 'impersonate-user': 'Doe, John', 'impersonate-group': ['g1, x', 'g2'] as unknown as string, 'impersonate-extra-scopes': ['a, b', 'c'] as unknown as string } });
   t.equal(r2.status, 200);
-  t.same(seen[1]!.user, { name: 'dave', groups: ['g1', 'g2', 'system:authenticated'] }, 'HTTP/2 too');
+  t.same(seen[1]!.user, { name: 'Doe, John', groups: ['g1, x', 'g2', 'system:authenticated'], extra: { scopes: ['a, b', 'c'] } }, 'HTTP/2 too (values with ", " intact)');
   await h2request(s.url, { ...base });
   t.equal(seen[2]!.originalUser, undefined, 'no impersonation: no originalUser');
 });

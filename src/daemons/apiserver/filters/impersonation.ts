@@ -54,16 +54,18 @@ function hasImpersonationHeader(headers: http.IncomingHttpHeaders): boolean {
 }
 
 /**
- * Every value of a header. HTTP/1.1 requests keep repeated headers apart (headersDistinct);
- * HTTP/2 headers arrive joined by ", " and are split there (a group name holding ", " cannot
- * be impersonated over HTTP/2).
+ * Every value of a header, repeated headers apart (HTTP/1.1 and HTTP/2 both keep raw headers;
+ * the joined `headers` value is only the fallback for a request without them).
  */
 function values(req: ApiRequest, name: string): string[] {
-  const distinct = (req as http.IncomingMessage).headersDistinct as Record<string, string[] | undefined> | undefined;
-  if (distinct) return distinct[name] ?? [];
+  const raw = req.rawHeaders;
+  if (raw && raw.length) {
+    const out: string[] = [];
+    for (let i = 0; i + 1 < raw.length; i += 2) if (raw[i]!.toLowerCase() === name) out.push(raw[i + 1]!);
+    return out;
+  }
   const v = req.headers[name];
-  if (v === undefined) return [];
-  return (Array.isArray(v) ? v : [v]).flatMap((s) => s.split(', '));
+  return v === undefined ? [] : Array.isArray(v) ? v : [v];
 }
 
 function decodeExtraKey(key: string): string {
