@@ -43,9 +43,9 @@ interface ReviewStatus { allowed: boolean; denied: boolean; reason: string; eval
 interface ReviewSpec {
   resourceAttributes?: Record<string, string>;
   nonResourceAttributes?: { path: string; verb: string };
-  user: string;
+  user?: string;
   uid?: string;
-  groups: string[];
+  groups?: string[];
   extra?: Record<string, string[]>;
 }
 
@@ -165,11 +165,13 @@ export class WebhookAuthorizer implements Authorizer {
 }
 
 function specOf(a: AuthorizationAttributes): ReviewSpec {
-  const spec: ReviewSpec = { user: a.user.name, groups: a.user.groups };
+  // As Go's omitempty: only what is set.
+  const spec: ReviewSpec = {};
+  if (a.user.name) spec.user = a.user.name;
   if (a.user.uid) spec.uid = a.user.uid;
+  if (a.user.groups.length) spec.groups = a.user.groups;
   if (a.user.extra && Object.keys(a.user.extra).length) spec.extra = a.user.extra;
   if (a.isResourceRequest) {
-    // As Go's omitempty: only the attributes that are set.
     const r: Record<string, string> = {};
     const add = (k: string, v: string): void => { if (v) r[k] = v; };
     add('namespace', a.namespace); add('verb', a.verb); add('group', a.apiGroup); add('version', a.apiVersion);

@@ -45,6 +45,8 @@ t.test('sends a v1 SubjectAccessReview with the user and resource attributes; no
   await w.authorize({ ...pods(), isResourceRequest: false, path: '/healthz', verb: 'get' });
   t.same(hook.reviews[1]!.review.spec.nonResourceAttributes, { path: '/healthz', verb: 'get' });
   t.notOk(hook.reviews[1]!.review.spec.resourceAttributes);
+  await w.authorize({ ...pods(), user: { name: 'solo', groups: [] } });
+  t.same(Object.keys(hook.reviews[2]!.review.spec).sort(), ['resourceAttributes', 'user'], 'empty fields are left out, as Go\'s omitempty');
 });
 
 t.test('a client certificate from the coreconfig is presented', async (t) => {
