@@ -72,3 +72,57 @@ export async function tlsWebhookServer(): Promise<TlsWebhookServer> {
 export function jsonPatchAnswer(ops: unknown[]): Obj {
   return { allowed: true, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(ops)).toString('base64') };
 }
+
+/** What an authorization webhook fixture answers: a SubjectAccessReview status, 'hang', or a raw HTTP status and body. */
+export type SarAnswer = { allowed?: boolean; denied?: boolean; reason?: string } | 'hang' | { status: number; body: string };
+
+export interface SarWebhookServer {
+  /** https://127.0.0.1:<port>/authorize */
+  url: string;
+  /** PEM of the CA that signed the serving certificate. */
+  caPem: string;
+  /** Every SubjectAccessReview received, with the caller's credentials. */
+  reviews: Array<{ review: Any; authorization?: string; clientCN?: string }>;
+  /** Decides each answer (default: allowed). */
+  answer: (review: Any) => SarAnswer;
+  close(): Promise<void>;
+}
+
+/**
+ * A real HTTPS authorization webhook (--authorization-webhook-config-file's server) for tests:
+ * records each SubjectAccessReview POSTed to /authorize and answers with `answer`. With
+ * `clientCaPem` it asks for a client certificate verified against it (the caller's CN is recorded).
+ */
+export async function sarWebhookServer(opts: { clientCaPem?: string } = {}): Promise<SarWebhookServer> {
+  const ca = await createCA({ commonName: 'authz-webhook-ca' });
+  const serving = await issueCert({ ca, commonName: 'authz', dnsNames: ['localhost'], ips: ['127.0.0.1'], usages: 'server' });
+  const state: SarWebhookServer = {
+    url: '', caPem: ca.certPem, reviews: [], answer: () => ({ allowed: true }),
+    close: async () => undefined,
+  };
+  const server = https.createServer({
+    cert: serving.certPem, key: serving.keyPem,
+    ...(opts.clientCaPem ? { requestCert: true, rejectUnauthorized: false, ca: opts.clientCaPem } : {}),
+  }, (req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (d: Buffer) => chunks.push(d));
+    req.on('end', () => {
+      const review = JSON.parse(Buffer.concat(chunks).toString()) as Any;
+      const sock = req.socket as import('node:tls').TLSSocket;
+      const cn = sock.authorized ? (sock.getPeerCertificate().subject?.CN as string | undefined) : undefined;
+      state.reviews.push({ review, ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}), ...(cn ? { clientCN: cn } : {}) });
+      const a = state.answer(review);
+      if (a === 'hang') return;
+      if ('body' in a && typeof a.status === 'number') {
+        res.writeHead(a.status, { 'content-type': 'text/plain' }).end(a.body);
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', status: a }));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  state.url = `https://127.0.0.1:${(server.address() as AddressInfo).port}/authorize`;
+  state.close = async () => { server.closeAllConnections(); await new Promise((r) => server.close(r)); };
+  return state;
+}

@@ -14,6 +14,7 @@ import type { Authorizer } from '../../auth/authorizer.js';
 import type { ApiserverConfig } from '../../flags/apiserver.js';
 import type { ObjectStore } from '../../storage/object-store-types.js';
 import { nodeAuthorizerMode } from '../../auth/authorizers/node/node-authorizer.js';
+import { abacMode, checkModeFiles, webhookMode } from './abac-webhook-modes.js';
 
 export interface AuthorizerMode {
   readonly authorizer: Authorizer;
@@ -27,6 +28,8 @@ export type AuthorizerModeFactory = (config: ApiserverConfig, log: Logger) => Au
 /** --authorization-mode name → factory. */
 export const MODE_FACTORIES: Readonly<Record<string, AuthorizerModeFactory>> = {
   Node: (_config, log) => nodeAuthorizerMode(log),
+  ABAC: abacMode,
+  Webhook: webhookMode,
 };
 
 export interface AuthorizerModes {
@@ -37,6 +40,7 @@ export interface AuthorizerModes {
 }
 
 export async function buildAuthorizerModes(config: ApiserverConfig, modes: readonly string[], log: Logger): Promise<AuthorizerModes> {
+  checkModeFiles(config, modes);
   const built = new Map<string, AuthorizerMode>();
   for (const name of modes) {
     const factory = MODE_FACTORIES[name];

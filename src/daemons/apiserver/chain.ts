@@ -3,7 +3,7 @@
  * happens to every request before a handler sees it:
  *
  *   panic recovery → request info → (metrics) → in-flight limit → timeout → (connection
- *   throttle) → (CORS) → authentication → audit → authorization → handler
+ *   throttle) → (CORS) → authentication → audit → impersonation → authorization → handler
  *
  * The handler serves the non-resource paths (/healthz, /livez, /readyz, /version, /metrics) and
  * hands everything else to the REST layer; unknown paths without a REST layer are 404.
@@ -20,6 +20,7 @@ import type { ApiRequest, ApiResponse, RequestContext } from './context.js';
 import { audit, type AuditSink } from './filters/audit.js';
 import { authentication } from './filters/authentication.js';
 import { authorization } from './filters/authorization.js';
+import { impersonation } from './filters/impersonation.js';
 import { connectionThrottle } from './filters/connection-throttle.js';
 import { cors, corsPatterns } from './filters/cors.js';
 import type { Exchange, Filter } from './filters/filter.js';
@@ -68,6 +69,8 @@ export function buildFilters(d: ChainDeps): Filter[] {
     ...(corsFilter ? [corsFilter] : []),
     authentication(d.authenticator),
     audit(d.audit),
+    // Impersonate-* headers: checked against the authenticated user, then the request runs as the impersonated one.
+    impersonation(d.authorizer),
     authorization(d.authorizer),
   ];
 }

@@ -1,7 +1,7 @@
 /**
  * The per-request context the filter chain builds and every handler (REST layer, health,
  * metrics) receives. Built once per request by the chain, read-only afterwards except `user`,
- * which the authentication filter fills in.
+ * which the authentication filter fills in (and impersonation replaces, keeping `originalUser`).
  */
 import type * as http from 'node:http';
 import type { Logger } from 'pino';
@@ -23,6 +23,11 @@ export type { UserInfo } from '../../auth/user.js';
 export interface RequestContext {
   info: RequestInfo;
   user: UserInfo;
+  /**
+   * The authenticated user when the request runs as another through impersonation
+   * (Impersonate-* headers; `user` is then the impersonated one). Audit shows both.
+   */
+  originalUser?: UserInfo;
   /** The parsed query string (repeated keys preserved: use getAll). */
   query: URLSearchParams;
   /** Aborted on client disconnect and on request timeout; handlers stop their work on it. */

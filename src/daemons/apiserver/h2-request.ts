@@ -22,8 +22,11 @@ export class H2Request {
   /** The stream's session, kept: a destroyed stream forgets it, and the socket outlives both. */
   private readonly session: ServerHttp2Session;
 
-  /** `headers` includes the pseudo-headers (:method, :path, :authority, :scheme), as in the compat layer. */
-  constructor(readonly stream: ServerHttp2Stream, readonly headers: IncomingHttpHeaders) {
+  /**
+   * `headers` includes the pseudo-headers (:method, :path, :authority, :scheme), as in the compat
+   * layer; `rawHeaders` (name, value, ...) keeps repeated headers apart, as IncomingMessage's does.
+   */
+  constructor(readonly stream: ServerHttp2Stream, readonly headers: IncomingHttpHeaders, readonly rawHeaders: readonly string[] = []) {
     this.method = headers[':method'] ?? 'GET';
     this.url = headers[':path'] ?? '/';
     this.session = stream.session as ServerHttp2Session;

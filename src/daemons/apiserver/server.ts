@@ -107,7 +107,7 @@ export async function startSecureServer(o: SecureServerOptions): Promise<SecureS
   // which is dropped again at once: HTTP/2 streams are served by onStream alone, exactly once.
   server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => o.chain.handle(req, res));
   server.removeAllListeners('stream');
-  server.on('stream', (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => onStream(o.chain, stream, headers));
+  server.on('stream', (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, _flags: number, rawHeaders: string[]) => onStream(o.chain, stream, headers, rawHeaders));
   // With allowHTTP1 the server emits HTTP/1.1 'upgrade' requests here.
   server.on('upgrade', (req, socket, head) => o.chain.handleUpgrade(req, socket, head));
 
@@ -151,8 +151,8 @@ function ignoreStreamError(): void { /* see above */ }
  * listens for the stream's errors (chain.handle, first thing); a stream refused here gets a
  * listener of its own instead, so each stream has exactly one.
  */
-function onStream(chain: RequestChain, stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders): void {
-  const req = new H2Request(stream, headers);
+function onStream(chain: RequestChain, stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, rawHeaders: string[]): void {
+  const req = new H2Request(stream, headers, rawHeaders);
   const res = new H2Response(stream);
   // What the compat layer did before emitting 'request': CONNECT is not served, and a body
   // announced with Expect: 100-continue is invited at once.

@@ -20,6 +20,7 @@ import { namespaceAutoProvision } from './namespace-autoprovision.js';
 import { namespaceExists } from './namespace-exists.js';
 import { namespaceLifecycle } from './namespace-lifecycle.js';
 import { nodeRestriction } from './node-restriction.js';
+import { ownerReferencesPermissionEnforcement } from './owner-references-permission.js';
 import { persistentVolumeClaimResize } from './persistent-volume-claim-resize.js';
 import { priority } from './priority.js';
 import { resourceQuota } from './resource-quota.js';
@@ -59,6 +60,7 @@ const FACTORIES: Readonly<Record<string, (ctx: AdmissionContext) => AdmissionPlu
   NamespaceExists: namespaceExists,
   NamespaceLifecycle: namespaceLifecycle,
   NodeRestriction: nodeRestriction,
+  OwnerReferencesPermissionEnforcement: ownerReferencesPermissionEnforcement,
   PersistentVolumeClaimResize: persistentVolumeClaimResize,
   Priority: priority,
   ResourceQuota: resourceQuota,

@@ -15,6 +15,7 @@
  * with the Binding and the Eviction.
  */
 import type { Logger } from 'pino';
+import type { Authorizer } from '../../../auth/authorizer.js';
 import type { UserInfo } from '../../../auth/user.js';
 import type { KubeObject, ResourceDefinition } from '../../../api/resources/types.js';
 import type { ObjectStore } from '../../../storage/object-store-types.js';
@@ -73,6 +74,8 @@ export interface AdmissionContext {
   readonly served?: (def: ResourceDefinition, version: string) => boolean;
   /** --proxy-client-cert-file / --proxy-client-key-file (their contents): the certificate presented to admission webhooks. */
   readonly webhookClientCert?: { readonly cert: string | Buffer; readonly key: string | Buffer };
+  /** The server's authorization chain (OwnerReferencesPermissionEnforcement asks it about the requesting user). */
+  readonly authorizer?: Authorizer;
   /** Creates a namespace (NamespaceAutoProvision); AlreadyExists counts as success. */
   readonly createNamespace?: (name: string) => Promise<void>;
   /**

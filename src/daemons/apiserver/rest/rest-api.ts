@@ -86,6 +86,7 @@ export function createRestApi(deps: RestDeps): RestApi {
     log: log.child({ component: 'admission' }),
     served: (def, version) => enablement.resourceEnabled(def, version),
     ...(cfg.proxyClientCert ? { webhookClientCert: cfg.proxyClientCert } : {}),
+    ...(deps.authorizer ? { authorizer: deps.authorizer } : {}),
     createNamespace: async (name) => {
       const nsDef = findResource('', 'v1', 'namespaces')!;
       try {
