@@ -13,6 +13,7 @@ import type { Logger } from 'pino';
 import type { Authorizer } from '../../auth/authorizer.js';
 import type { ApiserverConfig } from '../../flags/apiserver.js';
 import type { ObjectStore } from '../../storage/object-store-types.js';
+import { rbacMode } from '../../auth/authorizers/rbac/rbac-mode.js';
 
 export interface AuthorizerMode {
   readonly authorizer: Authorizer;
@@ -25,6 +26,7 @@ export type AuthorizerModeFactory = (config: ApiserverConfig, log: Logger) => Au
 
 /** --authorization-mode name → factory. */
 export const MODE_FACTORIES: Readonly<Record<string, AuthorizerModeFactory>> = {
+  RBAC: rbacMode,
 };
 
 export interface AuthorizerModes {
