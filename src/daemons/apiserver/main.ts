@@ -196,7 +196,7 @@ export async function startApiserverParts(config: ApiserverConfig, log: Logger, 
     cleanups.unshift(() => compactor.stop());
     const restConfig = restConfigOf(config, options, resolveAdvertiseAddress(options));
     const rest = createRestApi({
-      store, config: restConfig, log: log.child({ component: 'rest' }),
+      store, config: restConfig, log: log.child({ component: 'rest' }), authorizer: prepared.authorizer,
     });
     // Virtual review resources (auth can-i, whoami, token review): answered, never stored.
     installReviewResources(rest, createReviewHandler({

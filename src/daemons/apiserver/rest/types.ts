@@ -1,5 +1,6 @@
 /** What the REST layer needs from the server: the object store, its config subset, a logger. */
 import type { Logger } from 'pino';
+import type { Authorizer } from '../../../auth/authorizer.js';
 import type { ObjectStore } from '../../../storage/object-store-types.js';
 
 export interface RestConfig {
@@ -45,6 +46,8 @@ export interface RestDeps {
   readonly store: ObjectStore;
   readonly config: RestConfig;
   readonly log?: Logger;
+  /** The server's authorization chain, for checks in the write path (RBAC escalation); none: no such checks. */
+  readonly authorizer?: Authorizer;
 }
 
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
