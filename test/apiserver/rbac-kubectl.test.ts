@@ -16,7 +16,7 @@ import t from 'tap';
 import type { KubeObject } from '../../src/api/resources/types.js';
 import { loadCoreconfig } from '../../src/client/coreconfig.js';
 import { RestClient } from '../../src/client/rest-client.js';
-import { startApiserver, type StartedApiserver } from '../helpers/apiserver.js';
+import { h2request, startApiserver, type StartedApiserver } from '../helpers/apiserver.js';
 import { kubectl } from '../helpers/kubectl.js';
 import { waitFor } from '../helpers/wait-for.js';
 
@@ -65,6 +65,34 @@ async function main(): Promise<void> {
       (e, out, err) => resolve({ code: e ? (typeof e.code === 'number' ? e.code : 1) : 0, out, err }));
   });
   const canI = async (minor: number, config: string, ...args: string[]): Promise<string> => (await run(minor, config, ['auth', 'can-i', ...args])).out.trim();
+
+  t.test('streaming subresources are authorized by the verb Kubernetes uses (exec: create)', async (t) => {
+    const ns = 'streams';
+    await admin.create({ group: '', version: 'v1', resource: 'namespaces' }, { metadata: { name: ns } });
+    await admin.create(CR, clusterRole('exec-get-test', [{ verbs: ['get'], apiGroups: [''], resources: ['pods/exec', 'pods/proxy'] }]));
+    await admin.create(CR, clusterRole('exec-create-test', [{ verbs: ['create'], apiGroups: [''], resources: ['pods/exec'] }]));
+    await admin.create(RB(ns), rb(ns, 'getter', 'exec-get-test', [{ kind: 'User', apiGroup: G, name: 'getter' }]));
+    await admin.create(RB(ns), rb(ns, 'creator', 'exec-create-test', [{ kind: 'User', apiGroup: G, name: 'creator' }]));
+    const ca = await readFile(s.caFile);
+    const as = async (cn: string, method: string, path: string): Promise<{ status: number; body: string }> => {
+      const { certPem, keyPem } = await s.issueClient(cn, []);
+      return h2request(s.url, { path, method, ca, cert: certPem, key: keyPem });
+    };
+    const exec = `/api/v1/namespaces/${ns}/pods/p/exec?command=ls&stdout=true`;
+    let r = await as('getter', 'POST', exec);
+    t.equal(r.status, 403, 'get on pods/exec does not allow exec');
+    t.match(r.body, 'User \\"getter\\" cannot create resource \\"pods/exec\\" in API group \\"\\" in the namespace \\"streams\\"');
+    r = await as('getter', 'GET', exec);
+    t.equal(r.status, 403, 'not with a GET either (a websocket exec needs create too)');
+    await waitFor('creator binding in effect', async () => (await as('creator', 'POST', exec)).status !== 403, 10_000);
+    r = await as('creator', 'POST', exec);
+    t.not(r.status, 403, `create on pods/exec passes authorization (then HTTP ${r.status}: ${r.body.slice(0, 120)})`);
+    r = await as('getter', 'GET', `/api/v1/namespaces/${ns}/pods/p/proxy/`);
+    t.not(r.status, 403, 'a proxy GET needs get');
+    r = await as('getter', 'POST', `/api/v1/namespaces/${ns}/pods/p/proxy/`);
+    t.equal(r.status, 403, 'a proxy POST needs create');
+    t.match(r.body, 'cannot create resource \\"pods/proxy\\"');
+  });
 
   for (const minor of versions) {
     t.test(`kubectl 1.${minor}`, async (t) => {
