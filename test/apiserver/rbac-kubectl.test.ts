@@ -156,6 +156,20 @@ async function main(): Promise<void> {
         r = await run(minor, viewer, ['create', 'clusterrolebinding', `${viewerName}-missing`, '--clusterrole=no-such-role', `--user=${viewerName}`]);
         t.match(r.err, /clusterroles\.rbac\.authorization\.k8s\.io "no-such-role" not found/, 'a binding to a missing role');
         t.equal(await canI(minor, viewer, 'list', 'secrets', '-n', ns), 'no', 'still no secrets');
+        r = await run(minor, viewer, ['create', 'clusterrole', `agg-${minor}`, '--aggregation-rule=rbac.example.com/aggregate=true']);
+        t.not(r.code, 0, 'an aggregationRule needs full authority');
+        t.match(r.err, `clusterroles.rbac.authorization.k8s.io "agg-${minor}" is forbidden: must have cluster-admin privileges to use the aggregationRule`);
+
+        // A role granting more than the viewer holds: only what the garbage collector changes may be changed.
+        await admin.create({ group: G, version: 'v1', resource: 'roles', namespace: ns }, { metadata: { name: 'big', namespace: ns }, rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['*'] }] });
+        await waitFor('big role readable', async () => (await run(minor, viewer, ['get', 'role', 'big', '-n', ns])).code === 0, 10_000);
+        r = await run(minor, viewer, ['patch', 'role', 'big', '-n', ns, '--type=merge', '-p', '{"metadata":{"labels":{"a":"b"}}}']);
+        t.not(r.code, 0, 'a label change on a role granting more is refused');
+        t.match(r.err, /roles\.rbac\.authorization\.k8s\.io "big" is forbidden: .*attempting to grant RBAC permissions not currently held/);
+        r = await run(minor, viewer, ['patch', 'role', 'big', '-n', ns, '--type=merge', '-p', '{"metadata":{"finalizers":["example.com/keep"]}}']);
+        t.equal(r.code, 0, `finalizers alone may change: ${r.err}`);
+        r = await run(minor, viewer, ['patch', 'role', 'big', '-n', ns, '--type=merge', '-p', '{"metadata":{"finalizers":null}}']);
+        t.equal(r.code, 0, r.err);
 
         // bind on that role (by name) and escalate on roles lift exactly these checks.
         await admin.create(CR, clusterRole(`${viewerName}-bind`, [
