@@ -3,7 +3,8 @@ import type { AuthorizationAttributes, AuthorizationResult, Authorizer } from '.
 
 export class UnionAuthorizer implements Authorizer {
   readonly name = 'union';
-  constructor(private readonly chain: Authorizer[]) {}
+  /** The links in order (SelfSubjectRulesReview asks each for its rules). */
+  constructor(readonly chain: readonly Authorizer[]) {}
 
   /** Synchronous while every link answers synchronously (the common modes do). */
   authorize(attrs: AuthorizationAttributes): AuthorizationResult | Promise<AuthorizationResult> {

@@ -1,10 +1,10 @@
 /**
- * An in-process copy of one cluster-scoped resource's objects, kept from a list and a watch on
- * an ObjectStore, for readers that must answer without listing per request (admission plugins;
- * Kubernetes' plugins read informers for the same reason). Meant for small, rarely changed
- * resources: webhook configurations, priority classes.
+ * An in-process copy of one resource's objects, kept from a list and a watch on an ObjectStore,
+ * for readers that must answer without listing per request (admission plugins, the RBAC
+ * authorizer; Kubernetes' plugins read informers for the same reason). Meant for rarely changed
+ * resources: webhook configurations, priority classes, RBAC roles and bindings.
  *
- * Contract: `objects` (by name) is current as of the last event seen; `generation` counts the
+ * Contract: `objects` (by name; `namespace/name` for namespaced objects) is current as of the last event seen; `generation` counts the
  * changes, so callers may cache what they derive from one generation; `onChange` runs after
  * each change, before anything else reads the mirror. Until the first list has been read
  * `synced` is false and `ready` settles when it is. The watch is resumed after an error (backoff
@@ -39,7 +39,7 @@ export class StoreMirror {
     if (this.synced) cb();
   }
 
-  /** Whether `name` is known at `resourceVersion` or later (tests wait on it). */
+  /** Whether `name` (`namespace/name` when namespaced) is known at `resourceVersion` or later (tests wait on it). */
   has(name: string, resourceVersion?: string): boolean {
     const o = this.objects.get(name);
     if (!o) return false;
@@ -83,7 +83,7 @@ export class StoreMirror {
   private async relist(): Promise<string> {
     const { items, resourceVersion } = await this.store.list({ resource: this.resource, group: this.group, namespace: '' });
     this.objects.clear();
-    for (const o of items) this.objects.set(o.metadata?.name ?? '', o);
+    for (const o of items) this.objects.set(keyOf(o), o);
     if (!this.synced) { this.synced = true; this.markReady(); }
     this.changed();
     return resourceVersion;
@@ -101,17 +101,23 @@ export class StoreMirror {
       if (ev.type === 'ERROR') return { rv: undefined, events };
       rv = ev.object.metadata?.resourceVersion ?? rv;
       if (ev.type === 'BOOKMARK') continue;
-      const name = ev.object.metadata?.name ?? '';
-      if (ev.type === 'DELETED') this.objects.delete(name); else this.objects.set(name, ev.object);
+      const key = keyOf(ev.object);
+      if (ev.type === 'DELETED') this.objects.delete(key); else this.objects.set(key, ev.object);
       this.changed();
     }
     return { rv, events };
   }
 }
 
+/** The mirror's key of an object: its name, prefixed by `namespace/` when it has one. */
+export function keyOf(o: KubeObject): string {
+  const m = o.metadata;
+  return m?.namespace ? `${m.namespace}/${m.name ?? ''}` : m?.name ?? '';
+}
+
 const mirrors = new WeakMap<ObjectStore, Map<string, StoreMirror>>();
 
-/** The store's mirror of `group`/`resource` (cluster-scoped), started on first use. */
+/** The store's mirror of `group`/`resource` (every namespace of a namespaced one), started on first use. */
 export function storeMirror(store: ObjectStore, group: string, resource: string, log?: Logger): StoreMirror {
   let byResource = mirrors.get(store);
   if (!byResource) mirrors.set(store, byResource = new Map());

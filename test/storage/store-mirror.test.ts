@@ -48,3 +48,22 @@ t.test('a mirror follows the store', async (t) => {
   await store.close();
   // The mirror's watch ends with the store; nothing is left running to keep the process alive.
 });
+
+t.test('a namespaced resource is mirrored across namespaces under namespace/name', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'corectl-mirror-'));
+  const backend = await openLevelBackend({ dir });
+  const store = createObjectStore({ backendFor: () => backend, prefix: '/registry', watchCache: { enabled: true, defaultSize: 100, sizes: {} } });
+  t.teardown(async () => { await store.close(); await backend.close(); await rm(dir, { recursive: true, force: true }); });
+  const G = 'rbac.authorization.k8s.io';
+  const role = (namespace: string, name: string): KubeObject => ({ apiVersion: `${G}/v1`, kind: 'Role', metadata: { name, namespace, uid: `uid-${namespace}-${name}` }, rules: [] });
+  await store.create({ group: G, resource: 'roles', namespace: 'a', name: 'r' }, role('a', 'r'));
+  const m = storeMirror(store, G, 'roles');
+  await m.ready;
+  t.same([...m.objects.keys()], ['a/r'], 'listed from every namespace');
+  await store.create({ group: G, resource: 'roles', namespace: 'b', name: 'r' }, role('b', 'r'));
+  await waitFor('second namespace mirrored', () => m.has('b/r'));
+  t.ok(m.has('a/r'), 'the same name in two namespaces is two objects');
+  await store.delete({ group: G, resource: 'roles', namespace: 'a', name: 'r' });
+  await waitFor('delete mirrored', () => !m.has('a/r'));
+  t.ok(m.has('b/r'));
+});

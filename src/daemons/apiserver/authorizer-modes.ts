@@ -15,6 +15,7 @@ import type { ApiserverConfig } from '../../flags/apiserver.js';
 import type { ObjectStore } from '../../storage/object-store-types.js';
 import { nodeAuthorizerMode } from '../../auth/authorizers/node/node-authorizer.js';
 import { abacMode, checkModeFiles, webhookMode } from './abac-webhook-modes.js';
+import { rbacMode } from '../../auth/authorizers/rbac/rbac-mode.js';
 
 export interface AuthorizerMode {
   readonly authorizer: Authorizer;
@@ -30,6 +31,7 @@ export const MODE_FACTORIES: Readonly<Record<string, AuthorizerModeFactory>> = {
   Node: (_config, log) => nodeAuthorizerMode(log),
   ABAC: abacMode,
   Webhook: webhookMode,
+  RBAC: rbacMode,
 };
 
 export interface AuthorizerModes {

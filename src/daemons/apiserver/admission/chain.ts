@@ -6,7 +6,8 @@
  * Contract: `admit`/`validate` return undefined when the request has no plugin for that phase
  * or every plugin answered at once; otherwise a promise that settles after the plugins ran one
  * after the other. Names that are known but not built here are reported by `notImplemented` and
- * do not run (the API server logs them once at start).
+ * do not run (the API server logs them once at start). Built-in steps that are not plugins of
+ * the options (RBAC's escalation check) are given to the constructor and run first.
  */
 import type { ResourceDefinition } from '../../../api/resources/types.js';
 import type { AdmissionAttributes, AdmissionContext, AdmissionOperation, AdmissionPlugin, AdmissionResult } from './types.js';
@@ -97,8 +98,8 @@ export class AdmissionChain {
   private readonly byDef = new WeakMap<ResourceDefinition, Array<readonly AdmissionPlugin[] | undefined | null>>();
   private readonly bySubresource = new Map<string, readonly AdmissionPlugin[] | undefined>();
 
-  constructor(names: readonly string[], ctx: AdmissionContext) {
-    this.plugins = names.filter((n) => FACTORIES[n]).map((n) => FACTORIES[n]!(ctx));
+  constructor(names: readonly string[], ctx: AdmissionContext, builtIns: readonly AdmissionPlugin[] = []) {
+    this.plugins = [...builtIns, ...names.filter((n) => FACTORIES[n]).map((n) => FACTORIES[n]!(ctx))];
     this.notImplemented = names.filter((n) => !FACTORIES[n]);
   }
 

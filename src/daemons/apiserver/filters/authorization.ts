@@ -4,10 +4,27 @@ import type { AuthorizationAttributes, AuthorizationResult, Authorizer } from '.
 import type { RequestContext } from '../context.js';
 import type { Exchange, Filter } from './filter.js';
 
-export function attributesOf(ctx: RequestContext): AuthorizationAttributes {
+/**
+ * The verb authorizers see for a streaming subresource (request info's `connect`), as
+ * Kubernetes authorizes it: exec, attach and portforward need `create` whatever the method
+ * (websocket GETs too, as Kubernetes' AuthorizePodWebsocketUpgradeCreatePermission); proxies
+ * the verb of their HTTP method.
+ */
+export function connectVerb(subresource: string, method: string | undefined): string {
+  if (subresource !== 'proxy') return 'create';
+  switch ((method ?? 'GET').toUpperCase()) {
+    case 'POST': return 'create';
+    case 'PUT': return 'update';
+    case 'PATCH': return 'patch';
+    case 'DELETE': return 'delete';
+    default: return 'get';
+  }
+}
+
+export function attributesOf(ctx: RequestContext, method?: string): AuthorizationAttributes {
   const i = ctx.info;
   return {
-    user: ctx.user, verb: i.verb, isResourceRequest: i.isResourceRequest, path: i.path,
+    user: ctx.user, verb: i.verb === 'connect' ? connectVerb(i.subresource, method) : i.verb, isResourceRequest: i.isResourceRequest, path: i.path,
     namespace: i.namespace, apiGroup: i.apiGroup, apiVersion: i.apiVersion,
     resource: i.resource, subresource: i.subresource, name: i.name,
   };
@@ -39,7 +56,7 @@ export function authorization(authorizer: Authorizer): Filter {
     // Not an async function: with a synchronous answer (the common modes) the request pays no
     // promise of its own here.
     run(x: Exchange, next: () => Promise<void>): Promise<void> {
-      const attrs = attributesOf(x.ctx);
+      const attrs = attributesOf(x.ctx, x.req.method);
       const decided = (r: AuthorizationResult): Promise<void> => {
         if (r.decision === 'allow') return next();
         x.ctx.log.debug({ reason: r.reason }, 'forbidden');

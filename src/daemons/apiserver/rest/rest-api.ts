@@ -21,6 +21,7 @@ import { IpAllocator } from '../registry/ip-allocator.js';
 import { KubernetesServiceReconciler } from '../registry/kubernetes-service.js';
 import { PortAllocator } from '../registry/port-allocator.js';
 import { AdmissionChain } from '../admission/chain.js';
+import { rbacEscalationCheck } from '../admission/rbac-escalation.js';
 import { ResourceRegistry } from '../registry/resource-registry.js';
 import { ServiceAllocation } from '../registry/service-allocation.js';
 import { ensureSystemNamespaces } from '../registry/system-namespaces.js';
@@ -96,7 +97,8 @@ export function createRestApi(deps: RestDeps): RestApi {
       }
     },
     chargeQuota: (quota, used) => registry.updateStatusAt(findResource('', 'v1', 'resourcequotas')!, quota, { used }),
-  });
+  }, // RBAC's escalation check is no plugin of the options: it runs whenever the server authorizes.
+  deps.authorizer ? [rbacEscalationCheck({ store: deps.store, authorizer: deps.authorizer })] : []);
   if (admission.notImplemented.length) log.warn({ plugins: admission.notImplemented }, 'enabled admission plugins that are not implemented yet will not run');
   const registry: ResourceRegistry = new ResourceRegistry(deps.store, { repairMalformedUpdates: cfg.repairMalformedUpdates, garbageCollection: cfg.enableGarbageCollector !== false, services, admission, log, storageVersions: cfg.storageVersions });
   const reconciler = new KubernetesServiceReconciler({

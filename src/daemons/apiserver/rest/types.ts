@@ -46,7 +46,7 @@ export interface RestDeps {
   readonly store: ObjectStore;
   readonly config: RestConfig;
   readonly log?: Logger;
-  /** The server's authorization chain, for admission plugins that ask it (OwnerReferencesPermissionEnforcement). */
+  /** The server's authorization chain, for checks in the write path that ask it (RBAC escalation, OwnerReferencesPermissionEnforcement); none: no such checks. */
   readonly authorizer?: Authorizer;
 }
 

@@ -1,12 +1,16 @@
 /**
  * SelfSubjectRulesReview: what the requesting user may do in a namespace.
  *
- * The Authorizer contract has no "list your rules" call, so the rules are resolved in steps:
- *  1. an authorizer that implements RuleResolver is asked directly;
+ * The Authorizer contract has no "list your rules" call, so the rules are resolved in steps, for
+ * each link of the authorization chain (a UnionAuthorizer) or for the one authorizer given, and
+ * the answers are joined (as Kubernetes' union rule resolver: any incomplete answer makes the
+ * whole incomplete, errors are aggregated):
+ *  1. an authorizer that implements RuleResolver (RBAC) is asked directly;
  *  2. otherwise a wildcard probe (verb, group and resource `*`; path `*`) that is allowed means
  *     everything is allowed (AlwaysAllow, system:masters): the all-wildcard rules;
- *  3. otherwise the configured modes decide: AlwaysDeny contributes no rules and is complete;
- *     any other mode (or unknown modes) makes the answer incomplete with an evaluationError.
+ *  3. otherwise the configured modes decide: AlwaysDeny (and the system:masters link, for
+ *     others) contributes no rules and is complete; any other mode (or unknown modes) makes the
+ *     answer incomplete with an evaluationError.
  */
 import { errors } from '../../../api/meta/status.js';
 import type { KubeObject } from '../../../api/resources/types.js';
@@ -37,8 +41,14 @@ function isRuleResolver(a: Authorizer): a is Authorizer & RuleResolver {
 export const ALL_RESOURCE_RULES: readonly ResourceRule[] = Object.freeze([{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }]);
 export const ALL_NON_RESOURCE_RULES: readonly NonResourceRule[] = Object.freeze([{ verbs: ['*'], nonResourceURLs: ['*'] }]);
 
-/** Modes whose rules are known without asking: AlwaysDeny grants nothing. */
-const NOTHING_GRANTED_MODES = new Set(['AlwaysDeny']);
+/** Modes whose rules are known without asking: AlwaysDeny grants nothing, nor does the system:masters link to others. */
+const NOTHING_GRANTED_MODES = new Set(['AlwaysDeny', 'PrivilegedGroups']);
+
+/** The links of an authorization chain (UnionAuthorizer), when `a` is one. */
+function linksOf(a: Authorizer): readonly Authorizer[] | undefined {
+  const chain = (a as { chain?: unknown }).chain;
+  return Array.isArray(chain) ? chain as readonly Authorizer[] : undefined;
+}
 
 async function allowsEverything(authorizer: Authorizer, user: UserInfo, namespace: string): Promise<boolean> {
   const resource = await authorizer.authorize({
@@ -53,6 +63,8 @@ async function allowsEverything(authorizer: Authorizer, user: UserInfo, namespac
 
 /** `modes`: the --authorization-mode list, when known (undefined: only the probe can tell). */
 export async function resolveRules(authorizer: Authorizer, user: UserInfo, namespace: string, modes?: readonly string[]): Promise<SubjectRules> {
+  const links = linksOf(authorizer);
+  if (links) return joinRules(await Promise.all(links.map((l) => resolveRules(l, user, namespace, [l.name]))));
   try {
     if (isRuleResolver(authorizer)) return await authorizer.rulesFor(user, namespace);
     if (await allowsEverything(authorizer, user, namespace)) {
@@ -65,6 +77,20 @@ export async function resolveRules(authorizer: Authorizer, user: UserInfo, names
   if (unknown.length === 0) return { resourceRules: [], nonResourceRules: [], incomplete: false };
   const what = modes === undefined ? 'the configured authorizer' : `authorization mode${unknown.length > 1 ? 's' : ''} ${unknown.map((m) => `"${m}"`).join(', ')}`;
   return { resourceRules: [], nonResourceRules: [], incomplete: true, evaluationError: `${what} cannot list rules` };
+}
+
+/** The answers of several links as one: rules in order without repeats, incomplete if any is, errors aggregated. */
+function joinRules(parts: readonly SubjectRules[]): SubjectRules {
+  const seen = new Set<string>();
+  const fresh = <T>(r: T): boolean => { const k = JSON.stringify(r); return seen.has(k) ? false : (seen.add(k), true); };
+  const errors = parts.map((p) => p.evaluationError).filter((e): e is string => !!e);
+  const out: SubjectRules = {
+    resourceRules: parts.flatMap((p) => p.resourceRules).filter(fresh),
+    nonResourceRules: parts.flatMap((p) => p.nonResourceRules).filter(fresh),
+    incomplete: parts.some((p) => p.incomplete),
+  };
+  if (errors.length) out.evaluationError = errors.length === 1 ? errors[0]! : `[${errors.join(', ')}]`;
+  return out;
 }
 
 /** POST selfsubjectrulesreviews for the requesting user. */
