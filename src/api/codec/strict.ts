@@ -103,7 +103,8 @@ class Checker {
    * not enter are counted apart), so the duplicate-key test needs no second walk.
    */
   keys = 0;
-  constructor(private readonly reg: SchemaRegistry) {}
+  /** With `prune`, unknown fields are deleted from the checked object as they are found. */
+  constructor(private readonly reg: SchemaRegistry, private readonly prune = false) {}
 
   private typeError(path: string, value: unknown, goStruct: string, want: string): void {
     if (this.typeErrors.length >= MAX_REPORTED) return;
@@ -180,6 +181,7 @@ class Checker {
           continue;
         }
         if (this.unknown.length < MAX_REPORTED) this.unknown.push(join(path, k));
+        if (this.prune) delete o[k];
         continue;
       }
       if (v === null) continue;
@@ -364,9 +366,11 @@ export function checkedKeyCount(obj: Record<string, unknown>, msg: MessageDecl, 
 /**
  * Unknown fields, duplicate keys and wrong JSON types of `obj` read as message `msg`.
  * `rawJson`, when given, is the text `obj` was decoded from (duplicate keys are looked for in it).
+ * `prune`: unknown fields are also deleted from `obj` (as decoding into Go's typed structs drops
+ * them; all of them, beyond the 100 reported).
  */
-export function checkFields(obj: unknown, msg: MessageDecl, reg: SchemaRegistry, opts: { rawJson?: Buffer | string } = {}): StrictCheckResult {
-  const checker = new Checker(reg);
+export function checkFields(obj: unknown, msg: MessageDecl, reg: SchemaRegistry, opts: { rawJson?: Buffer | string; prune?: boolean } = {}): StrictCheckResult {
+  const checker = new Checker(reg, opts.prune === true);
   if (typeof obj === 'object' && obj !== null && !Array.isArray(obj)) checker.object(obj as Record<string, unknown>, msg, '');
   let duplicates: { path: string; at: number }[] = [];
   let firstAt = new Map<string, number>();
@@ -420,9 +424,4 @@ export function fieldValidationOutcome(mode: FieldValidationMode, result: Strict
   if (mode === 'Ignore' || !result.messages.length) return { warnings: [] };
   if (mode === 'Strict') throw new ApiError(400, 'BadRequest', `${prefix}strict decoding error: ${result.messages.join(', ')}`, {});
   return { warnings: [...result.messages] };
-}
-
-/** A Warning header value for one warning text: `299 - "unknown field \"spec.foo\""`. */
-export function warningHeaderValue(text: string): string {
-  return `299 - ${JSON.stringify(text)}`;
 }

@@ -15,7 +15,7 @@ import { fromRequest, headerOf, outputFormat, parseDryRun, servedApiVersion, toS
 import type { WriteOptions } from '../registry/resource-registry.js';
 import type { AdmissionRequestInfo } from '../admission/types.js';
 import type { WrittenJson } from '../../../storage/object-store-types.js';
-import { respondWritten } from './served-json.js';
+import { answerCommitted } from './committed-answer.js';
 import { queryBool } from '../request-info.js';
 
 /** fieldManager from the query, else derived from the User-Agent like Kubernetes does. */
@@ -105,7 +105,7 @@ export async function handleCreate(s: Scope): Promise<void> {
     beforeStore: managedFieldsHook(s, manager, 'Update', ''), onWritten: (w) => { written = w; },
     request: admissionRequest(s, manager),
   });
-  respondWritten(s, 201, created, fmt, written);
+  answerCommitted(s, 201, created, fmt, written);
 }
 
 /** The desired object of a PUT, in def form, from the decoded body (`raw`, which it takes over). */
@@ -136,7 +136,7 @@ export async function handleUpdate(s: Scope): Promise<void> {
     mutateReadsCurrent: true, mutateReturnsFresh: true, onWritten: (w) => { written = w; },
     request: admissionRequest(s, manager),
   });
-  respondWritten(s, created ? 201 : 200, object, fmt, written);
+  answerCommitted(s, created ? 201 : 200, object, fmt, written);
 }
 
 /** Applies a decoded json/merge/strategic patch to the served form of `current`. */
@@ -196,5 +196,5 @@ export async function handlePatch(s: Scope): Promise<void> {
     onWritten: (w) => { written = w; },
     request: admissionRequest(s, manager),
   });
-  respondWritten(s, created ? 201 : 200, object, fmt, written);
+  answerCommitted(s, created ? 201 : 200, object, fmt, written);
 }
