@@ -8,7 +8,7 @@ import { decodeJsonText, JSON_MEDIA_TYPE } from '../../../api/codec/json.js';
 import { ApiError, errors } from '../../../api/meta/status.js';
 import type { KubeObject } from '../../../api/resources/types.js';
 import { asObject, decodeObject, decodeValue } from './codec-adapter.js';
-import { checkFields, parseFieldValidation } from './field-validation.js';
+import { checkFields, checkSharedFields, parseFieldValidation } from './field-validation.js';
 import { readBody } from './http-io.js';
 import { applyConfiguration, applyNonApplyPatch, patchTypeOf, updateManagedFields, type PatchType } from './patch-dispatch.js';
 import { fromRequest, headerOf, outputFormat, parseDryRun, servedApiVersion, toServed, type Scope } from './scope.js';
@@ -88,6 +88,13 @@ async function readWrite(s: Scope): Promise<{ fmt: ReturnType<typeof outputForma
   return { fmt, body, raw, dryRun: parseDryRun(s.query), manager: fieldManagerOf(s, false) };
 }
 
+/** The body decoded again (a retried write), its unknown fields dropped as the first decoding's were. */
+function decodeAgain(s: Scope, body: Buffer): KubeObject {
+  const o = decodeObject(headerOf(s.req, 'content-type'), body);
+  checkFields('Ignore', o, servedApiVersion(s), s.def.kind, undefined, s.def);
+  return o;
+}
+
 export async function handleCreate(s: Scope): Promise<void> {
   if (s.def.namespaced && !s.namespace) throw errors.methodNotAllowed('POST', s.def.plural);
   const { fmt, body, raw, dryRun, manager } = await readWrite(s);
@@ -101,7 +108,7 @@ export async function handleCreate(s: Scope): Promise<void> {
   // generateName retry decodes the body again.
   let written: WrittenJson | undefined;
   const created = await s.registry.create(s.def, target(raw), {
-    dryRun, inputOwned: true, freshInput: () => target(decodeObject(headerOf(s.req, 'content-type'), body)),
+    dryRun, inputOwned: true, freshInput: () => target(decodeAgain(s, body)),
     beforeStore: managedFieldsHook(s, manager, 'Update', ''), onWritten: (w) => { written = w; },
     request: admissionRequest(s, manager),
   });
@@ -126,7 +133,7 @@ export async function handleUpdate(s: Scope): Promise<void> {
   let fresh: KubeObject | undefined = obj;
   let written: WrittenJson | undefined;
   const mutate = (): KubeObject => {
-    const o = fresh ?? updateTarget(s, decodeObject(headerOf(s.req, 'content-type'), body));
+    const o = fresh ?? updateTarget(s, decodeAgain(s, body));
     fresh = undefined;
     return o;
   };
@@ -179,8 +186,10 @@ export async function handlePatch(s: Scope): Promise<void> {
       if (!cur) { checkNamespace(s, patched); patched.metadata!.name ??= s.name; }
     } else {
       if (!cur) throw errors.notFound({ group: s.def.group, resource: s.def.plural, name: s.name });
-      patched = applyPatchTo(type, toServed(s, cur), patch);
-      s.warnings.push(...checkFields(policy, patched, apiVersion, s.def.kind, undefined, s.def));
+      // The patched object shares what the patch left alone with `cur`: pruned as a copy.
+      const checked = checkSharedFields(policy, applyPatchTo(type, toServed(s, cur), patch), apiVersion, s.def.kind, s.def);
+      s.warnings.push(...checked.warnings);
+      patched = checked.object;
     }
     const meta = (patched.metadata ??= {});
     if (s.def.namespaced && meta.namespace && meta.namespace !== s.namespace) throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
