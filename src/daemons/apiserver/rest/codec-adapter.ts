@@ -7,9 +7,9 @@ import { encodeProtobuf } from '../../../api/codec/protobuf.js';
 import { errors } from '../../../api/meta/status.js';
 import type { KubeObject } from '../../../api/resources/types.js';
 
-/** Decodes a request body into a JSON object; 400 when it is not an object. */
-export function decodeObject(contentType: string | undefined, body: Buffer): KubeObject {
-  const v = decodeBody(contentType, body);
+/** Decodes a request body into a JSON object (of kind `into`, when known); 400 when it is not an object. */
+export function decodeObject(contentType: string | undefined, body: Buffer, into?: string): KubeObject {
+  const v = decodeBody(contentType, body, into);
   if (v === undefined) throw errors.badRequest('the request body is empty');
   return asObject(v);
 }

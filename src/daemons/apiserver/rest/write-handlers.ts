@@ -81,7 +81,7 @@ async function readWrite(s: Scope): Promise<{ fmt: ReturnType<typeof outputForma
     text = body.toString('utf8');
     raw = asObject(decodeJsonText(body, text));
   } else {
-    raw = decodeObject(contentType, body);
+    raw = decodeObject(contentType, body, s.def.kind);
   }
   const warnings = checkFields(parseFieldValidation(s.query.get('fieldValidation')), raw, servedApiVersion(s), s.def.kind, text, s.def);
   if (warnings.length) s.warnings.push(...warnings);
@@ -90,9 +90,29 @@ async function readWrite(s: Scope): Promise<{ fmt: ReturnType<typeof outputForma
 
 /** The body decoded again (a retried write), its unknown fields dropped as the first decoding's were. */
 function decodeAgain(s: Scope, body: Buffer): KubeObject {
-  const o = decodeObject(headerOf(s.req, 'content-type'), body);
+  const o = decodeObject(headerOf(s.req, 'content-type'), body, s.def.kind);
   checkFields('Ignore', o, servedApiVersion(s), s.def.kind, undefined, s.def);
   return o;
+}
+
+/**
+ * Whether a create's metadata.resourceVersion makes Kubernetes' storage refuse it: a number
+ * other than 0 (what does not parse as one, "-1" say, is ignored there and cleared).
+ */
+export function resourceVersionSetOnCreate(rv: unknown): boolean {
+  return typeof rv === 'string' && /^[0-9]{1,20}$/.test(rv) && BigInt(rv) !== 0n && BigInt(rv) <= MAX_UINT64;
+}
+
+const MAX_UINT64 = (1n << 64n) - 1n;
+
+/**
+ * Kubernetes' storage.ErrResourceVersionSetOnCreate, a plain error its handlers answer as 500
+ * with no reason (clients see this message).
+ */
+function errResourceVersionSetOnCreate(): ApiError {
+  const e = new ApiError(500, '', 'resourceVersion should not be set on objects to be created');
+  delete e.status.reason; // Go's omitempty: an empty reason is not sent
+  return e;
 }
 
 export async function handleCreate(s: Scope): Promise<void> {
@@ -104,12 +124,18 @@ export async function handleCreate(s: Scope): Promise<void> {
     if (s.def.group === 'certificates.k8s.io' && s.def.kind === 'CertificateSigningRequest') recordRequestor(s, o);
     return o;
   };
+  // Read before the registry clears it; refused where Kubernetes' storage refuses it, right
+  // before the write (after validation and admission), and not for a dry run, which its
+  // storage never sees.
+  const rvSet = !dryRun && resourceVersionSetOnCreate(raw.metadata?.resourceVersion);
+  const managed = managedFieldsHook(s, manager, 'Update', '');
   // The object was decoded for this request only: the registry may use it without a copy, and a
   // generateName retry decodes the body again.
   let written: WrittenJson | undefined;
   const created = await s.registry.create(s.def, target(raw), {
     dryRun, inputOwned: true, freshInput: () => target(decodeAgain(s, body)),
-    beforeStore: managedFieldsHook(s, manager, 'Update', ''), onWritten: (w) => { written = w; },
+    beforeStore: rvSet ? () => { throw errResourceVersionSetOnCreate(); } : managed,
+    onWritten: (w) => { written = w; },
     request: admissionRequest(s, manager),
   });
   answerCommitted(s, 201, created, fmt, written);
