@@ -104,7 +104,20 @@ for (const [proto, send] of [['HTTP/1.1', h1], ['HTTP/2', h2]] as const) {
     t.same(patched.json?.data, { a: '2', b: '3' });
     const viaApply = await send('PATCH', `${base}/f2-${tag}?fieldManager=t`, Buffer.from(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"f2-${tag}"},"data":{"x":"1"}}`), 'application/apply-patch+yaml');
     t.equal(viaApply.status, 201, 'apply creating: 201');
-    t.equal(hits, 4, 'the failpoint fired after every commit');
+    // Subresource writes: a namespace's finalize, a deployment's scale.
+    const ns = `fin-${tag}`;
+    writeFailpoints.afterCommit = undefined;
+    t.equal((await send('POST', '/api/v1/namespaces', Buffer.from(JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } })))).status, 201);
+    const dep = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: `d-${tag}` }, spec: { replicas: 1, selector: { matchLabels: { app: 'd' } }, template: { metadata: { labels: { app: 'd' } }, spec: { containers: [{ name: 'c', image: 'busybox' }] } } } };
+    t.equal((await send('POST', '/apis/apps/v1/namespaces/default/deployments', Buffer.from(JSON.stringify(dep)))).status, 201);
+    writeFailpoints.afterCommit = () => { hits++; throw new Error('injected after commit'); };
+    const fin = await send('PUT', `/api/v1/namespaces/${ns}/finalize`, Buffer.from(JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns }, spec: { finalizers: ['kubernetes'] } })));
+    t.equal(fin.status, 200, 'finalize: 200');
+    t.equal(fin.json?.kind, 'Namespace', 'finalize: the namespace');
+    const scale = await send('PUT', `/apis/apps/v1/namespaces/default/deployments/d-${tag}/scale`, Buffer.from(JSON.stringify({ apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name: `d-${tag}` }, spec: { replicas: 3 } })));
+    t.equal(scale.status, 200, 'scale: 200');
+    t.match(scale.json, { kind: 'Scale', spec: { replicas: 3 } }, 'scale: the Scale');
+    t.equal(hits, 6, 'the failpoint fired after every commit');
     writeFailpoints.afterCommit = undefined;
     const read = await send('GET', `${base}/f-${tag}`);
     t.same(read.json?.data, { a: '2', b: '3' }, 'what the answers said is what is stored');

@@ -21,26 +21,31 @@ export const writeFailpoints: {
 
 /** Writes the answer to a committed write: as negotiated, else the written object as plain JSON. */
 export function answerCommitted(s: Scope, code: number, object: KubeObject, fmt: OutputFormat, written: WrittenJson | undefined): void {
-  try {
-    writeFailpoints.afterCommit?.(s);
-    respondWritten(s, code, object, fmt, written);
-  } catch (e) {
-    s.ctx.log.error({ err: e, path: s.ctx.info.path }, 'answering a committed write failed: the written object goes out as plain JSON');
-    answerPlain(s, code, object);
-  }
+  answerAfterCommit(s, code, () => respondWritten(s, code, object, fmt, written), () => {
+    try { return toServed(s, object); } catch { return object; } // the object as the registry returned it
+  });
 }
 
-/** The committed object as compact JSON, without anything that could fail again (warnings, other encodings). */
-function answerPlain(s: Scope, code: number, object: KubeObject): void {
-  const res = s.res;
-  if (res.headersSent) { if (!res.writableEnded) res.end(); return; }
-  let served: KubeObject = object;
-  try { served = toServed(s, object); } catch { /* the object as the registry returned it */ }
-  const body = Buffer.from(JSON.stringify(served), 'utf8');
-  for (const h of ['Warning', 'Content-Encoding', 'Vary']) res.removeHeader(h);
-  res.statusCode = code;
-  res.setHeader('Cache-Control', 'no-cache, private');
-  res.setHeader('Content-Type', 'application/json');
-  res.setHeader('Content-Length', String(body.length));
-  res.end(body);
+/**
+ * Runs `answer` for a committed write (a subresource's: scale, binding, finalize, eviction);
+ * when it fails, answers `code` with `plain()` as compact JSON, without anything that could
+ * fail again (warnings, other encodings).
+ */
+export function answerAfterCommit(s: Scope, code: number, answer: () => void, plain: () => unknown): void {
+  try {
+    writeFailpoints.afterCommit?.(s);
+    answer();
+  } catch (e) {
+    s.ctx.log.error({ err: e, path: s.ctx.info.path }, 'answering a committed write failed: the answer goes out as plain JSON');
+    const res = s.res;
+    if (res.headersSent) { if (!res.writableEnded) res.end(); return; }
+    let body: Buffer;
+    try { body = Buffer.from(JSON.stringify(plain()), 'utf8'); } catch { body = Buffer.from('{}'); }
+    for (const h of ['Warning', 'Content-Encoding', 'Vary']) res.removeHeader(h);
+    res.statusCode = code;
+    res.setHeader('Cache-Control', 'no-cache, private');
+    res.setHeader('Content-Type', 'application/json');
+    res.setHeader('Content-Length', String(body.length));
+    res.end(body);
+  }
 }
