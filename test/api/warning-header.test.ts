@@ -29,3 +29,13 @@ t.test('deduplication and truncation', async (t) => {
   const runes = warningHeaderValues(['€'.repeat(5000)]);
   t.equal(utf8(runes[0]!), `299 - "${'€'.repeat(256)}"`, 'lengths count characters, not bytes');
 });
+
+t.test('field paths in warnings are quoted as Go quotes them', async (t) => {
+  const { goQuote } = await import('../../src/api/codec/strict.js');
+  t.equal(goQuote('spec.foo'), '"spec.foo"');
+  t.equal(goQuote('a"b\\c'), '"a\\"b\\\\c"');
+  t.equal(goQuote('new\nline\t\u0001\u007f\u0085'), '"new\\nline\\t\\x01\\x7f\\u0085"', 'controls escaped, so the warning is sent');
+  t.equal(goQuote('€日\ufffd'), '"€日\ufffd"', 'printable characters as they are');
+  t.equal(goQuote('\u200b'), '"\\u200b"', 'a format character escaped');
+  t.equal(goQuote('\ud800'), '"\ufffd"', 'a lone surrogate is U+FFFD');
+});

@@ -65,7 +65,7 @@ for (const [proto, send] of [['HTTP/1.1', h1], ['HTTP/2', h2]] as const) {
     // '€' is outside Latin-1; 0xff is not UTF-8 at all (the decoder reads it as U+FFFD, as Go's does).
     const body = Buffer.concat([
       Buffer.from(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"w-${tag}"},"data":{"a":"1"},"bogus€":1,"bad`),
-      Buffer.from([0xff]), Buffer.from('":2,"quote\\"back\\\\slash":3}'),
+      Buffer.from([0xff]), Buffer.from('":2,"quote\\"back\\\\slash":3,"new\\nline":4}'),
     ]);
     const created = await send('POST', base, body);
     t.equal(created.status, 201, 'the create answers 201');
@@ -73,8 +73,9 @@ for (const [proto, send] of [['HTTP/1.1', h1], ['HTTP/2', h2]] as const) {
     t.equal(created.warnings.join(', '), [
       '299 - "unknown field \\"bogus€\\""',
       '299 - "unknown field \\"bad\ufffd\\""',
-      '299 - "unknown field \\"quote\\"back\\\\slash\\""',
-    ].join(', '), 'warnings go out as UTF-8 with only " and \\ escaped, in order');
+      '299 - "unknown field \\"quote\\\\\\"back\\\\\\\\slash\\""',
+      '299 - "unknown field \\"new\\\\nline\\""',
+    ].join(', '), 'field paths quoted as Go quotes them; warnings go out as UTF-8 with only " and \\ escaped, in order');
     const update = await send('PUT', `${base}/w-${tag}`, body);
     t.equal(update.status, 200, 'a later update with the same fields answers 200');
     t.equal(update.warnings.join(', '), created.warnings.join(', '), 'and warns again');

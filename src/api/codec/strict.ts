@@ -395,8 +395,8 @@ export function checkFields(obj: unknown, msg: MessageDecl, reg: SchemaRegistry,
   };
   duplicates = duplicates.filter((d) => !underUnknown(d.path));
   const ordered = [
-    ...checker.unknown.map((p, i) => ({ at: firstAt.get(p) ?? Number.MAX_SAFE_INTEGER - MAX_REPORTED + i, text: `unknown field "${p}"` })),
-    ...duplicates.map((d) => ({ at: d.at, text: `duplicate field "${d.path}"` })),
+    ...checker.unknown.map((p, i) => ({ at: firstAt.get(p) ?? Number.MAX_SAFE_INTEGER - MAX_REPORTED + i, text: `unknown field ${goQuote(p)}` })),
+    ...duplicates.map((d) => ({ at: d.at, text: `duplicate field ${goQuote(d.path)}` })),
   ].sort((a, b) => a.at - b.at);
   return {
     unknown: checker.unknown,
@@ -404,6 +404,30 @@ export function checkFields(obj: unknown, msg: MessageDecl, reg: SchemaRegistry,
     typeErrors: checker.typeErrors,
     messages: ordered.map((o) => o.text),
   };
+}
+
+/** Characters Go's strconv.IsPrint rejects (besides what is escaped anyway): controls, separators but the space, format and unassigned code points, lone surrogates. */
+const NOT_PRINTABLE = /[^\p{L}\p{M}\p{N}\p{P}\p{S} ]/u;
+const GO_ESCAPES: Record<string, string> = { '\u0007': '\\a', '\b': '\\b', '\f': '\\f', '\n': '\\n', '\r': '\\r', '\t': '\\t', '\v': '\\v', '"': '\\"', '\\': '\\\\' };
+
+/**
+ * A field path quoted as Go's strconv.Quote does (Kubernetes' strict decoding errors quote
+ * paths so): `"` and `\` escaped, printable characters as they are, the rest as \n, \xNN, \uNNNN
+ * or \UNNNNNNNN; a lone surrogate (Go's decoder never makes one) as U+FFFD.
+ */
+export function goQuote(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  if (!/["\\\u0000-\u001f\u007f-\u009f]/.test(text) && !NOT_PRINTABLE.test(text)) return `"${text}"`;
+  let out = '"';
+  for (let ch of text) {
+    if (/^[\ud800-\udfff]$/.test(ch)) ch = '\ufffd';
+    const esc = GO_ESCAPES[ch];
+    if (esc !== undefined) { out += esc; continue; }
+    if (!NOT_PRINTABLE.test(ch)) { out += ch; continue; }
+    const cp = ch.codePointAt(0)!;
+    out += cp < 0x80 ? `\\x${cp.toString(16).padStart(2, '0')}` : cp < 0x10000 ? `\\u${cp.toString(16).padStart(4, '0')}` : `\\U${cp.toString(16).padStart(8, '0')}`;
+  }
+  return `${out}"`;
 }
 
 export type FieldValidationMode = 'Strict' | 'Warn' | 'Ignore';

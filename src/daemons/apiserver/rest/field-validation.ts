@@ -6,7 +6,7 @@
  * Custom resources are pruned by their schema (x-kubernetes-preserve-unknown-fields keeps what
  * it covers) and their metadata as ObjectMeta. Kinds without a declaration are not checked.
  */
-import { checkFields as strictCheck, fieldValidationOutcome, type FieldValidationMode, type StrictCheckResult } from '../../../api/codec/strict.js';
+import { checkFields as strictCheck, fieldValidationOutcome, goQuote, type FieldValidationMode, type StrictCheckResult } from '../../../api/codec/strict.js';
 import { errors } from '../../../api/meta/status.js';
 import { messageForObject, parseApiVersion, schema } from '../../../api/schema/registry.js';
 import type { KubeObject, ResourceDefinition } from '../../../api/resources/types.js';
@@ -72,7 +72,7 @@ function customResourceFields(policy: FieldValidation, obj: KubeObject, apiVersi
   // reported policies need the paths here.
   if (policy !== 'Ignore') unknown.push(...def.unknownFields(obj));
   if (!unknown.length || policy === 'Ignore') return [];
-  const messages = unknown.map((p) => `unknown field ${JSON.stringify(p)}`);
+  const messages = unknown.map((p) => `unknown field ${goQuote(p)}`);
   return fieldValidationOutcome(policy, { unknown, duplicate: [], typeErrors: [], messages }, { kind, version: parseApiVersion(apiVersion).version }).warnings;
 }
 
