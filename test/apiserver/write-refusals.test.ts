@@ -34,6 +34,10 @@ t.test('mutated protobuf bodies are 400 BadRequest in Kubernetes words, never 5x
   t.equal(badEnvelope.status, 400);
   t.match(badEnvelope.json.message, /^the object provided is unrecognized \(must be of type ConfigMap\): /);
 
+  const del = await c.request('DELETE', `${CM}/whatever`, { raw: Buffer.from('k8s\0\x0a\x05garbage'), contentType: PROTOBUF_MEDIA_TYPE });
+  t.equal(del.status, 400, 'a bad protobuf DeleteOptions too');
+  t.match(del.json.message, /^the object provided is unrecognized \(must be of type DeleteOptions\): /);
+
   // Every byte set to a few values: whatever the answer, it is not a 5xx and an error is a Status.
   let fiveHundreds = 0, nonStatus = 0, sent = 0;
   for (let i = 4; i < good.length; i++) {

@@ -20,9 +20,9 @@ export function asObject(v: unknown): KubeObject {
   return v as KubeObject;
 }
 
-/** Any JSON value (patch bodies); undefined for an empty body. */
-export function decodeValue(contentType: string | undefined, body: Buffer): unknown {
-  return decodeBody(contentType, body);
+/** Any JSON value (patch bodies, DeleteOptions of kind `into`); undefined for an empty body. */
+export function decodeValue(contentType: string | undefined, body: Buffer, into?: string): unknown {
+  return decodeBody(contentType, body, into);
 }
 
 /** Protobuf encoding when the schema knows the kind; undefined otherwise (callers fall back to JSON). */

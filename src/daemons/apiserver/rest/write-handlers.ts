@@ -99,7 +99,7 @@ function decodeAgain(s: Scope, body: Buffer): KubeObject {
  * Whether a create's metadata.resourceVersion makes Kubernetes' storage refuse it: a number
  * other than 0 (what does not parse as one, "-1" say, is ignored there and cleared).
  */
-export function resourceVersionSetOnCreate(rv: unknown): boolean {
+function resourceVersionSetOnCreate(rv: unknown): boolean {
   return typeof rv === 'string' && /^[0-9]{1,20}$/.test(rv) && BigInt(rv) !== 0n && BigInt(rv) <= MAX_UINT64;
 }
 
