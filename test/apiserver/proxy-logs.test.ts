@@ -38,6 +38,8 @@ const api = await startApiserver({
   args: [
     `--nodeagent-client-certificate=${f.clientCert}`, `--nodeagent-client-key=${f.clientKey}`,
     `--nodeagent-certificate-authority=${f.ca}`, '--nodeagent-preferred-address-types=InternalIP',
+    // The node agent here listens on loopback only.
+    '--nodeagent-allow-loopback=true',
   ],
 });
 const client = new RestClient({ connection: await loadCoreconfig({ path: api.coreconfigPath }), contentType: 'application/json' });
