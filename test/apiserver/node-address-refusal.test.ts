@@ -11,6 +11,7 @@ import { connect as tlsConnect } from 'node:tls';
 import t from 'tap';
 import { isApiError } from '../../src/api/meta/status.js';
 import { createNodeConnection } from '../../src/daemons/apiserver/proxy/node-connection.js';
+import { guardedLookup } from '../../src/daemons/apiserver/proxy/proxyable.js';
 import { isLoopbackIp } from '../../src/util/ip.js';
 import { startApiserver } from '../helpers/apiserver.js';
 import { connectClient } from '../helpers/rest-client.js';
@@ -47,6 +48,18 @@ t.test('the node connection refuses such addresses before connecting', async (t)
   const e3 = await conn.get({ host: 'no-such-host.invalid', port: agentPort }, '/', new AbortController().signal).then(() => undefined, (e: unknown) => e);
   t.ok(isApiError(e3) && e3.code === 400 && /^lookup no-such-host\.invalid: /.test(e3.message), `unresolvable name: ${String(e3)}`);
   t.equal(hits.length, 0, 'nothing reached the stand-in agent');
+});
+
+t.test('the sockets\' own name lookup refuses too (a name that resolves differently the second time)', async (t) => {
+  const lookup = (allow: boolean, all: boolean): Promise<unknown> => new Promise((resolve) => {
+    guardedLookup(allow)('localhost', { all } as never, (err: Error | null, address?: unknown) => resolve(err ? err : address));
+  });
+  for (const all of [false, true]) {
+    const refused = await lookup(false, all);
+    t.ok(refused instanceof Error && (refused as NodeJS.ErrnoException).code === 'EADDRNOTALLOWED' && /address not allowed/.test(refused.message), `all=${all}: ${String(refused)}`);
+    const allowed = await lookup(true, all);
+    t.notOk(allowed instanceof Error, `all=${all}, loopback allowed: ${JSON.stringify(allowed)}`);
+  }
 });
 
 t.test('--nodeagent-allow-loopback admits loopback, not link-local or unspecified addresses', async (t) => {
