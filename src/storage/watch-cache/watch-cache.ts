@@ -270,7 +270,7 @@ export class WatchCache implements Backend, FeedSink {
     if (from < this.ring.startRevision()) {
       if (this.o.olderThanHistory === 'backend') return this.pipeFromInner(w, key, opts, from);
       throw new StorageError('Compacted', `too old resource version: ${from - 1} (${this.ring.startRevision() - 1})`,
-        { currentRevision: from - 1, compactRevision: this.ring.startRevision() - 1 });
+        { currentRevision: this.revision, compactRevision: this.ring.startRevision() - 1, beforeHistory: true });
     }
     if (!this.ready) throw new StorageError('Unavailable', 'watch cache is re-listing; resume the watch');
     // Synchronous from here: no batch can slip between the replay and the registration.

@@ -8,6 +8,7 @@ import type { WebSocket } from 'ws';
 import { errors } from '../../../api/meta/status.js';
 import type { KubeObject } from '../../../api/resources/types.js';
 import type { ObjectEvent } from '../../../storage/object-store-types.js';
+import { isResourceVersion } from '../../../storage/resource-version.js';
 import type { Http2Stream } from 'node:http2';
 import type { ApiResponse } from '../context.js';
 import { H2Response } from '../h2-response.js';
@@ -126,7 +127,7 @@ export async function streamWatch(s: Scope, sink: WatchSink, fmt: OutputFormat, 
   const filter = buildMatcher(s.def, q.get('labelSelector'), q.get('fieldSelector'));
   const timeoutMs = parseTimeout(s, minRequestTimeout);
   const rv = q.get('resourceVersion') ?? undefined;
-  if (rv !== undefined && rv !== '' && !/^\d+$/.test(rv)) throw errors.badRequest(`resourceVersion: Invalid value: ${JSON.stringify(rv)}: must be a non-negative integer`);
+  if (rv !== undefined && rv !== '' && !isResourceVersion(rv)) throw errors.badRequest(`resourceVersion: Invalid value: ${JSON.stringify(rv)}: must be a non-negative integer`);
   const ac = new AbortController();
   const onAbort = (): void => ac.abort();
   sink.signal.addEventListener('abort', onAbort, { once: true });
@@ -254,7 +255,7 @@ export async function handleWatch(s: Scope, minRequestTimeout: number): Promise<
   buildMatcher(s.def, s.query.get('labelSelector'), s.query.get('fieldSelector'));
   parseTimeout(s, minRequestTimeout);
   const rv = s.query.get('resourceVersion');
-  if (rv !== null && rv !== '' && !/^\d+$/.test(rv)) throw errors.badRequest(`resourceVersion: Invalid value: ${JSON.stringify(rv)}: must be a non-negative integer`);
+  if (rv !== null && rv !== '' && !isResourceVersion(rv)) throw errors.badRequest(`resourceVersion: Invalid value: ${JSON.stringify(rv)}: must be a non-negative integer`);
   const res = s.res;
   // Headers go out at once (HTTP/2 writeHead responds immediately; HTTP/1.1 needs the flush),
   // so a client watching a quiet resource sees its 200 before the first event.
