@@ -88,6 +88,42 @@ async function watcher(c: RestClient, startRv: string, seed: number, bookmarks: 
   }
 }
 
+/**
+ * One watch started without a resourceVersion ('', a consistent list) or at '0' (any cached
+ * state) while the writers run: the current objects as ADDED, then the changes after that
+ * list. Read without resuming until the state it built equals `final()` (set once the writers
+ * are done). Counts events that repeat or go back for an object (resourceVersion not above the
+ * object's previous one).
+ */
+async function stateWatcher(c: RestClient, rv: '' | '0', final: () => Map<string, number> | undefined, deadline: number): Promise<{ bad: number; events: number }> {
+  const state = new Map<string, number>();
+  const last = new Map<string, number>();
+  let bad = 0, events = 0;
+  const s = c.stream(`/api/v1/namespaces/${NS}/configmaps?watch=true&resourceVersion=${rv}&timeoutSeconds=60`);
+  const same = (want: Map<string, number>): boolean => want.size === state.size && [...want].every(([k, v]) => state.get(k) === v);
+  try {
+    if (await s.status() !== 200) throw new Error(`watch at '${rv}': ${await s.status()}`);
+    for (;;) {
+      const want = final();
+      if (want && same(want)) return { bad, events };
+      if (Date.now() > deadline) throw new Error(`watch at '${rv}': state not reached before the deadline`);
+      let line: string | undefined;
+      try { line = await s.next(300); } catch { continue; }
+      if (line === undefined) throw new Error(`watch at '${rv}' ended`);
+      const ev = JSON.parse(line) as { type: string; object: { metadata: { name: string; resourceVersion: string } } };
+      if (ev.type === 'ERROR') throw new Error(`watch at '${rv}': ERROR ${line}`);
+      const { name, resourceVersion } = ev.object.metadata;
+      const r = Number(resourceVersion);
+      events++;
+      if (r <= (last.get(name) ?? 0)) bad++;
+      last.set(name, r);
+      if (ev.type === 'DELETED') state.delete(name); else state.set(name, r);
+    }
+  } finally {
+    s.close();
+  }
+}
+
 async function exactlyOnce(t: Test, a: StartedApiserver): Promise<void> {
   const c = await connectClient(a);
   t.teardown(() => c.close());
@@ -101,9 +137,19 @@ async function exactlyOnce(t: Test, a: StartedApiserver): Promise<void> {
   const clients = await Promise.all(Array.from({ length: WATCHERS }, () => connectClient(a)));
   t.teardown(() => { for (const w of clients) w.close(); });
   const watching = clients.map((w, i) => watcher(w, startRv, 7 + i, i % 2 === 1, () => total, deadline));
-  await Promise.all(Array.from({ length: WRITERS }, (_, i) => writer(c, i, written)));
+  let finalState: Map<string, number> | undefined;
+  const writing = Promise.all(Array.from({ length: WRITERS }, (_, i) => writer(c, i, written)));
+  // Two more watchers join while the writers run: from the current state ('') and from any ('0').
+  while (written.length < WRITERS * OPS_PER_WRITER / 3) await new Promise((r) => setTimeout(r, 10));
+  const fromState = (['', '0'] as const).map((rv) => stateWatcher(clients[0]!, rv, () => finalState, deadline));
+  await writing;
   total = written.length;
+  const list = (await c.request('GET', `/api/v1/namespaces/${NS}/configmaps`)).json as { items: Array<{ metadata: { name: string; resourceVersion: string } }> };
+  finalState = new Map(list.items.map((o) => [o.metadata.name, Number(o.metadata.resourceVersion)]));
   const results = await Promise.all(watching);
+  for (const [i, r] of (await Promise.all(fromState)).entries()) {
+    t.equal(r.bad, 0, `the watch at '${['', '0'][i]}' saw no object's event twice or out of order (${r.events} events), and reached the final state`);
+  }
 
   const byRv = new Map<number, Seen>();
   results.forEach(({ events, resumes }, i) => {
