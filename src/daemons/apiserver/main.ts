@@ -219,7 +219,7 @@ export async function startApiserverParts(config: ApiserverConfig, log: Logger, 
     cleanups.unshift(() => rest.stop());
     // Default RBAC roles and bindings, reconciled in the background; /readyz waits for them.
     const rbacBootstrap = startRbacBootstrap(config, rest.registry, log);
-    cleanups.unshift(async () => rbacBootstrap.stop());
+    cleanups.unshift(() => rbacBootstrap.stop());
     // Authorizers that read the store answer once their caches are synced, before serving.
     await authzModes.start(store);
     cleanups.unshift(() => authzModes.stop());
