@@ -53,17 +53,29 @@ export class HealthChecks {
     };
   }
 
+  /** Adds a check to the given endpoints (a post-start hook's, registered once serving started). */
+  add(check: HealthCheck, endpoints: readonly HealthEndpoint[]): void {
+    for (const e of endpoints) this.lists[e].push(check);
+  }
+
+  /** Whether every check of `endpoint` passes now (what a GET would answer, without HTTP). */
+  async passing(endpoint: HealthEndpoint): Promise<boolean> {
+    const results = await Promise.all(this.lists[endpoint].map((c) => runCheck(c)));
+    return results.every((r) => r === undefined);
+  }
+
   /** From now on /readyz fails, so load balancers drain this server. */
   markShuttingDown(): void { this.shuttingDown = true; }
 
   /** Whether `path` is one of ours (/healthz, /livez/ping ...). */
   handles(path: string): boolean {
-    return /^\/(healthz|livez|readyz)(\/[^/]+)?\/?$/.test(path);
+    return /^\/(healthz|livez|readyz)(\/.*)?$/.test(path);
   }
 
   /** Serves a health path; `path` must satisfy `handles`. */
   async serve(method: string, path: string, query: URLSearchParams, res: ApiResponse): Promise<void> {
-    const m = /^\/(healthz|livez|readyz)(?:\/([^/]+))?\/?$/.exec(path);
+    // A check's name may hold slashes (poststarthook/rbac/bootstrap-roles).
+    const m = /^\/(healthz|livez|readyz)(?:\/(.+?))?\/?$/.exec(path);
     const endpoint = (m?.[1] ?? 'healthz') as HealthEndpoint;
     const single = m?.[2];
     const checks = this.lists[endpoint];
