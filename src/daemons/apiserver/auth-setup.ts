@@ -18,15 +18,18 @@ import { UnionAuthorizer } from '../../auth/union-authorizer.js';
 import { X509Authenticator } from '../../auth/x509.js';
 import { splitPemCertificates } from '../../util/pki.js';
 import { StartupError, type ServingOptions } from './serving-options.js';
+import { buildOidcAuthenticator } from './oidc-setup.js';
 
 export interface AuthenticationSetup {
   authenticator: Authenticator;
   /** PEM bundle the TLS listener verifies client certificates against; undefined = do not ask. */
   clientCaPem?: string;
+  /** Stops the authenticators' background work (OIDC discovery). */
+  close(): void;
 }
 
 export async function buildAuthentication(
-  opts: Pick<ServingOptions, 'clientCaFile' | 'tokenAuthFile' | 'anonymousAuth'>,
+  opts: Pick<ServingOptions, 'clientCaFile' | 'tokenAuthFile' | 'anonymousAuth' | 'oidc'>,
   log: Logger,
   extraTokenAuthenticators: TokenAuthenticator[] = [],
 ): Promise<AuthenticationSetup> {
@@ -54,9 +57,12 @@ export async function buildAuthentication(
     }
   }
   tokens.push(...extraTokenAuthenticators);
+  // OpenID Connect after the service-account tokens, as in Kubernetes.
+  const oidc = opts.oidc ? await buildOidcAuthenticator(opts.oidc, log) : undefined;
+  if (oidc) tokens.push(oidc);
   if (tokens.length) chain.push(new BearerTokenAuthenticator(tokens));
   const anonymous = opts.anonymousAuth ? new AnonymousAuthenticator() : undefined;
-  const setup: AuthenticationSetup = { authenticator: new UnionAuthenticator(chain, anonymous) };
+  const setup: AuthenticationSetup = { authenticator: new UnionAuthenticator(chain, anonymous), close: () => oidc?.close() };
   if (clientCaPem) setup.clientCaPem = clientCaPem;
   return setup;
 }

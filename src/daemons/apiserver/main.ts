@@ -29,6 +29,7 @@ import { readOptionFile, StartupError, withServingDefaults, type ServingOptions 
 import { setAllowPrivileged } from '../../api/resources/core/pod-spec.js';
 import { corsPatterns } from './filters/cors.js';
 import { buildAuthorizerModes } from './authorizer-modes.js';
+import { oidcOptionsFromConfig } from './oidc-setup.js';
 
 /** ApiserverConfig → the serving subset (the option parser keeps '' for unset strings). */
 export function servingOptionsFromConfig(c: ApiserverConfig): ServingOptions {
@@ -63,6 +64,8 @@ export function servingOptionsFromConfig(c: ApiserverConfig): ServingOptions {
     const value = opt(v);
     if (value !== undefined) (o as Record<string, unknown>)[k] = value;
   }
+  const oidc = oidcOptionsFromConfig(c);
+  if (oidc) o.oidc = oidc;
   return withServingDefaults(o);
 }
 
@@ -161,6 +164,8 @@ export async function startApiserverParts(config: ApiserverConfig, log: Logger, 
     ...(serviceAccounts.authenticator ? { extraTokenAuthenticators: [serviceAccounts.authenticator] } : {}),
   };
   const prepared = await prepareServing(serveOptions);
+  // Background work of the authenticators (OIDC discovery) stops last.
+  cleanups.push(async () => prepared.authn.close());
   try {
     const tls: { -readonly [K in keyof EtcdTlsOptions]: EtcdTlsOptions[K] } = {};
     if (config.kvstoreCafile) tls.caFile = config.kvstoreCafile;
