@@ -96,6 +96,17 @@ t.test('OIDC tokens through the API server: users, groups, refusals, rotation, k
     t.equal(JSON.parse(r.body).reason, 'Unauthorized', `${what}: a Status with reason Unauthorized`);
   }
 
+  const review = async (token: string): Promise<{ authenticated?: boolean; user?: { username?: string; groups?: string[] } }> => {
+    const rr = await admin.request('POST', '/apis/authentication.k8s.io/v1/tokenreviews', { body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } } });
+    t.equal(rr.status, 201, 'TokenReview answered');
+    return rr.json.status ?? {};
+  };
+  const reviewed = await review(good);
+  t.equal(reviewed.authenticated, true, 'TokenReview: an OIDC token authenticates');
+  t.equal(reviewed.user?.username, user);
+  t.same(reviewed.user?.groups, ['oidc:dev', 'oidc:ops', 'system:authenticated']);
+  t.notOk((await review(refusals[2]![1])).authenticated, 'TokenReview: the wrong-audience token does not');
+
   const jwksBefore = issuer.requests.jwks;
   const stranger = await mint(issuer.claims(), { key: issuer.newKey(), kid: randomBytes(6).toString('hex') });
   t.equal((await getPods(s, stranger)).status, 401, 'unknown key id: 401');

@@ -137,9 +137,12 @@ export class OidcKeySet {
         this.o.log.error({ issuer: this.o.issuerUrl, err: (e as Error).message, retryInMs: delay }, 'oidc: initializing the authenticator failed; OIDC tokens fail until it works');
       }
       await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, delay);
-        t.unref();
-        this.abort.signal.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
+        const signal = this.abort.signal;
+        const onAbort = (): void => { clearTimeout(timer); resolve(); };
+        // The listener goes with its timer: a long outage must not pile them up on the signal.
+        const timer = setTimeout(() => { signal.removeEventListener('abort', onAbort); resolve(); }, delay);
+        timer.unref();
+        signal.addEventListener('abort', onAbort, { once: true });
       });
       delay = Math.min(delay * 2, max);
     }

@@ -155,6 +155,24 @@ t.test('issuer down at start: not initialized, then retried until it works', asy
   t.notOk(lines.some((l) => l.includes(token) || l.includes(token.split('.')[2]!)), 'the token is never logged');
 });
 
+t.test('a long outage: retries do not pile up listeners', async (t) => {
+  const issuer = await startOidcIssuer({ listen: false });
+  t.teardown(() => issuer.stop());
+  const warnings: string[] = [];
+  const onWarning = (w: Error): void => { warnings.push(w.name); };
+  process.on('warning', onWarning);
+  t.teardown(() => { process.off('warning', onWarning); });
+  let attempts = 0;
+  const log = pino({ level: 'error' }, new Writable({ write(_c: Buffer, _e, cb) { attempts++; cb(); } }));
+  const a = new OidcAuthenticator(options(issuer), { log, caPem: issuer.caPem, initialBackoffMs: 1, maxBackoffMs: 2 });
+  t.teardown(() => a.close());
+  void a.start();
+  await waitFor('30 failed attempts', () => attempts >= 30);
+  a.close();
+  await new Promise((r) => setImmediate(r));
+  t.same(warnings.filter((w) => w === 'MaxListenersExceededWarning'), [], 'no listener leak warning');
+});
+
 t.test('discovery naming another issuer, and an issuer certificate we do not trust, never load', async (t) => {
   const issuer = await startOidcIssuer();
   t.teardown(() => issuer.stop());
