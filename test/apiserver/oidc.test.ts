@@ -181,6 +181,8 @@ t.test('bad --oidc-* values are start-up errors naming the option', async (t) =>
   await t.rejects(buildAuthentication({ ...base, oidc: { ...oidc, caFile: '/nonexistent/ca.crt' } }, log), /^--oidc-ca-file: cannot read/);
   await t.rejects(buildAuthentication({ ...base, oidc: { ...oidc, usernameClaim: '' } }, log), /^--oidc-username-claim/);
   await t.rejects(startApiserver({ args: ['--oidc-issuer-url=https://issuer.example', '--oidc-client-id=c', '--oidc-signing-algs=RS256,HS512'] }), /--oidc-signing-algs/, 'the API server does not start');
+  await t.rejects(startApiserver({ process: true, args: ['--oidc-issuer-url=https://issuer.example', '--oidc-client-id=c', '--oidc-ca-file=/nonexistent/ca.crt'] }),
+    /exited with code 1[\s\S]*apiserver: --oidc-ca-file: cannot read "\/nonexistent\/ca.crt"/, '`corectl apiserver` prints one line naming the option and exits 1');
   const ok = await buildAuthentication({ ...base, oidc: { ...oidc, issuerUrl: 'https://127.0.0.1:1' } }, log);
   ok.close();
   t.pass('good values build (the issuer is contacted in the background)');
