@@ -142,7 +142,6 @@ export const APISERVER_OPTIONS = [
 export type ApiserverConfig = ConfigOf<typeof APISERVER_OPTIONS>;
 
 const AUDIT = 'the audit backends are not built yet';
-const OIDC = 'OpenID Connect authentication is not built yet';
 const FRONT_PROXY = 'request-header (front proxy) authentication is not built yet';
 const CLOUD = 'no cloud provider is built in';
 
@@ -167,7 +166,6 @@ export const APISERVER_NOT_ACTED_ON: Readonly<Record<string, string>> = {
   'nodeagent-read-only-port': 'the API server never calls the node agent\'s read-only port',
   'storage-media-type': 'objects are stored as JSON',
   'target-ram-mb': 'cache sizes do not depend on it',
-  ...Object.fromEntries(APISERVER_OPTIONS.filter((o) => o.name.startsWith('oidc-')).map((o) => [o.name, OIDC])),
   ...Object.fromEntries(APISERVER_OPTIONS.filter((o) => o.name.startsWith('requestheader-')).map((o) => [o.name, FRONT_PROXY])),
 };
 

@@ -18,11 +18,14 @@ import { UnionAuthorizer } from '../../auth/union-authorizer.js';
 import { X509Authenticator } from '../../auth/x509.js';
 import { splitPemCertificates } from '../../util/pki.js';
 import { StartupError, type ServingOptions } from './serving-options.js';
+import { buildOidcAuthenticator } from './oidc-setup.js';
 
 export interface AuthenticationSetup {
   authenticator: Authenticator;
   /** PEM bundle the TLS listener verifies client certificates against; undefined = do not ask. */
   clientCaPem?: string;
+  /** Stops the authenticators' background work (OIDC discovery). */
+  close(): void;
 }
 
 /**
@@ -38,7 +41,7 @@ export function anonymousAllowed(opts: Pick<ServingOptions, 'anonymousAuth' | 'a
 }
 
 export async function buildAuthentication(
-  opts: Pick<ServingOptions, 'clientCaFile' | 'tokenAuthFile' | 'anonymousAuth'> & Partial<Pick<ServingOptions, 'authorizationMode'>>,
+  opts: Pick<ServingOptions, 'clientCaFile' | 'tokenAuthFile' | 'anonymousAuth' | 'oidc'> & Partial<Pick<ServingOptions, 'authorizationMode'>>,
   log: Logger,
   extraTokenAuthenticators: TokenAuthenticator[] = [],
 ): Promise<AuthenticationSetup> {
@@ -66,9 +69,12 @@ export async function buildAuthentication(
     }
   }
   tokens.push(...extraTokenAuthenticators);
+  // OpenID Connect after the service-account tokens, as in Kubernetes.
+  const oidc = opts.oidc ? await buildOidcAuthenticator(opts.oidc, log) : undefined;
+  if (oidc) tokens.push(oidc);
   if (tokens.length) chain.push(new BearerTokenAuthenticator(tokens));
   const anonymous = anonymousAllowed({ anonymousAuth: opts.anonymousAuth, authorizationMode: opts.authorizationMode ?? [] }, log) ? new AnonymousAuthenticator() : undefined;
-  const setup: AuthenticationSetup = { authenticator: new UnionAuthenticator(chain, anonymous) };
+  const setup: AuthenticationSetup = { authenticator: new UnionAuthenticator(chain, anonymous), close: () => oidc?.close() };
   if (clientCaPem) setup.clientCaPem = clientCaPem;
   return setup;
 }

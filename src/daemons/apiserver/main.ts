@@ -30,6 +30,7 @@ import { setAllowPrivileged } from '../../api/resources/core/pod-spec.js';
 import { corsPatterns } from './filters/cors.js';
 import { buildAuthorizerModes } from './authorizer-modes.js';
 import { startRbacBootstrap } from './rbac-bootstrap.js';
+import { oidcOptionsFromConfig } from './oidc-setup.js';
 
 /** ApiserverConfig → the serving subset (the option parser keeps '' for unset strings). */
 export function servingOptionsFromConfig(c: ApiserverConfig): ServingOptions {
@@ -64,6 +65,8 @@ export function servingOptionsFromConfig(c: ApiserverConfig): ServingOptions {
     const value = opt(v);
     if (value !== undefined) (o as Record<string, unknown>)[k] = value;
   }
+  const oidc = oidcOptionsFromConfig(c);
+  if (oidc) o.oidc = oidc;
   return withServingDefaults(o);
 }
 
@@ -162,6 +165,8 @@ export async function startApiserverParts(config: ApiserverConfig, log: Logger, 
     ...(serviceAccounts.authenticator ? { extraTokenAuthenticators: [serviceAccounts.authenticator] } : {}),
   };
   const prepared = await prepareServing(serveOptions);
+  // Background work of the authenticators (OIDC discovery) stops last.
+  cleanups.push(async () => prepared.authn.close());
   try {
     const tls: { -readonly [K in keyof EtcdTlsOptions]: EtcdTlsOptions[K] } = {};
     if (config.kvstoreCafile) tls.caFile = config.kvstoreCafile;

@@ -4,6 +4,7 @@
  * Durations are milliseconds unless the name says seconds.
  */
 import { readFileSync } from 'node:fs';
+import type { OidcServingOptions } from './oidc-setup.js';
 
 export interface NamedCertKeyOption {
   certFile: string;
@@ -50,6 +51,8 @@ export interface ServingOptions {
   maxConnectionBytesPerSec: number;
   /** --cors-allowed-origins: regular expressions of origins CORS answers; empty or unset: CORS off. */
   corsAllowedOrigins?: string[];
+  /** The --oidc-* options; undefined: OpenID Connect tokens are not accepted. */
+  oidc?: OidcServingOptions;
 }
 
 export const SERVING_DEFAULTS: ServingOptions = {
