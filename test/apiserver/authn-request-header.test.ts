@@ -82,6 +82,9 @@ t.test('front proxy on its own CA: trusted, untrusted and not-allowed certificat
   t.equal(r.status, 200);
   t.same(r.seen?.user, { name: 'bob', groups: ['dev', 'system:authenticated'] }, 'a client-CA certificate: its own user, headers ignored');
   t.same(r.seen?.headers, [], 'and the headers are removed all the same');
+  const impostor = await s.issueClient('front-proxy-client');
+  r = await send(impostor, identity);
+  t.same(r.seen?.user, { name: 'front-proxy-client', groups: ['system:authenticated'] }, 'an allowed CN signed by the client CA, not the proxy CA: its own user, headers ignored');
   r = await send(otherProxy, identity);
   t.equal(r.status, 401, 'a proxy-CA certificate whose CN is not allowed: headers ignored, and no other method accepts it');
   r = await send(rogue, identity);
@@ -92,6 +95,23 @@ t.test('front proxy on its own CA: trusted, untrusted and not-allowed certificat
   t.same(r.seen?.headers, []);
   r = await send(proxy, {});
   t.equal(r.status, 401, 'the proxy\'s certificate without a user header is no client certificate of --client-ca-file');
+});
+
+t.test('no --requestheader-allowed-names: any certificate of the proxy CA, and only of it', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'authn-rh-any-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const proxyCa = await createCA({ commonName: 'front-proxy-ca' });
+  const proxyCaFile = join(dir, 'front-proxy-ca.crt');
+  await writeFile(proxyCaFile, proxyCa.certPem);
+  const anyProxy = await issueCert({ ca: proxyCa, commonName: 'whatever-proxy', usages: 'client' });
+  const { s, seen } = await stubServer(t, { requestheaderClientCaFile: proxyCaFile, ...HEADERS });
+  const bob = await s.issueClient('bob');
+  const send = async (c: CertKeyPem) => {
+    await h2request(s.url, { path: '/api/v1/pods', ca: s.ca.certPem, cert: c.certPem, key: c.keyPem, headers: { 'x-remote-user': 'jane' } });
+    return seen[seen.length - 1]!.user.name;
+  };
+  t.equal(await send(anyProxy), 'jane', 'any CN of the proxy CA');
+  t.equal(await send(bob), 'bob', 'a client-CA certificate: headers ignored');
 });
 
 t.test('one CA for both: a proxy connection is not pinned to the certificate\'s user', async (t) => {
