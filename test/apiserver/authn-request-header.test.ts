@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import type { RequestContext, UserInfo } from '../../src/daemons/apiserver/context.js';
-import { createCA, issueCert, type CertKeyPem } from '../../src/util/pki.js';
+import { createCA, importPrivateKeyPem, issueCert, loadX509, type CertificateAuthority, type CertKeyPem } from '../../src/util/pki.js';
 import { h1request, h2request, startApiserver, type StartedApiserver } from '../helpers/apiserver.js';
 import { kubectl } from '../helpers/kubectl.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -112,6 +112,45 @@ t.test('no --requestheader-allowed-names: any certificate of the proxy CA, and o
   };
   t.equal(await send(anyProxy), 'jane', 'any CN of the proxy CA');
   t.equal(await send(bob), 'bob', 'a client-CA certificate: headers ignored');
+});
+
+/** A CA signed by `parent` (CA: true when `isCa`), as an intermediate, or a forgery when not a CA. */
+async function subordinate(parent: CertificateAuthority, cn: string, isCa: boolean): Promise<CertificateAuthority> {
+  const x509 = await loadX509();
+  const keys = await crypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign', 'verify']);
+  const cert = await x509.X509CertificateGenerator.create({
+    serialNumber: '0' + Math.floor(Math.random() * 1e9).toString(16), subject: [{ CN: [cn] }], issuer: parent.cert.subjectName,
+    notBefore: new Date(Date.now() - 60_000), notAfter: new Date(Date.now() + 3600_000),
+    publicKey: keys.publicKey, signingKey: parent.key, signingAlgorithm: { name: 'ECDSA', hash: 'SHA-256' },
+    extensions: [new x509.BasicConstraintsExtension(isCa, undefined, true),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.digitalSignature, true)],
+  });
+  const pkcs8 = Buffer.from(await crypto.subtle.exportKey('pkcs8', keys.privateKey)).toString('base64').replace(/(.{64})/g, '$1\n');
+  const keyPem = `-----BEGIN PRIVATE KEY-----\n${pkcs8}\n-----END PRIVATE KEY-----\n`;
+  return { cert, key: await importPrivateKeyPem(keyPem), certPem: cert.toString('pem') + '\n', keyPem };
+}
+
+t.test('intermediates: a chain through a CA intermediate is trusted; one through a non-CA certificate is not', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'authn-rh-chain-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const root = await createCA({ commonName: 'front-proxy-root' });
+  const rootFile = join(dir, 'root.crt');
+  await writeFile(rootFile, root.certPem);
+  const intermediate = await subordinate(root, 'front-proxy-intermediate', true);
+  const viaIntermediate = await issueCert({ ca: intermediate, commonName: 'front-proxy-client', usages: 'client' });
+  const notCa = await subordinate(root, 'some-leaf', false);
+  const forged = await issueCert({ ca: notCa, commonName: 'front-proxy-client', usages: 'client' });
+  const { s, seen } = await stubServer(t, { requestheaderClientCaFile: rootFile, requestheaderAllowedNames: ['front-proxy-client'], ...HEADERS });
+  const send = (leaf: CertKeyPem, chainPem: string) => h2request(s.url, {
+    path: '/api/v1/pods', ca: s.ca.certPem, cert: leaf.certPem + chainPem, key: leaf.keyPem, headers: { 'x-remote-user': 'jane' },
+  });
+  let r = await send(viaIntermediate, intermediate.certPem);
+  t.equal(r.status, 200);
+  t.equal(seen[seen.length - 1]!.user.name, 'jane', 'leaf ← CA intermediate ← root: trusted');
+  const n = seen.length;
+  r = await send(forged, notCa.certPem);
+  t.equal(r.status, 401, 'leaf ← non-CA certificate ← root: refused');
+  t.equal(seen.length, n);
 });
 
 t.test('one CA for both: a proxy connection is not pinned to the certificate\'s user', async (t) => {
