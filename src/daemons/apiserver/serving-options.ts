@@ -34,6 +34,16 @@ export interface ServingOptions {
 
   clientCaFile?: string;
   tokenAuthFile?: string;
+  basicAuthFile?: string;
+  /** coreconfig of the token webhook, and how long its answers are kept (ms; default 2 min). */
+  authenticationTokenWebhookConfigFile?: string;
+  authenticationTokenWebhookCacheTtl?: number;
+  /** Front proxy (request-header) authentication: on when the CA file is set. */
+  requestheaderClientCaFile?: string;
+  requestheaderAllowedNames?: string[];
+  requestheaderUsernameHeaders?: string[];
+  requestheaderGroupHeaders?: string[];
+  requestheaderExtraHeadersPrefix?: string[];
   /** Default true. */
   anonymousAuth: boolean;
   /** Ordered authorizer names. Default ['AlwaysAllow']. */
