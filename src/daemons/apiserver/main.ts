@@ -51,6 +51,10 @@ export function servingOptionsFromConfig(c: ApiserverConfig): ServingOptions {
     minRequestTimeout: c.minRequestTimeout,
     maxConnectionBytesPerSec: c.maxConnectionBytesPerSec,
     corsAllowedOrigins: c.corsAllowedOrigins,
+    profiling: c.profiling,
+    enableLogsHandler: c.enableLogsHandler,
+    logsDir: c.logsDir,
+    enableApiDocsUi: c.enableApiDocsUi,
   };
   try {
     corsPatterns(c.corsAllowedOrigins);
