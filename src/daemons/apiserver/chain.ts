@@ -6,7 +6,7 @@
  *   throttle) → (CORS) → authentication → audit → impersonation → authorization → handler
  *
  * The handler serves the non-resource paths (/healthz, /livez, /readyz, /version, /metrics, and
- * with their options /debug/pprof/ and /logs/) and hands everything else to the REST layer; unknown paths without a REST layer are 404.
+ * with their options /debug/pprof/, /logs/, /api-docs-ui/) and hands everything else to the REST layer; unknown paths without a REST layer are 404.
  * HTTP/1.1 upgrades (exec, attach, port-forward, websockets) pass the same filters (the limits
  * skip them: they are long-running) and then go to the REST layer's handleUpgrade.
  */
@@ -30,6 +30,7 @@ import { panicRecovery } from './filters/panic-recovery.js';
 import { requestInfo } from './filters/request-info.js';
 import { requestTimeout } from './filters/request-timeout.js';
 import { writeStatus, writeStatusToSocket } from './filters/write-status.js';
+import { isApiDocsPath, serveApiDocs } from './debug/api-docs-ui.js';
 import { isLogsPath, serveLogs } from './debug/logs-handler.js';
 import { isPprofPath, serveApiserverPprof } from './debug/pprof.js';
 import type { HealthChecks } from './health.js';
@@ -194,6 +195,7 @@ export class RequestChain {
     const o = this.deps.options;
     if (o.profiling !== false && isPprofPath(path)) return serveApiserverPprof(method, path, x.ctx, res);
     if (o.enableLogsHandler !== false && isLogsPath(path)) return serveLogs(method, path, res, o.logsDir ?? '/var/log', x.ctx.signal);
+    if (o.enableApiDocsUi === true && isApiDocsPath(path)) return serveApiDocs(method, path, res);
     if (rest) return rest.handle(x.ctx, x.req, res);
     throw new ApiError(404, 'NotFound', NOT_FOUND_MESSAGE);
   }
