@@ -152,6 +152,24 @@ t.test('/logs and /debug/pprof under RBAC', async (t) => {
     }
     t.equal((await get(s, alice, '/version')).status, 200, 'while discovery stays open to her');
   });
+
+  await t.test('a user bound to cluster-admin (not in system:masters) gets them', async (t) => {
+    const bobPair = await s.issueClient('bob');
+    const bob: Creds = { ca: admin.ca, cert: bobPair.certPem, key: bobPair.keyPem };
+    t.equal((await get(s, bob, '/logs/')).status, 403);
+    const G = 'rbac.authorization.k8s.io';
+    const created = await h2request(s.url, {
+      path: `/apis/${G}/v1/clusterrolebindings`, method: 'POST', ...admin, headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ apiVersion: `${G}/v1`, kind: 'ClusterRoleBinding', metadata: { name: 'bob-admin' }, roleRef: { apiGroup: G, kind: 'ClusterRole', name: 'cluster-admin' }, subjects: [{ kind: 'User', apiGroup: G, name: 'bob' }] }),
+    });
+    t.equal(created.status, 201);
+    const deadline = Date.now() + 15_000;
+    let status = 0;
+    while ((status = (await get(s, bob, '/logs/')).status) !== 200 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    t.equal(status, 200, '/logs/ once the binding is seen');
+    t.equal((await get(s, bob, '/debug/pprof/')).status, 200);
+    t.equal((await get(s, bob, '/api-docs-ui/')).status, 200);
+  });
 });
 
 t.test('--profiling=false and --enable-logs-handler=false: 404', async (t) => {
