@@ -57,6 +57,10 @@ export function servingOptionsFromConfig(c: ApiserverConfig): ServingOptions {
     requestheaderUsernameHeaders: c.requestheaderUsernameHeaders,
     requestheaderGroupHeaders: c.requestheaderGroupHeaders,
     requestheaderExtraHeadersPrefix: c.requestheaderExtraHeadersPrefix,
+    profiling: c.profiling,
+    enableLogsHandler: c.enableLogsHandler,
+    logsDir: c.logsDir,
+    enableApiDocsUi: c.enableApiDocsUi,
   };
   try {
     corsPatterns(c.corsAllowedOrigins);
