@@ -59,11 +59,28 @@ export interface AdmissionDeleteOptions {
 
 export type AdmissionResult = void | Promise<void>;
 
+/**
+ * A CONNECT request (pods/exec, pods/attach ...): admitted by the REST handler that serves it,
+ * before it reaches the node, with the object it connects to.
+ */
+export interface ConnectAttributes {
+  readonly def: ResourceDefinition;
+  readonly subresource: string;
+  readonly namespace: string;
+  readonly name: string;
+  /** The object connected to (the pod), as stored. */
+  readonly object: KubeObject;
+  readonly request?: AdmissionRequestInfo;
+}
+
 export interface AdmissionPlugin {
   readonly name: string;
   handles(operation: AdmissionOperation, def: ResourceDefinition, subresource: string): boolean;
   admit?(a: AdmissionAttributes): AdmissionResult;
   validate?(a: AdmissionAttributes): AdmissionResult;
+  /** CONNECT requests this plugin checks (asked once per resource and subresource, remembered). */
+  handlesConnect?(def: ResourceDefinition, subresource: string): boolean;
+  connect?(a: ConnectAttributes): AdmissionResult;
 }
 
 /** What plugins may use: the object store (read through its watch cache) and, for plugins that create objects, a way to create one. */
@@ -83,6 +100,8 @@ export interface AdmissionContext {
    * at (ResourceQuota); 409 Conflict otherwise.
    */
   readonly chargeQuota?: (quota: KubeObject, used: Record<string, string>) => Promise<void>;
+  /** Plugin configurations from --admission-control-config-file, parsed by each plugin's parser (see chain.ts). */
+  readonly pluginConfigs?: ReadonlyMap<string, unknown>;
 }
 
 export const isPod = (def: ResourceDefinition): boolean => def.group === '' && def.plural === 'pods';
