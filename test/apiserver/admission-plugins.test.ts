@@ -269,6 +269,21 @@ t.test('DenyExecOnPrivileged and ImagePolicyWebhook failing closed', async (t) =
   } finally { failing = false; }
 });
 
+t.test('the legacy file form: one document configuring ImagePolicyWebhook and PodNodeSelector', async (t) => {
+  const legacy = join(dir, 'legacy.yaml');
+  await writeFile(legacy, [
+    'imagePolicy:', `  kubeConfigFile: ${webhookKubeconfig}`, '  defaultAllow: false',
+    'podNodeSelectorPluginConfig:', '  clusterDefaultNodeSelector: legacy=yes',
+  ].join('\n'));
+  const { c } = await server(t, 'ImagePolicyWebhook,PodNodeSelector', legacy);
+  await namespace(c, 'legacy');
+  const r = await c.request('POST', '/api/v1/namespaces/legacy/pods', { body: pod('p') });
+  t.equal(r.status, 201, r.json?.message);
+  t.same(r.json.spec.nodeSelector, { legacy: 'yes' });
+  const denied = await c.request('POST', '/api/v1/namespaces/legacy/pods', { body: pod('q', { containers: [{ name: 'c', image: 'evil:2' }] }) });
+  t.equal(denied.json?.message, 'pods "q" is forbidden: image policy webhook backend denied one or more images: evil:2 not trusted');
+});
+
 t.test('--admission-control-config-file errors stop the start with one line naming it', async (t) => {
   const start = async (args: string[]): Promise<string> => {
     const { code, stderr } = await runExpectingStartFailure(['--secure-port=0', '--disable-admission-plugins=ServiceAccount', ...args]);

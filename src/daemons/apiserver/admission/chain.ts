@@ -8,6 +8,10 @@
  * after the other. Names that are known but not built here are reported by `notImplemented` and
  * do not run (the API server logs them once at start). Built-in steps that are not plugins of
  * the options (RBAC's escalation check) are given to the constructor and run first.
+ * `connect` runs the CONNECT checks (pods/exec, pods/attach) for the handler serving them.
+ * Plugin configurations arrive parsed in AdmissionContext.pluginConfigs (CONFIG_PARSERS, run at
+ * start by load-configs.ts). Names Kubernetes removed are refused at start (REMOVED_PLUGINS);
+ * PodSecurityPolicy is replaced by PodSecurity and said so at start (startNotes).
  */
 import type { ResourceDefinition } from '../../../api/resources/types.js';
 import type { AdmissionAttributes, AdmissionContext, AdmissionOperation, AdmissionPlugin, AdmissionResult, ConnectAttributes } from './types.js';

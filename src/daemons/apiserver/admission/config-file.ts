@@ -4,6 +4,9 @@
  * configuration per plugin, inline (`configuration:`) or in a file (`path:`, relative to the
  * AdmissionConfiguration's own directory). YAML or JSON. Every fault is a start-up error naming
  * the option; configurations of plugins that are not enabled are read but not used (as Kubernetes).
+ * Kubernetes' legacy form is still read: a file that is no AdmissionConfiguration but has a
+ * top-level `imagePolicy` or `podNodeSelectorPluginConfig` is the configuration of both
+ * ImagePolicyWebhook and PodNodeSelector.
  */
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
@@ -45,6 +48,9 @@ export function loadAdmissionConfigFile(file: string): Map<string, RawPluginConf
   const doc = readConfigDocument(file, 'admission configuration');
   if (!isObject(doc)) throw fail(`${file}: expected an AdmissionConfiguration object`);
   const apiVersion = String(doc['apiVersion'] ?? '');
+  if (doc['kind'] !== 'AdmissionConfiguration' && ('imagePolicy' in doc || 'podNodeSelectorPluginConfig' in doc)) {
+    return new Map(['ImagePolicyWebhook', 'PodNodeSelector'].map((n) => [n, { config: doc, file }]));
+  }
   if (doc['kind'] !== 'AdmissionConfiguration' || !ADMISSION_CONFIG_VERSIONS.has(apiVersion)) {
     throw fail(`${file}: expected kind AdmissionConfiguration of apiserver.config.k8s.io/v1 (or v1alpha1), got ${JSON.stringify(`${apiVersion}, Kind=${String(doc['kind'] ?? '')}`)}`);
   }

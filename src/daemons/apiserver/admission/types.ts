@@ -12,7 +12,8 @@
  *
  * Subresource writes are admitted under the subresource's name with its own object: status
  * with the whole object, scale with the autoscaling/v1 Scale, binding and eviction (CREATE)
- * with the Binding and the Eviction.
+ * with the Binding and the Eviction. CONNECT requests (pods/exec, pods/attach) are admitted by
+ * the handler that serves them, through `connect`, with the pod they connect to.
  */
 import type { Logger } from 'pino';
 import type { Authorizer } from '../../../auth/authorizer.js';
