@@ -11,6 +11,8 @@ import { join } from 'node:path';
 import t from 'tap';
 import { startApiserver } from '../helpers/apiserver.js';
 import { connectClient, type Reply } from '../helpers/rest-client.js';
+import { kubectl } from '../helpers/kubectl.js';
+import { kubectlRunner } from '../helpers/kubectl-run.js';
 
 type Obj = Record<string, unknown>;
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -189,4 +191,15 @@ t.test('configuration: defaults apply to unlabelled namespaces, exempt namespace
   t.equal(e.status, 201, 'exempt namespace');
   const priv = await c.request('POST', '/api/v1/namespaces/ps-none/pods', { body: pod('ok') });
   t.equal(priv.status, 201, 'a baseline pod passes the default');
+});
+
+t.test('kubectl 1.33 prints the warning and the refusal', { skip: kubectl(33) ? false : 'kubectl 1.33 not installed' }, async (t) => {
+  const k = kubectlRunner(kubectl(33)!, a.coreconfigPath, join(dir, 'kcache'));
+  await namespace('ps-k', { 'pod-security.kubernetes.io/enforce': 'baseline', 'pod-security.kubernetes.io/warn': 'restricted' });
+  const warned = await k.run(['-n', 'ps-k', 'run', 'w', '--image=busybox', '--restart=Never']);
+  t.equal(warned.code, 0, warned.stderr);
+  t.match(warned.stderr, 'Warning: would violate PodSecurity "restricted:latest": allowPrivilegeEscalation != false (container "w" must set securityContext.allowPrivilegeEscalation=false)');
+  const refused = await k.run(['-n', 'ps-k', 'apply', '-f', '-'], JSON.stringify(pod('hn', { hostNetwork: true })));
+  t.not(refused.code, 0);
+  t.match(refused.stderr, 'pods "hn" is forbidden: violates PodSecurity "baseline:latest": host namespaces (hostNetwork=true)');
 });
