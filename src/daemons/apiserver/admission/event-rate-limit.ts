@@ -49,8 +49,11 @@ class Bucket {
   private at: number;
   constructor(private readonly qps: number, private readonly burst: number, now: number) { this.tokens = burst; this.at = now; }
   tryAccept(now: number): boolean {
-    this.tokens = Math.min(this.burst, this.tokens + ((now - this.at) / 1000) * this.qps);
-    this.at = now;
+    // `now` may precede the bucket's creation within one request: no negative refill.
+    if (now > this.at) {
+      this.tokens = Math.min(this.burst, this.tokens + ((now - this.at) / 1000) * this.qps);
+      this.at = now;
+    }
     if (this.tokens < 1) return false;
     this.tokens -= 1;
     return true;
