@@ -83,13 +83,14 @@ t.test('enforce restricted: refused with Kubernetes\' message, a compliant pod p
     initContainers: [{ name: 'i', image: 'busybox', securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'], add: ['NET_BIND_SERVICE'] } } }],
     containers: [
       { name: 'a', image: 'busybox', ports: [{ containerPort: 80, hostPort: 80 }], securityContext: { privileged: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'], add: ['SYS_ADMIN', 'NET_RAW'] } } },
-      { name: 'b', image: 'busybox', ports: [{ containerPort: 81, hostPort: 8081 }], securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, procMount: 'Unmasked', seLinuxOptions: { type: 'spc_t', user: 'root' } } },
+      { name: 'b', image: 'busybox', ports: [{ containerPort: 81, hostPort: 8081 }], livenessProbe: { httpGet: { host: '10.0.0.1', port: 81 } }, securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, procMount: 'Unmasked', seLinuxOptions: { type: 'spc_t', user: 'root' } } },
     ],
   }) });
   t.equal(many.status, 403);
   t.equal(many.json?.message, 'pods "y" is forbidden: violates PodSecurity "restricted:latest": '
     + 'host namespaces (hostNetwork=true, hostPID=true), '
     + 'hostPort (containers "a", "b" use hostPorts 80, 8081), '
+    + 'probe or lifecycle host (container "b" uses probe or lifecycle host "10.0.0.1"), '
     + 'privileged (container "a" must not set securityContext.privileged=true), '
     + 'procMount (container "b" must not set securityContext.procMount to "Unmasked"), '
     + 'seLinuxOptions (container "b" set forbidden securityContext.seLinuxOptions: type "spc_t"; user may not be set), '

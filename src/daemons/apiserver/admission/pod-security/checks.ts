@@ -47,7 +47,7 @@ const SYSCTLS: ReadonlyArray<readonly [number, string]> = [
   [29, 'net.ipv4.tcp_fin_timeout'], [29, 'net.ipv4.tcp_keepalive_intvl'], [29, 'net.ipv4.tcp_keepalive_probes'],
 ];
 /** Volume sources the restricted level allows. */
-const RESTRICTED_VOLUME_OK = new Set(['configMap', 'csi', 'downwardAPI', 'emptyDir', 'ephemeral', 'persistentVolumeClaim', 'projected', 'secret']);
+const RESTRICTED_VOLUME_OK = new Set(['configMap', 'csi', 'downwardAPI', 'emptyDir', 'ephemeral', 'image', 'persistentVolumeClaim', 'projected', 'secret']);
 const VOLUME_SOURCES = ['hostPath', 'gcePersistentDisk', 'awsElasticBlockStore', 'gitRepo', 'nfs', 'iscsi', 'glusterfs', 'rbd', 'flexVolume', 'cinder',
   'cephfs', 'flocker', 'fc', 'azureFile', 'vsphereVolume', 'quobyte', 'azureDisk', 'photonPersistentDisk', 'portworxVolume', 'scaleIO', 'storageos'];
 const validSeccomp = (t: string | undefined): boolean => t === 'RuntimeDefault' || t === 'Localhost';
@@ -114,6 +114,25 @@ export const CHECKS: readonly Check[] = [
     run: (_m, spec) => {
       const bad = (spec.volumes ?? []).filter((v) => v['hostPath'] != null).map((v) => v.name ?? '');
       return bad.length ? { reason: 'hostPath volumes', detail: `${pluralize('volume', 'volumes', bad.length)} ${joinQuote(bad)}` } : undefined;
+    },
+  },
+  {
+    id: 'hostProbesAndHostLifecycle', level: 'baseline', since: 34,
+    run: (_m, spec) => {
+      type Handler = { httpGet?: { host?: string }; tcpSocket?: { host?: string } } | undefined;
+      const hostsOf = (h: Handler): string[] => [h?.httpGet?.host, h?.tcpSocket?.host].filter((x): x is string => !!x);
+      const bad = new Set<string>();
+      const hosts = new Set<string>();
+      visit(spec, (c) => {
+        const x = c as { livenessProbe?: Handler; readinessProbe?: Handler; startupProbe?: Handler; lifecycle?: { postStart?: Handler; preStop?: Handler } };
+        const found = [x.livenessProbe, x.readinessProbe, x.startupProbe, x.lifecycle?.postStart, x.lifecycle?.preStop].flatMap(hostsOf);
+        if (found.length) { bad.add(nameOf(c)); found.forEach((h) => hosts.add(h)); }
+      });
+      const names = sortedUnique(bad), list = sortedUnique(hosts);
+      return names.length ? {
+        reason: 'probe or lifecycle host',
+        detail: `${containersPhrase(names)} ${pluralize('uses', 'use', names.length)} ${pluralize('probe or lifecycle host', 'probe or lifecycle hosts', list.length)} ${joinQuote(list)}`,
+      } : undefined;
     },
   },
   {
