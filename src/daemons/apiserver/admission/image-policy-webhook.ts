@@ -6,7 +6,9 @@
  * one or more images: <reason>`). Answers are cached by review: allowed ones for allowTTL, denied
  * ones for denyTTL (seconds). A call that fails is retried (from retryBackoff ms, ×1.5, 5 tries);
  * then `defaultAllow` decides: true admits the pod and marks it with the annotation
- * alpha.image-policy.k8s.io/failed-open=true, false refuses it with the error.
+ * alpha.image-policy.k8s.io/failed-open=true, false refuses it with the error. The backend's
+ * status.auditAnnotations (and failed-open) become audit annotations prefixed
+ * imagepolicywebhook.image-policy.k8s.io/ when the request collects them.
  *
  * Configuration (Kubernetes' form, in --admission-control-config-file):
  *   imagePolicy: { kubeConfigFile, allowTTL: 300, denyTTL: 30, retryBackoff: 500, defaultAllow: false }
@@ -61,7 +63,7 @@ export async function parseImagePolicyWebhookConfig(raw: unknown): Promise<Image
 }
 
 interface ReviewSpec { containers: Array<{ image: string }>; annotations?: Record<string, string>; namespace: string }
-interface ReviewStatus { allowed: boolean; reason: string }
+interface ReviewStatus { allowed: boolean; reason: string; auditAnnotations: Record<string, string> }
 
 class CallError extends Error {
   constructor(message: string, readonly retry: boolean) { super(message); }
@@ -116,8 +118,10 @@ export function imagePolicyWebhook(ctx: AdmissionContext): AdmissionPlugin {
             return;
           }
           try {
-            const doc = JSON.parse(text) as { status?: { allowed?: unknown; reason?: unknown } };
-            resolve({ allowed: doc.status?.allowed === true, reason: typeof doc.status?.reason === 'string' ? doc.status.reason : '' });
+            const doc = JSON.parse(text) as { status?: { allowed?: unknown; reason?: unknown; auditAnnotations?: unknown } };
+            const notes = doc.status?.auditAnnotations;
+            const auditAnnotations = Object.fromEntries(Object.entries(typeof notes === 'object' && notes !== null ? notes : {}).filter(([, v]) => typeof v === 'string')) as Record<string, string>;
+            resolve({ allowed: doc.status?.allowed === true, reason: typeof doc.status?.reason === 'string' ? doc.status.reason : '', auditAnnotations });
           } catch (e) {
             reject(new CallError(`invalid ImageReview response: ${(e as Error).message}`, false));
           }
@@ -143,6 +147,9 @@ export function imagePolicyWebhook(ctx: AdmissionContext): AdmissionPlugin {
   };
 
   const decide = (a: AdmissionAttributes, status: ReviewStatus): void => {
+    // The backend's audit annotations, under the plugin's prefix (as Kubernetes).
+    const notes = a.request?.auditAnnotations;
+    if (notes) for (const [k, v] of Object.entries(status.auditAnnotations)) notes[`imagepolicywebhook.image-policy.k8s.io/${k}`] = v;
     if (!status.allowed) {
       throw errors.admissionForbidden({ resource: 'pods', name: a.object?.metadata?.name ?? a.name }, `image policy webhook backend denied one or more images: ${status.reason}`);
     }
@@ -151,6 +158,7 @@ export function imagePolicyWebhook(ctx: AdmissionContext): AdmissionPlugin {
   const failed = (a: AdmissionAttributes, e: Error): void => {
     ctx.log?.warn({ err: e.message }, 'ImagePolicyWebhook: error contacting webhook backend');
     if (!config.defaultAllow) throw errors.admissionForbidden({ resource: 'pods', name: a.object?.metadata?.name ?? a.name }, e.message);
+    if (a.request?.auditAnnotations) a.request.auditAnnotations['imagepolicywebhook.image-policy.k8s.io/failed-open'] = 'true';
     const obj = a.object as KubeObject;
     obj.metadata = { ...(obj.metadata ?? {}), annotations: { ...(obj.metadata?.annotations ?? {}), [FAILED_OPEN_ANNOTATION]: 'true' } };
   };

@@ -50,6 +50,11 @@ export interface AdmissionRequestInfo {
   readonly fieldManager?: string;
   /** Collects warnings for the response's `Warning: 299` headers. */
   readonly warnings?: string[];
+  /**
+   * Collects the audit annotations plugins add (Kubernetes' keys, e.g.
+   * pod-security.kubernetes.io/audit-violations); the audit log puts them on the request's event.
+   */
+  readonly auditAnnotations?: Record<string, string>;
 }
 
 export interface AdmissionDeleteOptions {

@@ -3,8 +3,9 @@
  *
  * Namespaces choose a level per mode with labels pod-security.kubernetes.io/enforce|audit|warn
  * (and -version): enforce refuses violating pods (403, `pods "x" is forbidden: violates
- * PodSecurity "restricted:latest": ...`); warn adds a `Warning` header; audit is recorded (a log
- * line here, as the audit annotation `pod-security.kubernetes.io/audit-violations`). Workload
+ * PodSecurity "restricted:latest": ...`); warn adds a `Warning` header; audit is recorded as the
+ * audit annotation `pod-security.kubernetes.io/audit-violations` (when the request collects
+ * audit annotations) and an info log line. Workload
  * objects (Deployment, Job, CronJob ...) have their pod template checked for warn and audit only.
  * A namespace with labels that do not parse is refused (422); raising a namespace's enforce
  * level warns about its existing pods that would violate it. Defaults and exemptions
@@ -101,12 +102,20 @@ export function podSecurity(ctx: AdmissionContext): AdmissionPlugin {
   const { exemptions } = config;
   const log = ctx.log;
 
-  const exempt = (a: AdmissionAttributes): boolean =>
-    (a.namespace !== '' && exemptions.namespaces.has(a.namespace)) || (!!a.request?.user.name && exemptions.usernames.has(a.request.user.name));
+  /** Exempt by namespace or user; recorded as Kubernetes' audit annotation pod-security.kubernetes.io/exempt. */
+  const exempt = (a: AdmissionAttributes): boolean => {
+    const by = a.namespace !== '' && exemptions.namespaces.has(a.namespace) ? 'namespace'
+      : a.request?.user.name && exemptions.usernames.has(a.request.user.name) ? 'user' : undefined;
+    if (by) annotate(a, 'exempt', by);
+    return by !== undefined;
+  };
+  const annotate = (a: AdmissionAttributes, key: string, value: string): void => {
+    if (a.request?.auditAnnotations) a.request.auditAnnotations[`pod-security.kubernetes.io/${key}`] = value;
+  };
 
   /** Evaluates the pod(-template); throws when enforcing and it violates; warns and audits otherwise. */
   const evaluatePod = (a: AdmissionAttributes, policy: Policy, meta: ObjectMeta, spec: PodSpecShape, enforce: boolean): void => {
-    if (spec.runtimeClassName && exemptions.runtimeClasses.has(spec.runtimeClassName)) return;
+    if (spec.runtimeClassName && exemptions.runtimeClasses.has(spec.runtimeClassName)) { annotate(a, 'exempt', 'runtimeClass'); return; }
     const results = new Map<string, string | undefined>();
     const run = (lv: LevelVersion): string | undefined => {
       const k = levelVersionString(lv);
@@ -115,12 +124,15 @@ export function podSecurity(ctx: AdmissionContext): AdmissionPlugin {
     };
     let refusal: string | undefined;
     if (enforce) {
+      annotate(a, 'enforce-policy', levelVersionString(policy.enforce));
       const v = run(policy.enforce);
       if (v) refusal = `violates PodSecurity ${JSON.stringify(levelVersionString(policy.enforce))}: ${v}`;
     }
     const audit = run(policy.audit);
     if (audit) {
-      log?.info({ 'pod-security.kubernetes.io/audit-violations': `would violate PodSecurity ${JSON.stringify(levelVersionString(policy.audit))}: ${audit}`,
+      const violation = `would violate PodSecurity ${JSON.stringify(levelVersionString(policy.audit))}: ${audit}`;
+      annotate(a, 'audit-violations', violation);
+      log?.info({ 'pod-security.kubernetes.io/audit-violations': violation,
         resource: a.def.plural, namespace: a.namespace, name: a.object?.metadata?.name ?? a.name, user: a.request?.user.name }, 'PodSecurity audit violation');
     }
     if (refusal) throw errors.admissionForbidden({ group: a.def.group, resource: a.def.plural, name: a.object?.metadata?.name ?? a.name }, refusal);
