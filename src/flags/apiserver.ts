@@ -148,7 +148,6 @@ const CLOUD = 'no cloud provider is built in';
 
 /** The reference's options this API server does not act on yet (see DaemonFlagSet.notActedOn). */
 export const APISERVER_NOT_ACTED_ON: Readonly<Record<string, string>> = {
-  'admission-control-config-file': 'admission plugins take no configuration file yet',
   ...Object.fromEntries(APISERVER_OPTIONS.filter((o) => o.name.startsWith('audit-')).map((o) => [o.name, AUDIT])),
   'cloud-config': CLOUD,
   'cloud-provider': CLOUD,

@@ -20,7 +20,8 @@ import { installNodeProxies, installResourceProxies, nodeAgentClientOptionsFromC
 import { createReviewHandler } from './reviews/review-handler.js';
 import type { ObjectStore } from '../../storage/object-store-types.js';
 import { createRestApi, type RestApi } from './rest/rest-api.js';
-import { conflictingPlugins, selectedPlugins } from './admission/chain.js';
+import { conflictingPlugins, removedPlugins, selectedPlugins } from './admission/chain.js';
+import { loadAdmissionPluginConfigs } from './admission/load-configs.js';
 import type { RestConfig } from './rest/types.js';
 import { createApiserverMetrics, type ApiserverMetrics } from './metrics.js';
 import { prepareServing, startServing, type Serving } from './serve.js';
@@ -138,6 +139,8 @@ function admissionPluginsOf(c: ApiserverConfig): string[] {
   const sel = { enable: c.enableAdmissionPlugins, disable: c.disableAdmissionPlugins };
   const both = conflictingPlugins(sel);
   if (both.length) throw new StartupError('--disable-admission-plugins', `${both.join(', ')} also named in --enable-admission-plugins`);
+  const removed = removedPlugins(sel);
+  if (removed.length) throw new StartupError('--enable-admission-plugins', removed.join('; '));
   return selectedPlugins(sel);
 }
 
@@ -161,7 +164,8 @@ export interface ApiserverParts {
 /** Opens storage, the object store and the REST API, then starts serving; `portOverride` lets tests bind port 0. */
 export async function startApiserverParts(config: ApiserverConfig, log: Logger, portOverride?: number): Promise<ApiserverParts> {
   const options = servingOptionsFromConfig(config);
-  admissionPluginsOf(config); // option errors first
+  // Option errors first; then the admission configuration file (plugins may read files it names).
+  const admissionPluginConfigs = await loadAdmissionPluginConfigs(config.admissionControlConfigFile, admissionPluginsOf(config));
   setAllowPrivileged(config.allowPrivileged);
   const metrics = createApiserverMetrics();
   const cleanups: Array<() => Promise<void>> = [];
@@ -213,7 +217,7 @@ export async function startApiserverParts(config: ApiserverConfig, log: Logger, 
       backends: () => store.backends(), intervalMs: config.kvstoreCompactionInterval, log: log.child({ component: 'compactor' }),
     });
     cleanups.unshift(() => compactor.stop());
-    const restConfig = restConfigOf(config, options, resolveAdvertiseAddress(options));
+    const restConfig = { ...restConfigOf(config, options, resolveAdvertiseAddress(options)), admissionPluginConfigs };
     const rest = createRestApi({
       store, config: restConfig, log: log.child({ component: 'rest' }), authorizer: prepared.authorizer,
     });
