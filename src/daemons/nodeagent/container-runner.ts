@@ -11,6 +11,7 @@ import type { CState } from './container-state.js';
 import { kubeTime, type Container, type Pod } from './pod-types.js';
 import type { WorkerDeps } from './pod-worker.js';
 import { runAction } from './probes/handlers.js';
+import { podServiceEnv } from './service-env.js';
 import { ContainerProber } from './probes/prober.js';
 import { containerConfig } from './runtime-config.js';
 import { isRuntimeError } from './runtime/runtime-errors.js';
@@ -44,7 +45,11 @@ export async function startContainer(ctx: RunnerContext, c: Container, s: CState
   let config: ContainerConfig;
   try {
     const volumePaths = await ctx.ensureVolumes();
-    const env = await containerEnv(ctx.pod, c, { reader: ctx.deps.reader, allocatable: ctx.deps.allocatable, podIp: ctx.sandbox.ip, hostIp: ctx.deps.hostIp });
+    const services = ctx.deps.services;
+    // As Kubernetes' node agent: no environment before the services were read once.
+    if (services && !services.synced()) throw new Error('services have not yet been read at least once, cannot construct envvars');
+    const serviceEnv = podServiceEnv(ctx.pod, services?.list() ?? []);
+    const env = await containerEnv(ctx.pod, c, { reader: ctx.deps.reader, allocatable: ctx.deps.allocatable, podIp: ctx.sandbox.ip, hostIp: ctx.deps.hostIp, serviceEnv });
     config = containerConfig({
       pod: ctx.pod, container: c, restartCount: s.restartCount, image: c.image ?? '', env,
       command: (c.command ?? []).map((x) => expandVars(x, env)), args: (c.args ?? []).map((x) => expandVars(x, env)),
