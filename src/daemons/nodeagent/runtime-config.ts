@@ -22,7 +22,9 @@ export function parseResolvConf(text: string): HostDns {
     const line = raw.replace(/[#;].*$/, '').trim();
     const [key, ...rest] = line.split(/\s+/);
     if (key === 'nameserver' && rest[0]) out.servers.push(rest[0]);
-    else if (key === 'search' || key === 'domain') out.searches = rest;
+    // As Kubernetes' node agent: the last search line counts, without "." and trailing dots;
+    // a domain line is not a search path.
+    else if (key === 'search') out.searches = rest.filter((x) => x !== '.').map((x) => x.replace(/\.$/, ''));
     else if (key === 'options') out.options.push(...rest);
   }
   return out;
