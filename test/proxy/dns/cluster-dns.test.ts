@@ -91,6 +91,13 @@ t.test('cluster DNS answers from the API and forwards the rest', async (t) => {
   t.ok(cut.packet.flag_tc, 'UDP without EDNS: truncated');
   t.ok(cut.size <= 512, `fits 512 bytes (${cut.size})`);
   t.equal((await tcpQuery(port, `many.${z}`, 'A')).answers?.length, 100, 'TCP: all 100 records');
+  // dns-packet writes no name compression: 100 records take about 4.5 kB.
+  const big = await udpQuery(port, `many.${z}`, 'A', { edns: 8192 });
+  t.notOk(big.packet.flag_tc, 'UDP with EDNS 8192: whole');
+  t.equal(big.packet.answers?.length, 100);
+  t.match(big.packet.additionals, [{ type: 'OPT' }], 'EDNS answered with EDNS');
+  const small = await udpQuery(port, `many.${z}`, 'A', { edns: 1024 });
+  t.ok(small.packet.flag_tc && small.size <= 1024, `EDNS 1024: cut to fit (${small.size})`);
   t.equal((await r.resolve4(`many.${z}`)).length, 100, 'the resolver retries over TCP and gets all 100');
 
   // Answers follow the watch.
