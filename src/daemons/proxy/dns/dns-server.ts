@@ -10,6 +10,7 @@ import * as dnsPacket from 'dns-packet';
 import type { Answer, DecodedPacket, Packet } from 'dns-packet';
 import { pino, type Logger } from 'pino';
 import type { ClusterView } from './cluster-view.js';
+import { encodeCompressed } from './compress.js';
 import { answerCluster, type Rcode, type ZoneAnswer, type ZoneOptions } from './cluster-zone.js';
 import type { Forwarder } from './forwarder.js';
 
@@ -104,17 +105,24 @@ export class ClusterDnsServer {
 
   /** Encodes; over UDP cuts the answer to the client's size and sets TC when it had to. */
   private encode(p: Packet, transport: 'udp' | 'tcp', q: DecodedPacket): Buffer {
-    let buf = dnsPacket.encode(p);
+    const wire = (x: Packet): Buffer => encodeCompressed(x) ?? dnsPacket.encode(x);
+    let buf = wire(p);
     if (transport === 'tcp') return buf;
     const max = ednsSize(q) ?? 512;
     if (buf.length <= max) return buf;
     const opt = (p.additionals ?? []).filter((a) => a.type === 'OPT');
     const cut: Packet = { ...p, flags: (p.flags ?? 0) | dnsPacket.TRUNCATED_RESPONSE, additionals: opt, authorities: [] };
-    const answers = [...(p.answers ?? [])];
-    do {
-      answers.pop();
-      buf = dnsPacket.encode({ ...cut, answers });
-    } while (buf.length > max && answers.length > 0);
+    // The most answers that fit, by bisection (a large headless service has thousands).
+    const all = p.answers ?? [];
+    let lo = 0;
+    let hi = all.length - 1;
+    buf = wire({ ...cut, answers: [] });
+    while (lo < hi) {
+      const mid = Math.ceil((lo + hi) / 2);
+      const b = wire({ ...cut, answers: all.slice(0, mid) });
+      if (b.length <= max) { lo = mid; buf = b; } else hi = mid - 1;
+    }
+    if (lo > 0 && buf.length > max) buf = wire({ ...cut, answers: all.slice(0, lo) });
     return buf;
   }
 
