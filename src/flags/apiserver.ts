@@ -159,7 +159,6 @@ export const APISERVER_NOT_ACTED_ON: Readonly<Record<string, string>> = {
   'deserialization-cache-size': 'there is no deserialization cache: reads are served from the stored bytes',
   'enable-aggregator-routing': 'the aggregation layer is not built yet',
   'enable-api-docs-ui': 'the API docs UI is not served',
-  'enable-bootstrap-token-auth': 'bootstrap token authentication is not built yet',
   'enable-logs-handler': 'there is no /logs handler yet',
   'external-hostname': 'no externalized URLs are generated',
   'master-service-namespace': 'the kubernetes service always lives in default',

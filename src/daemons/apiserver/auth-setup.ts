@@ -11,6 +11,7 @@ import { AnonymousAuthenticator } from '../../auth/anonymous.js';
 import type { Authenticator, TokenAuthenticator } from '../../auth/authenticator.js';
 import type { Authorizer } from '../../auth/authorizer.js';
 import { BearerTokenAuthenticator } from '../../auth/bearer-token.js';
+import { BootstrapTokenAuthenticator, type SecretSource } from '../../auth/authenticators/bootstrap-token.js';
 import { PrivilegedGroupsAuthorizer } from '../../auth/privileged-groups.js';
 import { TokenFileAuthenticator } from '../../auth/token-file.js';
 import { UnionAuthenticator } from '../../auth/union-authenticator.js';
@@ -26,6 +27,8 @@ export interface AuthenticationSetup {
   clientCaPem?: string;
   /** Stops the authenticators' background work (OIDC discovery). */
   close(): void;
+  /** With --enable-bootstrap-token-auth: gives the bootstrap-token authenticator its Secrets once storage is open. */
+  useBootstrapTokenSecrets?(source: SecretSource): void;
 }
 
 /**
@@ -41,7 +44,7 @@ export function anonymousAllowed(opts: Pick<ServingOptions, 'anonymousAuth' | 'a
 }
 
 export async function buildAuthentication(
-  opts: Pick<ServingOptions, 'clientCaFile' | 'tokenAuthFile' | 'anonymousAuth' | 'oidc'> & Partial<Pick<ServingOptions, 'authorizationMode'>>,
+  opts: Pick<ServingOptions, 'clientCaFile' | 'tokenAuthFile' | 'anonymousAuth' | 'oidc'> & Partial<Pick<ServingOptions, 'authorizationMode' | 'enableBootstrapTokenAuth'>>,
   log: Logger,
   extraTokenAuthenticators: TokenAuthenticator[] = [],
 ): Promise<AuthenticationSetup> {
@@ -69,6 +72,11 @@ export async function buildAuthentication(
     }
   }
   tokens.push(...extraTokenAuthenticators);
+  // Bootstrap tokens after the service-account tokens, as in Kubernetes.
+  let bootstrapSecrets: SecretSource | undefined;
+  if (opts.enableBootstrapTokenAuth) {
+    tokens.push(new BootstrapTokenAuthenticator({ secrets: () => bootstrapSecrets, log: log.child({ component: 'bootstrap-token' }) }));
+  }
   // OpenID Connect after the service-account tokens, as in Kubernetes.
   const oidc = opts.oidc ? await buildOidcAuthenticator(opts.oidc, log) : undefined;
   if (oidc) tokens.push(oidc);
@@ -76,6 +84,7 @@ export async function buildAuthentication(
   const anonymous = anonymousAllowed({ anonymousAuth: opts.anonymousAuth, authorizationMode: opts.authorizationMode ?? [] }, log) ? new AnonymousAuthenticator() : undefined;
   const setup: AuthenticationSetup = { authenticator: new UnionAuthenticator(chain, anonymous), close: () => oidc?.close() };
   if (clientCaPem) setup.clientCaPem = clientCaPem;
+  if (opts.enableBootstrapTokenAuth) setup.useBootstrapTokenSecrets = (source) => { bootstrapSecrets = source; };
   return setup;
 }
 

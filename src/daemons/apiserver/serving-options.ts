@@ -34,6 +34,8 @@ export interface ServingOptions {
 
   clientCaFile?: string;
   tokenAuthFile?: string;
+  /** --enable-bootstrap-token-auth: bootstrap-token Secrets in kube-system authenticate. */
+  enableBootstrapTokenAuth?: boolean;
   /** Default true. */
   anonymousAuth: boolean;
   /** Ordered authorizer names. Default ['AlwaysAllow']. */
