@@ -44,6 +44,15 @@ export const CONTROLLER_SERVICE_ACCOUNTS: Readonly<Record<string, string>> = {
   ttl: 'ttl-controller',
 };
 
+/**
+ * Controllers whose rights are only namespaced Roles (namespace-roles.ts: kube-system secrets,
+ * kube-public's cluster-info), as in Kubernetes: --controllers name → their account.
+ */
+export const CONTROLLERS_WITH_NAMESPACED_ROLES: Readonly<Record<string, string>> = {
+  bootstrapsigner: 'bootstrap-signer',
+  tokencleaner: 'token-cleaner',
+};
+
 /** Controllers that run with the controller manager's own identity (system:kube-controller-manager). */
 export const CONTROLLERS_WITHOUT_ACCOUNT: readonly string[] = ['serviceaccount-token'];
 
