@@ -108,3 +108,6 @@ function randomString(n: number): string {
 export function generateBootstrapToken(): BootstrapToken {
   return { id: randomString(6), secret: randomString(16) };
 }
+
+/** The extra group of tokens `corectl token create` makes (kubeadm's is system:bootstrappers:kubeadm:default-node-token). */
+export const DEFAULT_NODE_TOKEN_GROUP = 'system:bootstrappers:corectl:default-node-token';
