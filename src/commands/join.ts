@@ -201,7 +201,8 @@ export async function prepareJoin(o: JoinOptions, note: (line: string) => void):
  * it in this process.
  */
 export async function runJoinCommand(args: readonly string[], out: (t: string) => void = (t) => process.stdout.write(t)): Promise<number | { nodeagent: string[] }> {
-  if (args.length === 0 || args.includes('--help') || args.includes('-h')) {
+  const ours = args.indexOf('--') < 0 ? args : args.slice(0, args.indexOf('--'));
+  if (args.length === 0 || ours.includes('--help') || ours.includes('-h')) {
     out(JOIN_USAGE);
     return args.length === 0 ? 2 : 0;
   }

@@ -179,6 +179,21 @@ t.test('token create refuses a cluster that lets every user read Secrets', async
   t.equal(list.items.filter((s) => s.metadata?.name?.startsWith('bootstrap-token-')).length, 0, 'and no token was made');
 });
 
+t.test('join: option errors; --help after -- is the node agent\'s', async (t) => {
+  for (const [args, re] of [
+    [['join', '127.0.0.1:6443', '--discovery-token-ca-cert-hash', `sha256:${'a'.repeat(64)}`, '--', '--help'], /--token: want <id>\.<secret>/],
+    [['join', '127.0.0.1:6443', '--token', 'abcdef.0123456789abcdef', '--discovery-token-ca-cert-hash', 'md5:abc'], /is not sha256:<64 hex digits>/],
+    [['join', 'no-port', '--token', 'abcdef.0123456789abcdef'], /is not <host>:<port>/],
+  ] as Array<[string[], RegExp]>) {
+    const r = await corectl(args);
+    t.equal(r.code, 2, args.join(' '));
+    t.match(r.stderr, re);
+  }
+  const help = await corectl(['join', '--help']);
+  t.equal(help.code, 0);
+  t.match(help.stdout, /^Usage: corectl join/);
+});
+
 t.test('token create: option errors', async (t) => {
   for (const [args, re] of [
     [['create', '--groups=system:masters'], /--groups: "system:masters" must start with system:bootstrappers:/],
