@@ -44,6 +44,8 @@ export interface ServingOptions {
   requestheaderUsernameHeaders?: string[];
   requestheaderGroupHeaders?: string[];
   requestheaderExtraHeadersPrefix?: string[];
+  /** --enable-bootstrap-token-auth: bootstrap-token Secrets in kube-system authenticate. */
+  enableBootstrapTokenAuth?: boolean;
   /** Default true. */
   anonymousAuth: boolean;
   /** Ordered authorizer names. Default ['AlwaysAllow']. */

@@ -107,6 +107,8 @@ export function derivedArgs(d: DeriveInput): PartArgs {
     // same pair the token controller uses; the option needs its (alpha) gate.
     `--service-account-signing-key-file=${pki.serviceAccountKey}`,
     '--feature-gates=TokenRequest=true',
+    // Nodes on other machines join with a bootstrap token (`corectl token create`), as kubeadm.
+    '--enable-bootstrap-token-auth=true',
     `--nodeagent-certificate-authority=${pki.caCert}`,
     `--nodeagent-client-certificate=${pki.cert('apiserver-nodeagent-client')}`,
     `--nodeagent-client-key=${pki.key('apiserver-nodeagent-client')}`,
@@ -131,6 +133,8 @@ export function derivedArgs(d: DeriveInput): PartArgs {
     `--cluster-signing-key-file=${pki.caKey}`,
     `--root-ca-file=${pki.caCert}`,
     `--service-account-private-key-file=${pki.serviceAccountKey}`,
+    // As kubeadm: the bootstrap-token controllers, off by default, sign cluster-info and delete expired tokens.
+    '--controllers=*,bootstrapsigner,tokencleaner',
   ];
   const scheduler = [
     `--coreconfig=${d.coreconfigs.scheduler}`,
