@@ -253,7 +253,8 @@ export async function startApiserverParts(config: ApiserverConfig, log: Logger, 
     cleanups.unshift(() => authzModes.stop());
     // Bootstrap tokens are read from an in-process copy of the Secrets, synced before serving.
     if (prepared.authn.useBootstrapTokenSecrets) {
-      const secrets = storeMirror(store, '', 'secrets', log.child({ component: 'bootstrap-token' }));
+      // Bootstrap tokens live in kube-system only: no copy of other namespaces' Secrets.
+      const secrets = storeMirror(store, '', 'secrets', log.child({ component: 'bootstrap-token' }), 'kube-system');
       await secrets.ready;
       prepared.authn.useBootstrapTokenSecrets(secrets);
     }
