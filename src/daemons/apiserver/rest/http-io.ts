@@ -6,6 +6,7 @@ import { encodeYaml } from '../../../api/codec/yaml.js';
 import { MAX_BODY_BYTES } from './types.js';
 import type { OutputFormat } from './negotiate.js';
 import { encodeProtobufOrUndefined } from './codec-adapter.js';
+import { BODY_PIECE_BYTES, bufferSource, markBusy, writeFromSource, type BodySource } from '../body-writer.js';
 
 /**
  * Reads the whole body; 413 beyond the limit (checked on Content-Length first, then while
@@ -98,27 +99,56 @@ export function allowCompression(req: ApiRequest, res: ApiResponse): void {
 
 /** Writes an already encoded body with the headers writeObject sends. */
 export function writeBody(res: ApiResponse, code: number, body: Buffer, contentType: string, extraHeaders?: Record<string, string | string[]>): void {
+  setBodyHeaders(res, code, contentType, extraHeaders);
+  if (body.length > GZIP_THRESHOLD_BYTES && compressible.has(res)) {
+    writeGzipped(res, body);
+    return;
+  }
+  res.setHeader('Content-Length', String(body.length));
+  // A large body goes out as the connection drains (body-writer.ts), not all at once.
+  if (body.length <= BODY_PIECE_BYTES) res.end(body);
+  else writeFromSource(res, bufferSource(body));
+}
+
+/** writeBody for a body made piece by piece as it is sent (the list writers' sources). */
+export function writeBodySource(res: ApiResponse, code: number, source: BodySource, contentType: string, extraHeaders?: Record<string, string | string[]>): void {
+  if (source.length > GZIP_THRESHOLD_BYTES && compressible.has(res)) {
+    // Compressed whole, as before: gzip's output length must be known for Content-Length.
+    const pieces: Buffer[] = [];
+    for (let p = source.next(); p !== undefined; p = source.next()) pieces.push(p);
+    writeBody(res, code, Buffer.concat(pieces, source.length), contentType, extraHeaders);
+    return;
+  }
+  setBodyHeaders(res, code, contentType, extraHeaders);
+  res.setHeader('Content-Length', String(source.length));
+  writeFromSource(res, source);
+}
+
+function setBodyHeaders(res: ApiResponse, code: number, contentType: string, extraHeaders?: Record<string, string | string[]>): void {
   res.statusCode = code;
   for (const k in COMMON_HEADERS) res.setHeader(k, COMMON_HEADERS[k as keyof typeof COMMON_HEADERS]);
   if (extraHeaders) for (const k in extraHeaders) res.setHeader(k, extraHeaders[k]!);
   res.setHeader('Content-Type', contentType);
-  if (body.length > GZIP_THRESHOLD_BYTES && compressible.has(res)) {
-    // Compressed on libuv's thread pool, not on the event loop; a response the request
-    // timeout or a disconnect finished meanwhile is left as it is.
-    gzip(body, { level: GZIP_LEVEL }, (err, zipped) => {
-      if (res.headersSent || res.writableEnded || res.destroyed) return;
-      if (!err) {
-        res.setHeader('Content-Encoding', 'gzip');
-        res.setHeader('Vary', 'Accept-Encoding');
-      }
-      const out = err ? body : zipped;
-      res.setHeader('Content-Length', String(out.length));
-      res.end(out);
-    });
-    return;
-  }
-  res.setHeader('Content-Length', String(body.length));
-  res.end(body);
+}
+
+/**
+ * Compresses on libuv's thread pool, not on the event loop; the response counts as busy
+ * meanwhile (its request keeps its seat). A response the request timeout or a disconnect
+ * finished meanwhile is left as it is.
+ */
+function writeGzipped(res: ApiResponse, body: Buffer): void {
+  const done = markBusy(res);
+  gzip(body, { level: GZIP_LEVEL }, (err, zipped) => {
+    done();
+    if (res.headersSent || res.writableEnded || res.destroyed) return;
+    if (!err) {
+      res.setHeader('Content-Encoding', 'gzip');
+      res.setHeader('Vary', 'Accept-Encoding');
+    }
+    const out = err ? body : zipped;
+    res.setHeader('Content-Length', String(out.length));
+    writeFromSource(res, bufferSource(out));
+  });
 }
 
 export function writeError(res: ApiResponse, err: ApiError, format?: OutputFormat): void {
