@@ -2,7 +2,7 @@
  * Response bodies written as the connection drains (issue 27: slow readers). A body up to
  * BODY_PIECE_BYTES goes out in one `end(body)`, as before; a larger one is written a piece at a
  * time, the next piece only after the response drained, so a client that reads slowly (or not
- * at all) holds at most about two pieces plus the socket's own buffer in this process, not the
+ * at all) holds about one piece (and its TLS records) beyond the socket's buffer, not the
  * whole body and its TLS records. Pieces come from a `BodySource`, which may make them on
  * demand (the list writers do), so the whole body need not exist at once either.
  *
@@ -97,21 +97,24 @@ export function markBusy(res: ApiResponse, gone?: () => void): () => void {
 
 /**
  * Writes `source` on `res` (status and headers already set): in one `end()` when it is a single
- * piece, else piece by piece as the response drains (see the file comment).
+ * piece, else piece by piece as the response drains (see the file comment). A piece is made only
+ * when it can be written, and the last one goes out with `end()` (known by the source's length).
  */
 export function writeFromSource(res: ApiResponse, source: BodySource): void {
-  let piece = source.next();
-  let following = piece === undefined ? undefined : source.next();
-  if (following === undefined) { endWith(res, piece); return; }
+  const first = source.next();
+  if (first === undefined || first.length >= source.length) { endWith(res, first); return; }
+  let left = source.length;
+  let piece: Buffer | undefined = first;
   let stopped = false;
   const done = markBusy(res, () => { stopped = true; });
   const step = (): void => {
     while (!stopped) {
       if (res.destroyed) { done(); return; }
-      if (following === undefined) { endWith(res, piece); done(); return; }
-      const ok = res.write(piece!);
-      piece = following;
-      following = source.next();
+      piece ??= source.next();
+      if (piece === undefined || piece.length >= left) { endWith(res, piece); done(); return; }
+      left -= piece.length;
+      const ok = res.write(piece);
+      piece = undefined;
       if (!ok) { res.once('drain', step); return; }
     }
   };
