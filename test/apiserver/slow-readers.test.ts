@@ -15,7 +15,7 @@ const OBJECT_BYTES = 4000;
 const SLOW_CONNECTIONS = 500;
 const INFLIGHT = 400; // --max-requests-inflight's default, named so the test reads on its own
 /** The issue's done-when: the slow-reader load stays under 500 MB RSS. */
-const RSS_BOUND = 500 * 1024 * 1024;
+const RSS_BOUND = 500 * 1000 * 1000;
 const LIST_PATH = '/api/v1/namespaces/default/configmaps';
 
 function rssOf(pid: number): Promise<number> {
@@ -37,7 +37,7 @@ function watchRss(pid: number, bound: number) {
     while (!stopped) {
       const rss = await rssOf(pid).catch(() => 0);
       peak = Math.max(peak, rss);
-      if (rss > bound) { fail(new Error(`server RSS ${(rss / 2 ** 20).toFixed(0)} MiB exceeds ${(bound / 2 ** 20).toFixed(0)} MiB`)); return; }
+      if (rss > bound) { fail(new Error(`server RSS ${(rss / 1e6).toFixed(0)} MB exceeds ${(bound / 1e6).toFixed(0)} MB`)); return; }
       await new Promise((r) => setTimeout(r, 50));
     }
   };
@@ -83,7 +83,7 @@ t.test('slow HTTP/1.1 readers of large lists: bounded memory, 429 once the seats
   t.equal(list.status, 200);
   t.ok(list.body.length > 6 * 1024 * 1024, `a list is ${(list.body.length / 2 ** 20).toFixed(1)} MiB`);
   const baseRss = await rssOf(pid);
-  t.comment(`server RSS before the load: ${(baseRss / 2 ** 20).toFixed(0)} MiB`);
+  t.comment(`server RSS before the load: ${(baseRss / 1e6).toFixed(0)} MB`);
 
   const rss = watchRss(pid, RSS_BOUND);
   t.teardown(() => rss.stop());
@@ -107,7 +107,7 @@ t.test('slow HTTP/1.1 readers of large lists: bounded memory, 429 once the seats
   // The seats stay taken (the load is steady); the memory bound holds meanwhile.
   await Promise.race([new Promise((r) => setTimeout(r, 1000)), rss.exceeded]);
   await rss.stop();
-  t.ok(rss.peak() < RSS_BOUND, `peak server RSS under the slow readers: ${(rss.peak() / 2 ** 20).toFixed(0)} MiB`);
+  t.ok(rss.peak() < RSS_BOUND, `peak server RSS under the slow readers: ${(rss.peak() / 1e6).toFixed(0)} MB`);
 
   // The slow clients go away: their seats come back and the server answers again.
   for (const s of sockets) s.destroy();
