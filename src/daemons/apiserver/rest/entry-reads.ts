@@ -20,7 +20,7 @@ import type { ObjectStoreInternals } from '../../../storage/object-store.js';
 import type { ListResult, ObjectRef, StoredEntry } from '../../../storage/object-store-types.js';
 import { qualified } from '../registry/resource-registry.js';
 import { entrySerializations, ownedUtf8 } from './entry-serializations.js';
-import type { BodySource } from '../body-writer.js';
+import { pieceBytesFor, type BodySource } from '../body-writer.js';
 import { encodeFor, writeBody, writeBodySource } from './http-io.js';
 import { jsonListSource, protobufListSource } from './list-body.js';
 import { servedJsonOf, servesSplicedJson, storedInOtherVersion } from './served-json.js';
@@ -181,14 +181,15 @@ export async function listFromEntries(s: Scope, p: ListParams, fmt: OutputFormat
   if (res.continue) metadata.continue = res.continue;
   if (res.remainingItemCount !== undefined && res.continue) metadata.remainingItemCount = res.remainingItemCount;
   // Made piece by piece as the connection drains (list-body.ts), not as one buffer.
+  const piece = pieceBytesFor(s.res);
   let body: BodySource;
   if (plan) {
     try {
-      body = protobufListSource(plan, apiVersion, s.def.listKind, metadata, items as Buffer[]);
+      body = protobufListSource(plan, apiVersion, s.def.listKind, metadata, items as Buffer[], piece);
     } catch {
       return false; // no protobuf form for this list after all: the general path answers
     }
-  } else body = jsonListSource(s.def.listKind, apiVersion, metadata, entries, items);
+  } else body = jsonListSource(s.def.listKind, apiVersion, metadata, entries, items, piece);
   writeBodySource(s.res, 200, body, plan ? PROTOBUF : fmt.contentType ?? 'application/json');
   return true;
 }

@@ -6,7 +6,7 @@ import { encodeYaml } from '../../../api/codec/yaml.js';
 import { MAX_BODY_BYTES } from './types.js';
 import type { OutputFormat } from './negotiate.js';
 import { encodeProtobufOrUndefined } from './codec-adapter.js';
-import { BODY_PIECE_BYTES, bufferSource, markBusy, writeFromSource, type BodySource } from '../body-writer.js';
+import { bufferSource, markBusy, pieceBytesFor, writeFromSource, type BodySource } from '../body-writer.js';
 
 /**
  * Reads the whole body; 413 beyond the limit (checked on Content-Length first, then while
@@ -106,8 +106,9 @@ export function writeBody(res: ApiResponse, code: number, body: Buffer, contentT
   }
   res.setHeader('Content-Length', String(body.length));
   // A large body goes out as the connection drains (body-writer.ts), not all at once.
-  if (body.length <= BODY_PIECE_BYTES) res.end(body);
-  else writeFromSource(res, bufferSource(body));
+  const piece = pieceBytesFor(res);
+  if (body.length <= piece) res.end(body);
+  else writeFromSource(res, bufferSource(body, piece));
 }
 
 /** writeBody for a body made piece by piece as it is sent (the list writers' sources). */
@@ -147,7 +148,7 @@ function writeGzipped(res: ApiResponse, body: Buffer): void {
     }
     const out = err ? body : zipped;
     res.setHeader('Content-Length', String(out.length));
-    writeFromSource(res, bufferSource(out));
+    writeFromSource(res, bufferSource(out, pieceBytesFor(res)));
   });
 }
 
