@@ -53,15 +53,33 @@ async function metrics(s: StartedApiserver, c: Creds): Promise<string> {
 }
 
 t.test('a body still being written keeps its seat until the slow reader leaves', async (t) => {
+  // With a request timeout (which waits for the body too) and without one (the limit alone).
+  for (const requestTimeout of [60_000, 0]) {
+    const s = await startApiserver({ rest, serving: { maxRequestsInflight: 1, requestTimeout } });
+    t.teardown(() => s.stop());
+    const c = await creds(s);
+    t.equal(await probe(s, c), 200, `a seat is free (--request-timeout=${requestTimeout}ms)`);
+    const slow = await slowReader(s, c, [BIG_PATH]);
+    t.teardown(() => slow.destroy());
+    await waitFor('the seat taken by the slow reader', async () => (await probe(s, c)) === 429, 20_000);
+    slow.destroy();
+    await waitFor('the seat back once the reader left', async () => (await probe(s, c)) === 200, 20_000);
+  }
+});
+
+t.test('over HTTP/2 too: a stream the client does not read keeps its seat until it is reset', async (t) => {
   const s = await startApiserver({ rest, serving: { maxRequestsInflight: 1 } });
   t.teardown(() => s.stop());
   const c = await creds(s);
-  t.equal(await probe(s, c), 200, 'a seat is free');
-  const slow = await slowReader(s, c, [BIG_PATH]);
-  t.teardown(() => slow.destroy());
-  await waitFor('the seat taken by the slow reader', async () => (await probe(s, c)) === 429, 20_000);
-  slow.destroy();
-  await waitFor('the seat back once the reader left', async () => (await probe(s, c)) === 200, 20_000);
+  const session = http2.connect(s.url, c);
+  session.on('error', () => undefined);
+  t.teardown(() => session.destroy());
+  const stream = session.request({ ':path': BIG_PATH });
+  stream.on('error', () => undefined);
+  stream.pause(); // never read: the flow-control window closes
+  await waitFor('the seat taken by the unread stream', async () => (await probe(s, c)) === 429, 20_000);
+  stream.close(http2.constants.NGHTTP2_CANCEL);
+  await waitFor('the seat back once the stream was reset', async () => (await probe(s, c)) === 200, 20_000);
 });
 
 t.test('pipelined requests queued behind a slow one give their seats back when the connection goes', async (t) => {
