@@ -21,7 +21,7 @@ import type { ListResult, ObjectRef, StoredEntry } from '../../../storage/object
 import { qualified } from '../registry/resource-registry.js';
 import { entrySerializations, ownedUtf8 } from './entry-serializations.js';
 import { pieceBytesFor, type BodySource } from '../body-writer.js';
-import { encodeFor, writeBody, writeBodySource } from './http-io.js';
+import { encodeFor, writeBody } from './http-io.js';
 import { jsonListSource, protobufListSource } from './list-body.js';
 import { servedJsonOf, servesSplicedJson, storedInOtherVersion } from './served-json.js';
 import { scanStored, splicePlan, type SplicePlan } from './json-splice.js';
@@ -190,7 +190,7 @@ export async function listFromEntries(s: Scope, p: ListParams, fmt: OutputFormat
       return false; // no protobuf form for this list after all: the general path answers
     }
   } else body = jsonListSource(s.def.listKind, apiVersion, metadata, entries, items, piece);
-  writeBodySource(s.res, 200, body, plan ? PROTOBUF : fmt.contentType ?? 'application/json');
+  writeBody(s.res, 200, body, plan ? PROTOBUF : fmt.contentType ?? 'application/json');
   return true;
 }
 

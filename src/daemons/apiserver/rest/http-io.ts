@@ -97,59 +97,45 @@ export function allowCompression(req: ApiRequest, res: ApiResponse): void {
   }
 }
 
-/** Writes an already encoded body with the headers writeObject sends. */
-export function writeBody(res: ApiResponse, code: number, body: Buffer, contentType: string, extraHeaders?: Record<string, string | string[]>): void {
-  setBodyHeaders(res, code, contentType, extraHeaders);
-  if (body.length > GZIP_THRESHOLD_BYTES && compressible.has(res)) {
-    writeGzipped(res, body);
-    return;
-  }
-  res.setHeader('Content-Length', String(body.length));
-  // A large body goes out as the connection drains (body-writer.ts), not all at once.
-  const piece = pieceBytesFor(res);
-  if (body.length <= piece) res.end(body);
-  else writeFromSource(res, bufferSource(body, piece));
-}
-
-/** writeBody for a body made piece by piece as it is sent (the list writers' sources). */
-export function writeBodySource(res: ApiResponse, code: number, source: BodySource, contentType: string, extraHeaders?: Record<string, string | string[]>): void {
-  if (source.length > GZIP_THRESHOLD_BYTES && compressible.has(res)) {
-    // Compressed whole, as before: gzip's output length must be known for Content-Length.
-    const pieces: Buffer[] = [];
-    for (let p = source.next(); p !== undefined; p = source.next()) pieces.push(p);
-    writeBody(res, code, Buffer.concat(pieces, source.length), contentType, extraHeaders);
-    return;
-  }
-  setBodyHeaders(res, code, contentType, extraHeaders);
-  res.setHeader('Content-Length', String(source.length));
-  writeFromSource(res, source);
-}
-
-function setBodyHeaders(res: ApiResponse, code: number, contentType: string, extraHeaders?: Record<string, string | string[]>): void {
+/**
+ * Writes an already encoded body with the headers writeObject sends. A body given as a source
+ * (the list writers') is made piece by piece as it is sent; a large body goes out as the
+ * connection drains (body-writer.ts).
+ */
+export function writeBody(res: ApiResponse, code: number, body: Buffer | BodySource, contentType: string, extraHeaders?: Record<string, string | string[]>): void {
   res.statusCode = code;
   for (const k in COMMON_HEADERS) res.setHeader(k, COMMON_HEADERS[k as keyof typeof COMMON_HEADERS]);
   if (extraHeaders) for (const k in extraHeaders) res.setHeader(k, extraHeaders[k]!);
   res.setHeader('Content-Type', contentType);
+  if (body.length > GZIP_THRESHOLD_BYTES && compressible.has(res)) {
+    // Compressed whole (gzip's output length is the Content-Length), on libuv's thread pool,
+    // not on the event loop; the response counts as busy meanwhile. A response the request
+    // timeout or a disconnect finished meanwhile is left as it is.
+    const whole = Buffer.isBuffer(body) ? body : wholeBody(body);
+    const done = markBusy(res);
+    gzip(whole, { level: GZIP_LEVEL }, (err, zipped) => {
+      done();
+      if (res.headersSent || res.writableEnded || res.destroyed) return;
+      if (!err) {
+        res.setHeader('Content-Encoding', 'gzip');
+        res.setHeader('Vary', 'Accept-Encoding');
+      }
+      const out = err ? whole : zipped;
+      res.setHeader('Content-Length', String(out.length));
+      writeFromSource(res, bufferSource(out, pieceBytesFor(res)));
+    });
+    return;
+  }
+  res.setHeader('Content-Length', String(body.length));
+  if (!Buffer.isBuffer(body)) writeFromSource(res, body);
+  else if (body.length <= pieceBytesFor(res)) res.end(body);
+  else writeFromSource(res, bufferSource(body, pieceBytesFor(res)));
 }
 
-/**
- * Compresses on libuv's thread pool, not on the event loop; the response counts as busy
- * meanwhile (its request keeps its seat). A response the request timeout or a disconnect
- * finished meanwhile is left as it is.
- */
-function writeGzipped(res: ApiResponse, body: Buffer): void {
-  const done = markBusy(res);
-  gzip(body, { level: GZIP_LEVEL }, (err, zipped) => {
-    done();
-    if (res.headersSent || res.writableEnded || res.destroyed) return;
-    if (!err) {
-      res.setHeader('Content-Encoding', 'gzip');
-      res.setHeader('Vary', 'Accept-Encoding');
-    }
-    const out = err ? body : zipped;
-    res.setHeader('Content-Length', String(out.length));
-    writeFromSource(res, bufferSource(out, pieceBytesFor(res)));
-  });
+function wholeBody(source: BodySource): Buffer {
+  const pieces: Buffer[] = [];
+  for (let p = source.next(); p !== undefined; p = source.next()) pieces.push(p);
+  return Buffer.concat(pieces, source.length);
 }
 
 export function writeError(res: ApiResponse, err: ApiError, format?: OutputFormat): void {
