@@ -24,11 +24,12 @@ export const BODY_PIECE_BYTES = 64 * 1024;
 
 /**
  * The same on HTTP/2, larger: a stream's data is framed and encrypted only as the client's flow
- * control window allows (a blocked piece is held once), and each stream write costs more CPU
- * than a socket write (64 KiB pieces cost a fifth more CPU than one write for a 0.5 MiB body;
- * 256 KiB pieces about the same as one write).
+ * control window allows (a blocked piece is held once, with no TLS copy), and splitting a body
+ * into stream writes costs CPU (the read bench's 0.5 MiB pages took about a tenth to a fifth
+ * more server CPU in 256 KiB pieces than in one write; 1 MiB pieces leave them as they were).
+ * An unread stream thus holds at most 1 MiB here.
  */
-export const H2_BODY_PIECE_BYTES = 256 * 1024;
+export const H2_BODY_PIECE_BYTES = 1024 * 1024;
 
 /** The piece size for bodies written on `res`. */
 export function pieceBytesFor(res: ApiResponse): number {
