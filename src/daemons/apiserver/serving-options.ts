@@ -27,7 +27,7 @@ export interface ServingOptions {
   /** Go constant names, e.g. TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256. */
   tlsCipherSuites?: string[];
   tlsSniCertKey?: NamedCertKeyOption[];
-  /** 0 or unset: Node's default. */
+  /** Advertised SETTINGS_MAX_CONCURRENT_STREAMS; 0 or unset: 250, Go's default, as Kubernetes. */
   http2MaxStreamsPerConnection?: number;
   /** The first IP of this range is a SAN of a generated serving certificate. */
   serviceClusterIpRange?: string;
