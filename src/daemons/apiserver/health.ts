@@ -53,17 +53,23 @@ export class HealthChecks {
     };
   }
 
+  /** Adds a check to the given endpoints (a post-start hook's, registered once serving started). */
+  add(check: HealthCheck, endpoints: readonly HealthEndpoint[]): void {
+    for (const e of endpoints) this.lists[e].push(check);
+  }
+
   /** From now on /readyz fails, so load balancers drain this server. */
   markShuttingDown(): void { this.shuttingDown = true; }
 
   /** Whether `path` is one of ours (/healthz, /livez/ping ...). */
   handles(path: string): boolean {
-    return /^\/(healthz|livez|readyz)(\/[^/]+)?\/?$/.test(path);
+    return /^\/(healthz|livez|readyz)(\/.*)?$/.test(path);
   }
 
   /** Serves a health path; `path` must satisfy `handles`. */
   async serve(method: string, path: string, query: URLSearchParams, res: ApiResponse): Promise<void> {
-    const m = /^\/(healthz|livez|readyz)(?:\/([^/]+))?\/?$/.exec(path);
+    // A check's name may hold slashes (poststarthook/rbac/bootstrap-roles).
+    const m = /^\/(healthz|livez|readyz)(?:\/(.+?))?\/?$/.exec(path);
     const endpoint = (m?.[1] ?? 'healthz') as HealthEndpoint;
     const single = m?.[2];
     const checks = this.lists[endpoint];

@@ -29,6 +29,7 @@ import { readOptionFile, StartupError, withServingDefaults, type ServingOptions 
 import { setAllowPrivileged } from '../../api/resources/core/pod-spec.js';
 import { corsPatterns } from './filters/cors.js';
 import { buildAuthorizerModes } from './authorizer-modes.js';
+import { startRbacBootstrap } from './rbac-bootstrap.js';
 
 /** ApiserverConfig → the serving subset (the option parser keeps '' for unset strings). */
 export function servingOptionsFromConfig(c: ApiserverConfig): ServingOptions {
@@ -216,6 +217,9 @@ export async function startApiserverParts(config: ApiserverConfig, log: Logger, 
     cleanups.unshift(async () => { proxyClients.close(); });
     await rest.start();
     cleanups.unshift(() => rest.stop());
+    // Default RBAC roles and bindings, reconciled in the background; /readyz waits for them.
+    const rbacBootstrap = startRbacBootstrap(config, rest.registry, log);
+    cleanups.unshift(async () => rbacBootstrap.stop());
     // Authorizers that read the store answer once their caches are synced, before serving.
     await authzModes.start(store);
     cleanups.unshift(() => authzModes.stop());
@@ -225,6 +229,7 @@ export async function startApiserverParts(config: ApiserverConfig, log: Logger, 
       storageCheck: async () => { await storage.default.currentRevision(); },
     }, prepared);
     cleanups.unshift(() => serving.stop());
+    rbacBootstrap.addHealthChecks(serving.health);
     const parts: ApiserverParts = {
       serving, metrics, store, storage, rest,
       async shutdown(): Promise<void> {

@@ -51,7 +51,11 @@ export class KubernetesServiceReconciler {
       return;
     }
     this.started = true;
-    await this.reconcile();
+    // Another API server starting at once may write the same objects between a read and a write here.
+    await this.reconcile().catch((e: unknown) => {
+      if (isApiError(e, 'AlreadyExists') || isApiError(e, 'Conflict')) return this.reconcile();
+      throw e;
+    });
     this.timer = setInterval(() => {
       if (this.running) return;
       this.running = this.reconcile().catch((e: unknown) => this.o.log.warn({ err: e }, 'kubernetes service reconcile failed')).finally(() => { this.running = undefined; });
@@ -119,7 +123,9 @@ export class KubernetesServiceReconciler {
           spec: this.serviceSpec(),
         }, { internal: true });
       } catch (e) {
-        if (!isApiError(e, 'AlreadyExists')) throw e;
+        // Another API server starting at once made it first: its IP allocation may fail
+        // (the IP is taken) before the name clash shows, so look for the service itself.
+        if (!isApiError(e, 'AlreadyExists')) await registry.get(services, 'default', 'kubernetes').catch(() => { throw e; });
       }
       return;
     }
