@@ -216,10 +216,10 @@ export class RestClient {
   }
 
   /** Sends with rate limiting and retries; resolves on a non-retried response (any status). */
-  private async open(spec: RequestSpec): Promise<Opened> {
+  private async open(spec: RequestSpec, rawPath?: string, accept?: string): Promise<Opened> {
     const { body, contentType } = this.encodeBody(spec);
-    const path = resourcePath(spec) + queryString(spec.query);
-    const headers: Record<string, string> = { accept: this.accept(), 'user-agent': this.userAgent };
+    const path = rawPath ?? resourcePath(spec) + queryString(spec.query);
+    const headers: Record<string, string> = { accept: accept ?? this.accept(), 'user-agent': this.userAgent };
     if (contentType) headers['content-type'] = contentType;
     const idempotent = IDEMPOTENT.has(spec.method);
     let refreshedToken = false;
@@ -251,6 +251,15 @@ export class RestClient {
       }
       await this.clock.sleep(wait, spec.signal);
     }
+  }
+
+  /**
+   * GET of a path outside the resource tree (discovery documents, /version) with this client's
+   * credentials, rate limit and retries; resolves any status with the whole body.
+   */
+  async getPath(path: string, opts: { accept?: string; signal?: AbortSignal } = {}): Promise<{ status: number; headers: Record<string, string>; body: Buffer }> {
+    const res = await this.open({ group: '', version: '', resource: '', method: 'GET', ...(opts.signal ? { signal: opts.signal } : {}) }, path, opts.accept);
+    return { status: res.status, headers: res.headers, body: await readBody(res.body) };
   }
 
   /** One request; resolves the decoded body, throws ApiError on failure. */
