@@ -83,8 +83,13 @@ export function derivedArgs(d: DeriveInput): PartArgs {
     `--tls-cert-file=${pki.cert('apiserver')}`,
     `--tls-private-key-file=${pki.key('apiserver')}`,
     `--client-ca-file=${pki.caCert}`,
-    // Authorization is AlwaysAllow until RBAC exists: only certificate holders get in.
-    '--anonymous-auth=false',
+    // kubeadm's secure defaults: nodes by the Node authorizer, everyone else by RBAC (the
+    // bootstrap policy), anonymous requests allowed in but granted only what
+    // system:public-info-viewer gives system:unauthenticated (/healthz, /livez, /readyz,
+    // /version), and nodes restricted to their own Node and pods.
+    '--authorization-mode=Node,RBAC',
+    '--anonymous-auth=true',
+    '--enable-admission-plugins=NodeRestriction',
     `--service-account-key-file=${pki.serviceAccountPub}`,
     // TokenRequest (kubectl create token, projected service-account tokens) signs with the
     // same pair the token controller uses; the option needs its (alpha) gate.
@@ -111,6 +116,8 @@ export function derivedArgs(d: DeriveInput): PartArgs {
     `--cluster-signing-key-file=${pki.caKey}`,
     `--root-ca-file=${pki.caCert}`,
     `--service-account-private-key-file=${pki.serviceAccountKey}`,
+    // As kubeadm: each controller acts as its own service account (system:controller:<name>).
+    '--use-service-account-credentials=true',
   ];
   const scheduler = [
     `--coreconfig=${d.coreconfigs.scheduler}`,
@@ -134,8 +141,8 @@ export function derivedArgs(d: DeriveInput): PartArgs {
     `--tls-private-key-file=${pki.key('nodeagent')}`,
     `--client-ca-file=${pki.caCert}`,
     '--anonymous-auth=false',
-    // As kubeadm: bearer tokens via TokenReview, every request via SubjectAccessReview (the
-    // API server's client certificate is in system:masters, which the API server allows).
+    // As kubeadm: bearer tokens via TokenReview, every request via SubjectAccessReview (RBAC
+    // decides for the API server's own client identity).
     '--authentication-token-webhook=true',
     '--authorization-mode=Webhook',
     `--container-runtime=${d.runtime}`,
