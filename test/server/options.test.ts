@@ -89,7 +89,11 @@ t.test('layers: derived, then the config file, then --<daemon>-arg', async (t) =
   t.equal(a.securePort, 7443, 'derived from --secure-port');
   t.equal(a.dataDir, join(dir, 'data', 'db'));
   t.equal(a.clientCaFile, join(dir, 'data', 'pki', 'ca.crt'));
-  t.equal(a.anonymousAuth, false);
+  // kubeadm's secure defaults (issue 28).
+  t.equal(a.anonymousAuth, true);
+  t.equal(a.authorizationMode, 'Node,RBAC');
+  t.ok(a.enableAdmissionPlugins.includes('NodeRestriction'));
+  t.equal(plan.controllerManager.config.useServiceAccountCredentials, true);
   t.equal(plan.controllerManager.config.concurrentDeploymentSyncs, 7);
   t.same(plan.controllerManager.config.controllers, ['*', '-ttl']);
   t.equal(plan.controllerManager.config.leaderElect, false);
