@@ -136,6 +136,7 @@ export const APISERVER_OPTIONS = [
   { name: 'watch-cache-sizes', type: 'stringSlice', syntax: 'watch-cache-sizes', group: G.storage, description: 'Per-resource cache sizes: resource[.group]#size.' },
   ...OURS_LOGGING,
   { name: 'data-dir', type: 'string', default: '/var/lib/core', group: G.ours, ours: true, description: 'Directory of the embedded LevelDB store (used when --kvstore-servers is empty).' },
+  { name: 'nodeagent-allow-loopback', type: 'bool', default: 'false', group: G.ours, ours: true, description: 'Also connect to node agents at loopback addresses (a cluster on one machine\'s loopback interface); link-local and unspecified node addresses are always refused.' },
 ] as const satisfies readonly OptionSpec[];
 
 export type ApiserverConfig = ConfigOf<typeof APISERVER_OPTIONS>;

@@ -137,6 +137,7 @@ export const NODEAGENT_OPTIONS = [
   { name: 'volume-plugin-dir', type: 'string', default: '/usr/libexec/core/nodeagent-plugins/volume/exec/', group: G.generic, description: 'Directory of third-party volume plugins.' },
   { name: 'volume-stats-agg-period', type: 'duration', default: '1m0s', group: G.resources, description: 'Volume usage refresh period; 0 disables.' },
   ...OURS_LOGGING,
+  { name: 'enable-manifest-api', type: 'bool', default: 'false', group: G.ours, ours: true, description: 'Serve the manifest API (/manifests: submit, list and remove static pods) on the secure port, to authenticated callers allowed nodes/proxy.' },
 ] as const satisfies readonly OptionSpec[];
 
 export type NodeagentConfig = ConfigOf<typeof NODEAGENT_OPTIONS>;

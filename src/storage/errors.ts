@@ -26,8 +26,10 @@ export class StorageError extends Error {
       key?: string;
       /** The store's current revision when known (Conflict, Compacted, FutureRevision). */
       currentRevision?: number;
-      /** For Compacted: the compaction point. */
+      /** For Compacted: the compaction point (for a watch cache, the last revision before its history). */
       compactRevision?: number;
+      /** For Compacted: a watch cache's history no longer reaches the revision (the backend's may). */
+      beforeHistory?: boolean;
       /** For Conflict: the key's current modification revision (0 when deleted meanwhile). */
       actualModRevision?: number;
     } = {},

@@ -130,7 +130,11 @@ export interface WatchTrigger {
   readonly valuesOf: (e: WatchEvent) => readonly (string | undefined)[];
 }
 
-/** Events of one revision come together in one batch; batches are in revision order. */
+/**
+ * Events of one revision come together in one batch; batches are in revision order. A batch may
+ * hold several consecutive revisions (the embedded store delivers each group commit as one), so
+ * whoever starts a watch inside a batch must cut it by the events' own revisions (kv.modRevision).
+ */
 export interface WatchBatch {
   readonly events: readonly WatchEvent[];
   /** The revision this batch brings the watcher up to. */

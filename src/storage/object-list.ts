@@ -9,12 +9,13 @@ import { prefixEnd, type KeyValue, type RangeOptions, type RangeResult } from '.
 import { listPrefixUnder, objectKeyUnder } from './keys.js';
 import type { ListQuery, ListResult } from './object-store-types.js';
 import type { ResourceStore } from './resource-store.js';
-import { parseResourceVersion } from './resource-version.js';
+import { parseResourceVersion, tooLargeResourceVersion } from './resource-version.js';
 
 /** Items read per backend round when a filter drops items (so pages still fill up). */
 const FILTER_CHUNK = 500;
 
-type Mode = { kind: 'exact'; revision: number } | { kind: 'consistent' } | { kind: 'notOlderThan'; revision: number };
+/** How the first page is read; `requested` is the resourceVersion as the client wrote it (for messages). */
+type Mode = { kind: 'exact'; revision: number } | { kind: 'consistent' } | { kind: 'notOlderThan'; revision: number; requested: string };
 
 export async function listObjects(rs: ResourceStore, q: ListQuery): Promise<ListResult> {
   const prefix = listPrefixUnder(rs.keyPrefix, q.namespace);
@@ -39,7 +40,7 @@ export async function listObjects(rs: ResourceStore, q: ListQuery): Promise<List
     } else if (q.resourceVersionMatch === 'NotOlderThan' && rv === undefined) {
       throw new StorageError('InvalidArgument', 'resourceVersionMatch "NotOlderThan" requires a resourceVersion');
     } else {
-      mode = rv === undefined ? { kind: 'consistent' } : { kind: 'notOlderThan', revision: rv };
+      mode = rv === undefined ? { kind: 'consistent' } : { kind: 'notOlderThan', revision: rv, requested: q.resourceVersion! };
     }
   }
 
@@ -114,15 +115,17 @@ async function readFirst(rs: ResourceStore, prefix: string, opts: RangeOptions, 
       case 'consistent':
         return await rs.backend.range(prefix, opts);
       case 'notOlderThan': {
+        // The cache waits for the revision (as the cacher does, 3 s); the backend answers at once.
         if (rs.cache) return await rs.cache.readNotOlderThan(prefix, opts, mode.revision);
         const page = await rs.backend.range(prefix, opts);
-        if (page.revision < mode.revision) {
-          throw new StorageError('FutureRevision', `Too large resource version: ${mode.revision}, current: ${page.revision}`, { currentRevision: page.revision });
-        }
+        if (page.revision < mode.revision) throw tooLargeResourceVersion(mode.requested, page.revision);
         return page;
       }
     }
   } catch (e) {
+    if (mode.kind === 'notOlderThan' && isStorageError(e, 'FutureRevision')) {
+      throw tooLargeResourceVersion(mode.requested, e.details.currentRevision ?? 0);
+    }
     if (continuing && isStorageError(e, 'Compacted')) {
       throw new StorageError('Compacted',
         'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.',

@@ -28,7 +28,7 @@ import type {
 } from './object-store-types.js';
 import { SharedEventCache, watchObjects } from './object-watch.js';
 import { ResourceStore, jsonEqual, type EncodedObject } from './resource-store.js';
-import { parseResourceVersion } from './resource-version.js';
+import { parseResourceVersion, tooLargeResourceVersion } from './resource-version.js';
 import { WatchCache } from './watch-cache/watch-cache.js';
 import { WatchFeed } from './watch-cache/watch-feed.js';
 import { cloneJson } from '../util/json-clone.js';
@@ -364,10 +364,14 @@ function backoff(attempt: number): Promise<void> {
 /** The entry of `key` as a get reads it: from the cache for a resourceVersion (not older than it), else consistently. */
 async function readEntry(rs: ResourceStore, key: string, resourceVersion: string | undefined): Promise<KeyValue | undefined> {
   const rv = parseResourceVersion(resourceVersion);
-  if (rv !== undefined && rs.cache) return (await rs.cache.readNotOlderThan(key, {}, rv)).kvs[0];
-  const r = await rs.backend.get(key);
-  if (rv !== undefined && r.revision < rv) {
-    throw new StorageError('FutureRevision', `Too large resource version: ${rv}, current: ${r.revision}`, { currentRevision: r.revision });
+  if (rv !== undefined && rs.cache) {
+    try {
+      return (await rs.cache.readNotOlderThan(key, {}, rv)).kvs[0];
+    } catch (e) {
+      throw isStorageError(e, 'FutureRevision') ? tooLargeResourceVersion(resourceVersion!, e.details.currentRevision ?? 0) : e;
+    }
   }
+  const r = await rs.backend.get(key);
+  if (rv !== undefined && r.revision < rv) throw tooLargeResourceVersion(resourceVersion!, r.revision);
   return r.kv;
 }

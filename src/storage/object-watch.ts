@@ -3,8 +3,9 @@
  *
  * - resourceVersion '' / '0': synthetic ADDED events for the current objects (a consistent
  *   list for '', any cached state for '0'), then every change after that list's revision.
- * - resourceVersion N: every change after N. A start older than the history yields one ERROR
- *   event with a 410 Expired Status ("too old resource version: N (M)") and ends.
+ * - resourceVersion N: every change after N (none yet for an N in the future: the watch waits). A
+ *   start older than the history yields one ERROR event with a 410 Expired Status ("too old
+ *   resource version: N (M)" from the watch cache) and ends.
  * - Filters (the predicate; namespace and name come from the key range): a MODIFIED event that
  *   makes an object leave the filter is delivered as DELETED (the previous object with the
  *   event's resourceVersion), one that makes it enter as ADDED, as kube-apiserver does.
@@ -298,10 +299,16 @@ function errorEvent(status: object): ObjectEvent {
   return { type: 'ERROR', object: status as unknown as KubeObject };
 }
 
-/** The ERROR event ending a watch: 410 Expired for a start older than the history, else the mapped failure. */
+/**
+ * The ERROR event ending a watch: 410 Expired for a start older than the history, in Kubernetes'
+ * words: the cacher's "too old resource version: <requested> (<last before its history>)", or
+ * etcd's when the backend was compacted past it (a watch without the cache); else the mapped failure.
+ */
 function failure(e: unknown, start: number): ObjectEvent {
   if (isStorageError(e, 'Compacted')) {
-    return errorEvent(errors.expired(`too old resource version: ${start} (${e.details.compactRevision ?? 0})`).status);
+    return errorEvent(errors.expired(e.details.beforeHistory
+      ? `too old resource version: ${start} (${e.details.compactRevision ?? 0})`
+      : 'The resourceVersion for the provided watch is too old.').status);
   }
   if (isStorageError(e, 'Unavailable')) return errorEvent(errors.unavailable(e.message).status);
   return errorEvent(errors.internal(e instanceof Error ? e.message : String(e)).status);

@@ -144,3 +144,12 @@ export function canonicalCidr(text: string): string | undefined {
   const c = parseCidr(text.trim());
   return c ? formatCidr(c) : undefined;
 }
+
+/** A loopback address: 127.0.0.0/8, ::1, or 127.x as an IPv4-mapped IPv6 address. */
+export function isLoopbackIp(text: string): boolean {
+  const parsed = parseIp(text);
+  if (!parsed) return false;
+  const b = isV4Mapped(parsed) ? parsed.slice(12) : parsed;
+  if (b.length === 4) return b[0] === 127;
+  return b.slice(0, 15).every((v) => v === 0) && b[15] === 1;
+}

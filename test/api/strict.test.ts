@@ -3,7 +3,8 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { checkFields, fieldValidationOutcome, scanJsonKeys, warningHeaderValue } from '../../src/api/codec/strict.js';
+import { checkFields, fieldValidationOutcome, scanJsonKeys } from '../../src/api/codec/strict.js';
+import { warningHeaderValue } from '../../src/api/codec/warning-header.js';
 import { ApiError } from '../../src/api/meta/status.js';
 import { messageForObject, schema } from '../../src/api/schema/registry.js';
 

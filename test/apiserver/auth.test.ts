@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { TokenFileAuthenticator, parseCsvLine } from '../../src/auth/token-file.js';
-import { buildAuthentication, buildAuthorizer } from '../../src/daemons/apiserver/auth-setup.js';
+import { anonymousAllowed, buildAuthentication, buildAuthorizer } from '../../src/daemons/apiserver/auth-setup.js';
 import type { RestHandler } from '../../src/daemons/apiserver/chain.js';
 import { createCA, issueCert } from '../../src/util/pki.js';
 import { h1request, h2request, startApiserver } from '../helpers/apiserver.js';
@@ -100,6 +100,31 @@ t.test('anonymous off: no credentials → 401', async (t) => {
   t.match(JSON.parse(r.body), { kind: 'Status', status: 'Failure', reason: 'Unauthorized', code: 401 });
   const ok = await h2request(s.url, { path: '/healthz', ca, cert: await readFile(s.clientCertFile), key: await readFile(s.clientKeyFile) });
   t.equal(ok.status, 200);
+});
+
+t.test('AlwaysAllow turns anonymous requests off, with Kubernetes\' warning (issue 27: anonymous cluster-admin)', async (t) => {
+  const lines: string[] = [];
+  const log = pino({ level: 'warn' }, { write: (l: string) => { lines.push(l); } });
+  // A standalone API server with default options: --anonymous-auth=true, --authorization-mode=AlwaysAllow.
+  const s = await startApiserver({ log });
+  t.teardown(() => s.stop());
+  const ca = await readFile(s.caFile);
+  for (const path of ['/api/v1/secrets', '/api/v1/namespaces/kube-system/secrets', '/apis', '/healthz']) {
+    const r = await h2request(s.url, { path, ca });
+    t.equal(r.status, 401, `anonymous ${path}`);
+    t.match(JSON.parse(r.body), { kind: 'Status', reason: 'Unauthorized', code: 401 });
+  }
+  const create = await h2request(s.url, { path: '/api/v1/namespaces', method: 'POST', ca, body: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'anon' } }), headers: { 'content-type': 'application/json' } });
+  t.equal(create.status, 401, 'anonymous create');
+  const admin = await h2request(s.url, { path: '/api/v1/secrets', ca, cert: await readFile(s.clientCertFile), key: await readFile(s.clientKeyFile) });
+  t.equal(admin.status, 200, 'a certificate user still gets in');
+  t.ok(lines.some((l) => l.includes('AnonymousAuth is not allowed with the AlwaysAllow authorizer. Resetting AnonymousAuth to false. You should use a different authorizer')), 'the warning is logged');
+  // AlwaysAllow anywhere in the list counts; without it, --anonymous-auth stands.
+  const quiet = pino({ level: 'silent' });
+  t.notOk(anonymousAllowed({ anonymousAuth: true, authorizationMode: [] }, quiet), 'the default mode is AlwaysAllow');
+  t.notOk(anonymousAllowed({ anonymousAuth: true, authorizationMode: ['AlwaysDeny', 'AlwaysAllow'] }, quiet));
+  t.ok(anonymousAllowed({ anonymousAuth: true, authorizationMode: ['AlwaysDeny'] }, quiet));
+  t.notOk(anonymousAllowed({ anonymousAuth: false, authorizationMode: ['AlwaysDeny'] }, quiet));
 });
 
 t.test('AlwaysDeny → 403 in Kubernetes wording', async (t) => {

@@ -44,7 +44,7 @@ t.test('without the option CORS is off', async (t) => {
   const api = await startApiserver();
   t.teardown(() => api.stop());
   const ca = await readFile(api.caFile);
-  const r = await h2request(api.url, { path: '/healthz', ca, headers: { origin: 'https://ui.example.com' } });
+  const r = await h2request(api.url, { path: '/healthz', ca, cert: await readFile(api.clientCertFile), key: await readFile(api.clientKeyFile), headers: { origin: 'https://ui.example.com' } });
   t.equal(r.status, 200);
   t.equal(r.headers['access-control-allow-origin'], undefined);
 });

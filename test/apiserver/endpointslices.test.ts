@@ -155,12 +155,13 @@ t.test('kubectl get endpointslices', { skip: KUBECTL ? false : 'kubectl.1.33 not
 t.test('the kubernetes service has an EndpointSlice next to its Endpoints', async (t) => {
   // The default test server advertises 127.0.0.1, which an EndpointSlice may not carry.
   const s = await waitFor('kubernetes slice', async () => { const r = await c.request('GET', `${BASE}/kubernetes`); return r.status === 200 && r.json; });
-  const ep = await c.request('GET', '/api/v1/namespaces/default/endpoints/kubernetes');
-  const port = ep.json.subsets[0].ports[0].port as number;
+  // The secure port as configured (the service's targetPort), not the test's bound port.
+  const port = (await c.request('GET', '/api/v1/namespaces/default/services/kubernetes')).json.spec.ports[0].targetPort as number;
   t.same(s.metadata.labels, { 'kubernetes.io/service-name': 'kubernetes' }, 'no managed-by label: no controller owns it');
   t.equal(s.addressType, 'IPv4');
   t.same(s.ports, [{ name: 'https', protocol: 'TCP', port }]);
   t.same(s.endpoints ?? [], [], 'a loopback advertise address is left out');
+  t.equal((await c.request('GET', '/api/v1/namespaces/default/endpoints/kubernetes')).json.subsets, undefined, 'and out of the Endpoints');
 
   const other = await startApiserver({ args: ['--advertise-address=192.0.2.10'] });
   const oc = await connectClient(other);

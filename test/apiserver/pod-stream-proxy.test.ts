@@ -26,7 +26,7 @@ agent.on('upgrade', (req: IncomingMessage, socket) => {
 await new Promise<void>((r) => agent.listen(0, '127.0.0.1', r));
 const agentPort = (agent.address() as { port: number }).port;
 
-const api = await startApiserver({ args: ['--nodeagent-https=false', '--nodeagent-preferred-address-types=InternalIP'] });
+const api = await startApiserver({ args: ['--nodeagent-https=false', '--nodeagent-preferred-address-types=InternalIP', '--nodeagent-allow-loopback=true'] });
 const client = new RestClient({ connection: await loadCoreconfig({ path: api.coreconfigPath }), contentType: 'application/json' });
 t.teardown(async () => { client.close(); await api.stop(); agent.close(); agent.closeAllConnections(); });
 

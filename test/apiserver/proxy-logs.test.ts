@@ -38,6 +38,8 @@ const api = await startApiserver({
   args: [
     `--nodeagent-client-certificate=${f.clientCert}`, `--nodeagent-client-key=${f.clientKey}`,
     `--nodeagent-certificate-authority=${f.ca}`, '--nodeagent-preferred-address-types=InternalIP',
+    // The node agent here listens on loopback only.
+    '--nodeagent-allow-loopback=true',
   ],
 });
 const client = new RestClient({ connection: await loadCoreconfig({ path: api.coreconfigPath }), contentType: 'application/json' });
@@ -57,7 +59,7 @@ const { config } = parseNodeagentArgs([
   `--cert-dir=${join(root, 'pki')}`, '--port=0', '--read-only-port=0', '--healthz-port=0', '--fail-swap-on=false',
   '--address=127.0.0.1', '--node-ip=127.0.0.1', '--node-status-update-frequency=1s', '--resolv-conf=', '--event-qps=0',
   '--core-api-qps=50', '--core-api-burst=100', `--client-ca-file=${f.ca}`, `--tls-cert-file=${f.servingCert}`,
-  `--tls-private-key-file=${f.servingKey}`, '--anonymous-auth=false',
+  `--tls-private-key-file=${f.servingKey}`, '--anonymous-auth=false', '--enable-manifest-api=true',
 ]);
 agent = await startNodeAgent(config, { podLogDir: join(root, 'logs'), relistPeriodMs: 100, leaseRenewIntervalMs: 300, skipProcessTweaks: true });
 const agentPort = agent.listeners?.securePort ?? 0;

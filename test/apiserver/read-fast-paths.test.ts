@@ -72,7 +72,7 @@ t.test('JSON GET and LIST fast paths', async (t) => {
   t.equal((await c.request('GET', `${base}/cm4?resourceVersion=${rv}`)).status, 200, 'not older than a past version');
   const future = await c.request('GET', `${base}/cm4?resourceVersion=${rv + 100000}`);
   t.equal(future.status, 504, 'a future resourceVersion times out');
-  t.match(future.json, { reason: 'Timeout', message: /^Too large resource version/ });
+  t.match(future.json, { reason: 'Timeout', message: /^Timeout: Too large resource version/ });
   t.equal((await c.request('GET', `${base}/cm4?resourceVersion=abc`)).status, 400);
 
   // Protobuf: the general path ignores pretty for protobuf, so ?pretty=true gives its bytes.

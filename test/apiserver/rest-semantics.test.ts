@@ -171,7 +171,7 @@ t.test('services: cluster IPs and node ports', async (t) => {
   t.equal(k.spec.clusterIP, '10.96.0.1');
   t.match(k.spec.ports[0], { name: 'https', port: 443, protocol: 'TCP' });
   const ep = (await c.request('GET', '/api/v1/namespaces/default/endpoints/kubernetes')).json;
-  t.equal(ep.subsets[0].addresses[0].ip, '127.0.0.1');
+  t.equal(ep.subsets, undefined, 'the loopback advertise address is left out (Endpoints refuse it)');
 
   const svc = (name: string, spec: Record<string, unknown>): Record<string, unknown> => ({ apiVersion: 'v1', kind: 'Service', metadata: { name }, spec: { ports: [{ port: 80 }], selector: { app: name }, ...spec } });
   const s1 = await c.request('POST', '/api/v1/namespaces/default/services', { body: svc('s1', {}) });

@@ -27,11 +27,12 @@ t.test('config mapping', async (t) => {
 t.test('the full in-process server answers health', async (t) => {
   const s = await startApiserver();
   t.teardown(() => s.stop());
-  const ca = await readFile(s.caFile);
-  const r = await h2request(s.url, { path: '/readyz?verbose', ca });
+  // A client certificate: anonymous requests are off under the default AlwaysAllow.
+  const ca = { ca: await readFile(s.caFile), cert: await readFile(s.clientCertFile), key: await readFile(s.clientKeyFile) };
+  const r = await h2request(s.url, { path: '/readyz?verbose', ...ca });
   t.equal(r.status, 200, r.body);
   t.match(r.body, /readyz check passed/);
-  const one = await h2request(s.url, { path: '/readyz/storage', ca });
+  const one = await h2request(s.url, { path: '/readyz/storage', ...ca });
   t.equal(one.status, 200);
   t.equal(one.body, 'ok');
 });
@@ -48,11 +49,12 @@ t.test('run: serves until the signal aborts, then returns 0', async (t) => {
   while (Date.now() < end) {
     try {
       status = (await h2request(`https://127.0.0.1:${port}`, { path: '/healthz', ca: await readFile(join(dir, 'certs', 'apiserver.crt')), servername: 'localhost' })).status;
-      if (status === 200) break;
+      // No client CA, and anonymous requests are off under AlwaysAllow: 401 once it serves.
+      if (status === 401) break;
     } catch { /* not up yet */ }
     await new Promise((r) => setTimeout(r, 50));
   }
-  t.equal(status, 200, 'self-signed server is healthy and verifiable with its own CA');
+  t.equal(status, 401, 'self-signed server answers and is verifiable with its own CA');
   ac.abort();
   t.equal(await done, 0);
 });
@@ -104,7 +106,9 @@ t.test('kubectl against the full server', { skip: kubectl ? false : 'kubectl.1.3
 t.test('corectl apiserver as a child process', async (t) => {
   const s = await startApiserver({ process: true });
   const ca = await readFile(s.caFile);
-  const r = await h2request(s.url, { path: '/readyz?verbose', ca });
+  const anonymous = await h2request(s.url, { path: '/api/v1/secrets', ca });
+  t.equal(anonymous.status, 401, 'default flags: no anonymous cluster-admin (issue 27)');
+  const r = await h2request(s.url, { path: '/readyz?verbose', ca, cert: await readFile(s.clientCertFile), key: await readFile(s.clientKeyFile) });
   t.equal(r.status, 200);
   t.match(r.body, /\[\+\]storage ok/);
   const child = s.child;

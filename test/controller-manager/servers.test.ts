@@ -130,3 +130,27 @@ t.test('the default lock kind (endpoints) keeps the record in an annotation', as
   t.ok(rec.holderIdentity, 'a holder');
   t.equal(rec.leaseDurationSeconds, 15, '--leader-elect-lease-duration default');
 });
+
+t.test('the insecure port serves /debug/pprof only with --profiling (issue 27: it is unauthenticated)', async (t) => {
+  const { startServers } = await import('../../src/daemons/controller-manager/servers.js');
+  for (const profiling of [false, true]) {
+    const ac = new AbortController();
+    const port = await freePort();
+    const certDir = await mkdtemp(join(tmpdir(), 'corectl-cm-pprof-'));
+    const s = await startServers({ address: '127.0.0.1', port, bindAddress: '127.0.0.1', securePort: 0, certDir, profiling }, pino({ level: 'silent' }), ac.signal);
+    try {
+      t.equal((await fetchHttp(port, '/healthz')).status, 200, 'the insecure port keeps serving health');
+      for (const path of ['/debug/pprof', '/debug/pprof/', '/debug/pprof/profile?seconds=1', '/debug/pprof/heap']) {
+        const r = await fetchHttp(port, path);
+        if (profiling) t.not(r.status, 404, `--profiling=true: ${path}`);
+        else t.same(r, { status: 404, body: '404 page not found\n', type: r.type }, `--profiling=false: ${path}`);
+      }
+    } finally {
+      ac.abort();
+      await s.close();
+      await rm(certDir, { recursive: true, force: true });
+    }
+  }
+  const { config } = parseControllerManagerArgs([]);
+  t.equal(config.profiling, true, 'the reference\'s default stays --profiling=true');
+});

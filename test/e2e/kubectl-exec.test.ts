@@ -93,6 +93,8 @@ async function main(): Promise<void> {
     args: [
       `--nodeagent-client-certificate=${file('client.crt')}`, `--nodeagent-client-key=${file('client.key')}`,
       `--nodeagent-certificate-authority=${file('ca.crt')}`, '--nodeagent-preferred-address-types=InternalIP',
+      // The node agent here listens on loopback only.
+      '--nodeagent-allow-loopback=true',
     ],
   });
   client = new RestClient({ connection: await loadCoreconfig({ path: api.coreconfigPath }), contentType: 'application/json' });

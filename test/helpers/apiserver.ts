@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pino, type Logger } from 'pino';
+import { AlwaysAllowAuthorizer } from '../../src/auth/always-allow.js';
 import { parseApiserverArgs } from '../../src/flags/apiserver.js';
 import type { RestHandler } from '../../src/daemons/apiserver/chain.js';
 import { run, startApiserverParts, type ApiserverParts } from '../../src/daemons/apiserver/main.js';
@@ -24,6 +25,9 @@ import { withServingDefaults, type ServingOptions } from '../../src/daemons/apis
 import { createCA, issueCert, writePemFile, type CertificateAuthority } from '../../src/util/pki.js';
 import { freePort } from '../../src/util/free-port.js';
 export { freePort };
+
+/** Serving-only mode's default authorization mode (see StartApiserverOptions.serving). */
+const TEST_ALLOW_ALL = 'TestAllowAll';
 
 export interface StartApiserverOptions {
   /**
@@ -36,7 +40,11 @@ export interface StartApiserverOptions {
   rest?: RestHandler;
   /** Serving-only mode without any REST handler. */
   servingOnly?: boolean;
-  /** Overrides for serving-only mode. */
+  /**
+   * Overrides for serving-only mode. Without an authorizationMode, requests are authorized by
+   * an allow-all mode that is not named AlwaysAllow, so anonymous requests stay on (AlwaysAllow
+   * turns them off, as in Kubernetes): serving tests need no credentials.
+   */
   serving?: Partial<ServingOptions>;
   /** Run `corectl apiserver` as a child process. */
   process?: boolean;
@@ -75,9 +83,9 @@ function coreconfig(url: string, caPem: string, certPem: string, keyPem: string)
 }
 
 /** GET over HTTP/2 with a deadline; resolves the status code or rejects. */
-async function probe(url: string, caPem: string, path: string): Promise<number> {
+async function probe(url: string, caPem: string, path: string, client?: { cert: string; key: string }): Promise<number> {
   return new Promise((resolve, reject) => {
-    const session = http2.connect(url, { ca: caPem });
+    const session = http2.connect(url, { ca: caPem, ...(client ?? {}) });
     session.on('error', reject);
     const req = session.request({ ':path': path });
     req.setTimeout(2000, () => { req.close(); reject(new Error('probe timeout')); });
@@ -88,13 +96,13 @@ async function probe(url: string, caPem: string, path: string): Promise<number> 
   });
 }
 
-async function waitHealthy(url: string, caPem: string, child: ChildProcess, deadlineMs = 20_000): Promise<void> {
+async function waitHealthy(url: string, caPem: string, child: ChildProcess, client?: { cert: string; key: string }, deadlineMs = 20_000): Promise<void> {
   const end = Date.now() + deadlineMs;
   let wait = 50;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`apiserver exited with code ${child.exitCode}`);
     try {
-      if (await probe(url, caPem, '/healthz') === 200) return;
+      if (await probe(url, caPem, '/healthz', client) === 200) return;
     } catch { /* not up yet */ }
     if (Date.now() > end) throw new Error('apiserver did not become healthy in time');
     await new Promise((r) => setTimeout(r, wait));
@@ -140,9 +148,13 @@ export async function startApiserver(opts: StartApiserverOptions = {}): Promise<
       const options = withServingDefaults({
         bindAddress: '127.0.0.1', certDir: join(dir, 'certs'), tlsCertFile: f.certFile, tlsPrivateKeyFile: f.keyFile,
         ...(clientCa ? { clientCaFile: f.caFile } : {}),
+        authorizationMode: [TEST_ALLOW_ALL],
         ...opts.serving,
       });
-      const serving = await startServing({ options, log, portOverride: 0, ...(opts.rest ? { rest: opts.rest } : {}) });
+      const serving = await startServing({
+        options, log, portOverride: 0, ...(opts.rest ? { rest: opts.rest } : {}),
+        extraAuthorizationModes: { [TEST_ALLOW_ALL]: new AlwaysAllowAuthorizer() },
+      });
       const server = serving.server;
       if (!server) throw new Error('no listener');
       return finish(server.url, server.port, () => serving.stop(500), { serving });
@@ -170,7 +182,8 @@ export async function startApiserver(opts: StartApiserverOptions = {}): Promise<
       child.stderr?.on('data', (d: Buffer) => { stderr = (stderr + d.toString()).slice(-4000); });
       const url = `https://127.0.0.1:${port}`;
       try {
-        await waitHealthy(url, ca.certPem, child);
+        // With a client certificate: anonymous requests are off under AlwaysAllow (issue 27).
+        await waitHealthy(url, ca.certPem, child, clientCa ? { cert: admin.certPem, key: admin.keyPem } : undefined);
       } catch (e) {
         // Let stderr drain (the 'close' event follows the last output) before reporting it.
         child.kill('SIGKILL');

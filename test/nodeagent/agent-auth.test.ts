@@ -48,12 +48,12 @@ async function agent(name: string, extra: string[]): Promise<NodeAgent> {
 }
 
 interface Reply { status: number; message: string }
-function get(a: NodeAgent, path: string, o: { cert?: { certPem: string; keyPem: string }; token?: string; method?: string } = {}): Promise<Reply> {
+function get(a: NodeAgent, path: string, o: { cert?: { certPem: string; keyPem: string }; token?: string; method?: string; body?: string; headers?: Record<string, string> } = {}): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const req = request(`https://127.0.0.1:${a.listeners?.securePort}${path}`, {
       method: o.method ?? 'GET',
       agent: new Agent({ rejectUnauthorized: false, ...(o.cert ? { cert: o.cert.certPem, key: o.cert.keyPem } : {}) }),
-      headers: o.token ? { authorization: `Bearer ${o.token}` } : {},
+      headers: { ...(o.token ? { authorization: `Bearer ${o.token}` } : {}), ...(o.headers ?? {}) },
     }, (res) => {
       let body = '';
       res.on('data', (d: Buffer) => { body += d.toString(); });
@@ -64,7 +64,7 @@ function get(a: NodeAgent, path: string, o: { cert?: { certPem: string; keyPem: 
       });
     });
     req.on('error', reject);
-    req.end();
+    req.end(o.body);
   });
 }
 
@@ -100,6 +100,31 @@ t.test('token webhook with AlwaysAllow authorization', async (t) => {
   t.equal((await get(open, '/pods', { token: saToken })).status, 200);
   t.equal((await get(open, '/pods', { cert: ops })).status, 200);
   t.equal((await get(open, '/pods', { token: 'bogus' })).status, 401);
+});
+
+t.test('reference defaults (anonymous, AlwaysAllow): anonymous callers cannot start pods or run commands (issue 27)', async (t) => {
+  const manifest = 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: pushed\nspec:\n  containers:\n  - name: c\n    image: localhost/busybox:latest\n';
+  const upgrade = { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==' };
+  const started: Record<string, NodeAgent> = {};
+  for (const [name, extra] of [['node-d', []], ['node-m', ['--enable-manifest-api=true']]] as const) {
+    const a = await agent(name, ['--anonymous-auth=true', ...extra]);
+    started[name] = a;
+    t.equal((await get(a, '/pods')).status, 200, `${name}: anonymous reads stay as the kubelet's (AlwaysAllow)`);
+    t.same(await get(a, '/manifests', { method: 'POST', body: manifest }), { status: 401, message: 'Unauthorized' }, `${name}: anonymous POST /manifests`);
+    t.same(await get(a, '/manifests'), { status: 401, message: 'Unauthorized' }, `${name}: anonymous GET /manifests`);
+    t.same(await get(a, '/manifests/default/pushed', { method: 'DELETE' }), { status: 401, message: 'Unauthorized' }, `${name}: anonymous DELETE /manifests`);
+    t.same(await get(a, '/run/default/p/c?cmd=id', { method: 'POST' }), { status: 401, message: 'Unauthorized' }, `${name}: anonymous POST /run`);
+    for (const path of ['/exec/default/p/c?command=id&output=1', '/attach/default/p/c?output=1', '/portForward/default/p?port=80']) {
+      t.same(await get(a, path, { method: 'POST', headers: upgrade }), { status: 401, message: 'Unauthorized' }, `${name}: anonymous upgrade ${path.split('?')[0]}`);
+    }
+  }
+  const off = started['node-d']!;
+  const on = started['node-m']!;
+  t.same(await get(off, '/manifests', { cert: ops, method: 'POST', body: manifest }), { status: 404, message: 'the manifest API is off (--enable-manifest-api=false)' }, 'off by default');
+  const created = await get(on, '/manifests', { cert: ops, method: 'POST', body: manifest });
+  t.equal(created.status, 201, '--enable-manifest-api: an authenticated, authorized caller submits pods');
+  t.equal((await get(on, '/manifests/default/pushed', { cert: ops, method: 'DELETE' })).status, 200);
+  t.equal((await get(on, '/run/default/nobody/c?cmd=id', { cert: ops, method: 'POST' })).status, 404, '/run with credentials reaches the handler');
 });
 
 t.test('a webhook needs the API server', async (t) => {

@@ -4,7 +4,7 @@
  * crash-loop backoff, and are stopped and finally deleted; static pods run and are mirrored;
  * --max-pods admission.
  */
-import { mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
@@ -60,7 +60,8 @@ function podManifest(name: string, node: string, opts: { image?: string; restart
 
 const getPod = (name: string): Promise<Pod> => client.get<Pod>(PODS, name);
 
-const a = await agent('node-a', ['--node-labels=tier=test', '--register-with-taints=dedicated=test:NoSchedule']);
+// The manifest API on, and a client CA: /manifests, /run and exec need an authenticated caller.
+const a = await agent('node-a', ['--node-labels=tier=test', '--register-with-taints=dedicated=test:NoSchedule', '--enable-manifest-api=true', `--client-ca-file=${api.caFile}`]);
 
 t.test('registers a Ready node and renews its Lease', async (t) => {
   const node = await waitFor('Ready node', async () => {
@@ -194,11 +195,12 @@ t.test('--max-pods rejects pods beyond the limit with OutOfpods', async (t) => {
 t.test('servers: /healthz, /pods, /containerLogs, /manifests, /run, and exec needing an upgrade', async (t) => {
   const port = a.listeners?.securePort ?? 0;
   const base = `https://127.0.0.1:${port}`;
+  const [cert, key] = await Promise.all([readFile(api.clientCertFile), readFile(api.clientKeyFile)]);
   const get = async (path: string, init: RequestInit = {}): Promise<Response> => {
     const { Agent } = await import('node:https');
     const https = await import('node:https');
     return new Promise((resolve, reject) => {
-      const req = https.request(`${base}${path}`, { method: init.method ?? 'GET', agent: new Agent({ rejectUnauthorized: false }), headers: { 'content-type': 'application/yaml' } }, (res) => {
+      const req = https.request(`${base}${path}`, { method: init.method ?? 'GET', agent: new Agent({ rejectUnauthorized: false, cert, key }), headers: { 'content-type': 'application/yaml' } }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (d: Buffer) => chunks.push(d));
         res.on('end', () => resolve(new Response(Buffer.concat(chunks), { status: res.statusCode ?? 0 })));

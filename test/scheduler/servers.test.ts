@@ -1,8 +1,10 @@
+import { get as httpGet } from 'node:http';
 import { request } from 'node:https';
 import t from 'tap';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { startServers } from '../../src/daemons/scheduler/servers.js';
+import { parseSchedulerArgs } from '../../src/flags/scheduler.js';
 import { freePort } from '../helpers/apiserver.js';
 import { delegatedAccess, type ReviewCreate } from '../../src/auth/delegated.js';
 import type { KubeObject } from '../../src/api/resources/types.js';
@@ -71,4 +73,39 @@ t.test('secure port with delegated access: TokenReview, then SubjectAccessReview
   t.equal((await get(securePort, '/metrics', 'monitor')).status, 200, 'allowed by the SubjectAccessReview');
   const sar = reviews.find((r) => r.kind === 'SubjectAccessReview' && (r as { spec: { user: string } }).spec.user === 'prometheus');
   t.same((sar as { spec: { nonResourceAttributes: unknown } }).spec.nonResourceAttributes, { path: '/metrics', verb: 'get' });
+});
+
+function getHttp(port: number, path: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    httpGet({ host: '127.0.0.1', port, path }, (res) => {
+      let body = '';
+      res.on('data', (d: Buffer) => { body += d.toString(); });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    }).on('error', reject);
+  });
+}
+
+t.test('the insecure port serves /debug/pprof only with --profiling (issue 27: it is unauthenticated)', async (t) => {
+  for (const profiling of [false, true]) {
+    const ac = new AbortController();
+    const port = await freePort();
+    const s = await startServers({ port, securePort: 0, bindAddress: '127.0.0.1', profiling }, new Registry(), pino({ level: 'silent' }), ac.signal);
+    try {
+      t.equal(s.httpPort, port);
+      t.equal((await getHttp(port, '/healthz')).status, 200, 'the insecure port keeps serving health');
+      const index = await getHttp(port, '/debug/pprof/');
+      const profile = await getHttp(port, '/debug/pprof/profile?seconds=1');
+      if (profiling) {
+        t.equal(index.status, 200, '--profiling=true: the index');
+        t.equal(profile.status, 200, '--profiling=true: a CPU profile');
+      } else {
+        t.same(index, { status: 404, body: '404 page not found\n' }, '--profiling=false: no index');
+        t.same(profile, { status: 404, body: '404 page not found\n' }, '--profiling=false: no profile');
+      }
+    } finally {
+      ac.abort();
+      await s.close();
+    }
+  }
+  t.equal(parseSchedulerArgs([]).config.profiling, true, 'the default stays --profiling=true, as the controller manager\'s');
 });

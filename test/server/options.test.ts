@@ -94,6 +94,9 @@ t.test('layers: derived, then the config file, then --<daemon>-arg', async (t) =
   t.equal(a.authorizationMode, 'Node,RBAC');
   t.ok(a.enableAdmissionPlugins.includes('NodeRestriction'));
   t.equal(plan.controllerManager.config.useServiceAccountCredentials, true);
+  t.equal(a.nodeagentAllowLoopback, true, 'bound to loopback, the node is there too: the API server may reach it');
+  t.equal(plan.nodeagent.config.nodeIp, '127.0.0.1');
+  t.equal(plan.nodeagent.config.enableManifestApi, false, 'the manifest API stays off');
   t.equal(plan.controllerManager.config.concurrentDeploymentSyncs, 7);
   t.same(plan.controllerManager.config.controllers, ['*', '-ttl']);
   t.equal(plan.controllerManager.config.leaderElect, false);
@@ -108,6 +111,13 @@ t.test('layers: derived, then the config file, then --<daemon>-arg', async (t) =
   t.ok(plan.certificates.apiserverDnsNames.includes('kubernetes.default.svc.cluster.local'));
   t.same(plan.enabled, ['apiserver', 'controller-manager', 'scheduler', 'nodeagent']);
   t.same(plan.controllerManager.warnings, [], 'no deprecation warning for the derived --port=0');
+});
+
+t.test('a node on a non-loopback address: loopback node addresses stay refused', async (t) => {
+  const { config } = parseServerArgs([`--data-dir=${join(dir, 'data2')}`, '--advertise-address=192.0.2.10', '--secure-port=7443', '--node-name=n2']);
+  const plan = await planServer(config);
+  t.equal(plan.apiserver.config.nodeagentAllowLoopback, false);
+  t.equal(plan.nodeagent.config.nodeIp, '192.0.2.10');
 });
 
 t.test('config file problems name the file and the section', async (t) => {

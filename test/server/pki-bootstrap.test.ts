@@ -48,6 +48,8 @@ t.test('first start creates the CA, every leaf and the service-account pair', as
   t.match((await cert('admin.crt')).subject, /CN=corectl-admin\nO=system:masters|O=system:masters\nCN=corectl-admin/);
   t.match((await cert('nodeagent-client.crt')).subject, /CN=system:node:node-a/);
   t.match((await cert('nodeagent-client.crt')).subject, /O=system:nodes/);
+  // The API server's identity towards node agents is not cluster-admin (issue 27): no group at all.
+  t.equal((await cert('apiserver-nodeagent-client.crt')).subject, 'CN=corectl-apiserver-nodeagent-client');
   t.match((await cert('controller-manager.crt')).subject, /CN=system:kube-controller-manager/);
   t.match((await cert('scheduler.crt')).subject, /CN=system:kube-scheduler/);
   t.match(await readFile(join(pkiDir, 'sa.pub'), 'utf8'), /BEGIN PUBLIC KEY/);

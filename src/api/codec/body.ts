@@ -14,7 +14,8 @@ export function mediaTypeOf(contentType: string | undefined): string {
   return (contentType ?? '').split(';')[0].trim().toLowerCase();
 }
 
-export function decodeBody(contentType: string | undefined, body: Buffer): unknown {
+/** `into`: the kind the body should be (protobuf decoding errors name it, as Kubernetes' do). */
+export function decodeBody(contentType: string | undefined, body: Buffer, into?: string): unknown {
   const mt = mediaTypeOf(contentType);
   if (body.length === 0) {
     if (mt === '' || mt === JSON_MEDIA_TYPE || mt === YAML_MEDIA_TYPE || mt === PROTOBUF_MEDIA_TYPE || mt.endsWith('+json') || mt === 'application/x-yaml' || mt === 'text/yaml') return undefined;
@@ -29,7 +30,7 @@ export function decodeBody(contentType: string | undefined, body: Buffer): unkno
     case YAML_MEDIA_TYPE: case 'application/x-yaml': case 'text/yaml': case 'application/apply-patch+yaml':
       return decodeYaml(body);
     case PROTOBUF_MEDIA_TYPE:
-      return decodeProtobuf(body);
+      return decodeProtobuf(body, into);
     default:
       throw errors.unsupportedMediaType(contentType ?? '');
   }

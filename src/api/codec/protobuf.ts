@@ -11,7 +11,7 @@
  * spoken at the HTTP edge, where the client asked for it.
  */
 import protobuf from 'protobufjs/minimal.js';
-import { errors } from '../meta/status.js';
+import { ApiError, errors } from '../meta/status.js';
 import type { KubeObject } from '../resources/types.js';
 import { messageForObject } from '../schema/registry.js';
 import { decodeMessage, setEnvelopedDecoder, writeMessage } from './protobuf-message.js';
@@ -61,45 +61,84 @@ export function encodeEnvelope(apiVersion: string, kind: string, writeRaw: (w: p
   return Buffer.from(out.buffer, out.byteOffset, out.byteLength);
 }
 
-/** Decodes an enveloped Kubernetes protobuf object into its JSON form (apiVersion, kind set). */
-export function decodeProtobuf(buf: Buffer): KubeObject {
-  if (!hasProtobufMagic(buf)) throw errors.badRequest('protobuf body does not start with the Kubernetes "k8s\\0" prefix');
-  const { apiVersion, kind, raw, contentEncoding } = readUnknown(buf.subarray(4));
+/**
+ * Decodes an enveloped Kubernetes protobuf object into its JSON form (apiVersion, kind set).
+ * A body that is not one is always a 400, worded as Kubernetes' decoding errors are: `into` is
+ * the kind the request is about (the one the body should decode into; the body's own kind when
+ * not given).
+ */
+export function decodeProtobuf(buf: Buffer, into?: string): KubeObject {
+  if (!hasProtobufMagic(buf)) throw unrecognized(into, `provided data does not appear to be a protobuf message, expected prefix [${[...PROTOBUF_MAGIC].join(' ')}]`, buf);
+  if (buf.length === PROTOBUF_MAGIC.length) throw unrecognized(into, 'empty body', buf);
+  let envelope: ReturnType<typeof readUnknown>;
+  try {
+    envelope = readUnknown(buf.subarray(4));
+  } catch (e) {
+    throw unrecognized(into, baseError(e), buf);
+  }
+  const { apiVersion, kind, raw, contentEncoding } = envelope;
   if (contentEncoding !== '') throw errors.badRequest(`unsupported protobuf content encoding ${JSON.stringify(contentEncoding)}`);
   if (!kind) throw errors.badRequest('Object \'Kind\' is missing in protobuf body');
   const msg = messageForObject(apiVersion, kind);
   if (!msg) throw errors.badRequest(`no kind "${kind}" is registered for version "${apiVersion}" in protobuf`);
-  const body = decodeMessage(msg.name, raw);
+  let body: Record<string, unknown>;
+  try {
+    body = decodeMessage(msg.name, raw);
+  } catch (e) {
+    if (e instanceof ApiError && e.code !== 400) throw e;
+    const version = apiVersion.slice(apiVersion.indexOf('/') + 1);
+    throw errors.badRequest(`${kind} in version ${JSON.stringify(version)} cannot be handled as a ${into ?? kind}: ${baseError(e)}`);
+  }
   // Lists always carry `items` in Kubernetes' JSON, even when empty (protobuf omits empty lists).
   if (kind.endsWith('List') && body['items'] === undefined && msg.fields.some((f) => f.name === 'items')) body['items'] = [];
   return { apiVersion, kind, ...body };
 }
 
-/** runtime.Unknown, read by hand: it is on every protobuf request and response. */
+/** Kubernetes' wording for a body that is no object it knows (transformDecodeError without a kind). */
+function unrecognized(into: string | undefined, base: string, body: Buffer): ApiError {
+  return errors.badRequest(`the object provided is unrecognized (must be of type ${into ?? 'Unknown'}): ${base} (${summarize(body)})`);
+}
+
+/** Kubernetes' summarizeData: the first 30 bytes, as text when JSON-looking, else in hex. */
+function summarize(body: Buffer): string {
+  const max = 30;
+  if (body.length === 0) return '<empty>';
+  const head = body.subarray(0, max);
+  const text = body[0] === 0x7b ? head.toString('utf8') : head.toString('hex');
+  return body.length > max ? `${text} ...` : text;
+}
+
+/** The reason a message failed to decode, in the words of Go's generated protobuf code where they exist. */
+function baseError(e: unknown): string {
+  if (e instanceof ApiError) return e.message;
+  const m = e instanceof Error ? e.message : String(e);
+  // protobufjs's reader runs past the end as a RangeError ("index out of range"); Go's reader stops with io.ErrUnexpectedEOF.
+  if (e instanceof RangeError || /index out of range/.test(m)) return 'unexpected EOF';
+  return `proto: ${m}`;
+}
+
+/** runtime.Unknown, read by hand: it is on every protobuf request and response. Throws the reader's errors. */
 function readUnknown(bytes: Uint8Array): { apiVersion: string; kind: string; raw: Uint8Array; contentEncoding: string } {
   const out: { apiVersion: string; kind: string; raw: Uint8Array; contentEncoding: string } = { apiVersion: '', kind: '', raw: new Uint8Array(0), contentEncoding: '' };
-  try {
-    const r = protobuf.Reader.create(bytes);
-    while (r.pos < r.len) {
-      const t = r.uint32();
-      switch (t) {
-        case 0x0a: {
-          const end = r.uint32() + r.pos;
-          while (r.pos < end) {
-            const tt = r.uint32();
-            if (tt === 0x0a) out.apiVersion = r.string();
-            else if (tt === 0x12) out.kind = r.string();
-            else r.skipType(tt & 7);
-          }
-          break;
+  const r = protobuf.Reader.create(bytes);
+  while (r.pos < r.len) {
+    const t = r.uint32();
+    switch (t) {
+      case 0x0a: {
+        const end = r.uint32() + r.pos;
+        if (end > r.len) throw new RangeError('index out of range');
+        while (r.pos < end) {
+          const tt = r.uint32();
+          if (tt === 0x0a) out.apiVersion = r.string();
+          else if (tt === 0x12) out.kind = r.string();
+          else r.skipType(tt & 7);
         }
-        case 0x12: out.raw = r.bytes(); break;
-        case 0x1a: out.contentEncoding = r.string(); break;
-        default: r.skipType(t & 7);
+        break;
       }
+      case 0x12: out.raw = r.bytes(); break;
+      case 0x1a: out.contentEncoding = r.string(); break;
+      default: r.skipType(t & 7);
     }
-  } catch (e) {
-    throw errors.badRequest(`malformed protobuf envelope: ${(e as Error).message}`);
   }
   return out;
 }

@@ -103,7 +103,8 @@ class Checker {
    * not enter are counted apart), so the duplicate-key test needs no second walk.
    */
   keys = 0;
-  constructor(private readonly reg: SchemaRegistry) {}
+  /** With `prune`, unknown fields are deleted from the checked object as they are found. */
+  constructor(private readonly reg: SchemaRegistry, private readonly prune = false) {}
 
   private typeError(path: string, value: unknown, goStruct: string, want: string): void {
     if (this.typeErrors.length >= MAX_REPORTED) return;
@@ -180,6 +181,7 @@ class Checker {
           continue;
         }
         if (this.unknown.length < MAX_REPORTED) this.unknown.push(join(path, k));
+        if (this.prune) delete o[k];
         continue;
       }
       if (v === null) continue;
@@ -364,9 +366,11 @@ export function checkedKeyCount(obj: Record<string, unknown>, msg: MessageDecl, 
 /**
  * Unknown fields, duplicate keys and wrong JSON types of `obj` read as message `msg`.
  * `rawJson`, when given, is the text `obj` was decoded from (duplicate keys are looked for in it).
+ * `prune`: unknown fields are also deleted from `obj` (as decoding into Go's typed structs drops
+ * them; all of them, beyond the 100 reported).
  */
-export function checkFields(obj: unknown, msg: MessageDecl, reg: SchemaRegistry, opts: { rawJson?: Buffer | string } = {}): StrictCheckResult {
-  const checker = new Checker(reg);
+export function checkFields(obj: unknown, msg: MessageDecl, reg: SchemaRegistry, opts: { rawJson?: Buffer | string; prune?: boolean } = {}): StrictCheckResult {
+  const checker = new Checker(reg, opts.prune === true);
   if (typeof obj === 'object' && obj !== null && !Array.isArray(obj)) checker.object(obj as Record<string, unknown>, msg, '');
   let duplicates: { path: string; at: number }[] = [];
   let firstAt = new Map<string, number>();
@@ -391,8 +395,8 @@ export function checkFields(obj: unknown, msg: MessageDecl, reg: SchemaRegistry,
   };
   duplicates = duplicates.filter((d) => !underUnknown(d.path));
   const ordered = [
-    ...checker.unknown.map((p, i) => ({ at: firstAt.get(p) ?? Number.MAX_SAFE_INTEGER - MAX_REPORTED + i, text: `unknown field "${p}"` })),
-    ...duplicates.map((d) => ({ at: d.at, text: `duplicate field "${d.path}"` })),
+    ...checker.unknown.map((p, i) => ({ at: firstAt.get(p) ?? Number.MAX_SAFE_INTEGER - MAX_REPORTED + i, text: `unknown field ${goQuote(p)}` })),
+    ...duplicates.map((d) => ({ at: d.at, text: `duplicate field ${goQuote(d.path)}` })),
   ].sort((a, b) => a.at - b.at);
   return {
     unknown: checker.unknown,
@@ -400,6 +404,30 @@ export function checkFields(obj: unknown, msg: MessageDecl, reg: SchemaRegistry,
     typeErrors: checker.typeErrors,
     messages: ordered.map((o) => o.text),
   };
+}
+
+/** Characters Go's strconv.IsPrint rejects (besides what is escaped anyway): controls, separators but the space, format and unassigned code points, lone surrogates. */
+const NOT_PRINTABLE = /[^\p{L}\p{M}\p{N}\p{P}\p{S} ]/u;
+const GO_ESCAPES: Record<string, string> = { '\u0007': '\\a', '\b': '\\b', '\f': '\\f', '\n': '\\n', '\r': '\\r', '\t': '\\t', '\v': '\\v', '"': '\\"', '\\': '\\\\' };
+
+/**
+ * A field path quoted as Go's strconv.Quote does (Kubernetes' strict decoding errors quote
+ * paths so): `"` and `\` escaped, printable characters as they are, the rest as \n, \xNN, \uNNNN
+ * or \UNNNNNNNN; a lone surrogate (Go's decoder never makes one) as U+FFFD.
+ */
+export function goQuote(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  if (!/["\\\u0000-\u001f\u007f-\u009f]/.test(text) && !NOT_PRINTABLE.test(text)) return `"${text}"`;
+  let out = '"';
+  for (let ch of text) {
+    if (/^[\ud800-\udfff]$/.test(ch)) ch = '\ufffd';
+    const esc = GO_ESCAPES[ch];
+    if (esc !== undefined) { out += esc; continue; }
+    if (!NOT_PRINTABLE.test(ch)) { out += ch; continue; }
+    const cp = ch.codePointAt(0)!;
+    out += cp < 0x80 ? `\\x${cp.toString(16).padStart(2, '0')}` : cp < 0x10000 ? `\\u${cp.toString(16).padStart(4, '0')}` : `\\U${cp.toString(16).padStart(8, '0')}`;
+  }
+  return `${out}"`;
 }
 
 export type FieldValidationMode = 'Strict' | 'Warn' | 'Ignore';
@@ -420,9 +448,4 @@ export function fieldValidationOutcome(mode: FieldValidationMode, result: Strict
   if (mode === 'Ignore' || !result.messages.length) return { warnings: [] };
   if (mode === 'Strict') throw new ApiError(400, 'BadRequest', `${prefix}strict decoding error: ${result.messages.join(', ')}`, {});
   return { warnings: [...result.messages] };
-}
-
-/** A Warning header value for one warning text: `299 - "unknown field \"spec.foo\""`. */
-export function warningHeaderValue(text: string): string {
-  return `299 - ${JSON.stringify(text)}`;
 }

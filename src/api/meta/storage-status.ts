@@ -12,11 +12,14 @@ export function storageToApiError(e: unknown, q: Qualified): ApiError {
     case 'Conflict':
       return e.message.startsWith('Precondition failed') ? errors.conflict(q, e.message) : errors.conflict(q);
     case 'Compacted':
-      // An expired continue token carries Kubernetes' own wording; other reads say "too old".
+      // Kubernetes' words (etcd3 interpretListError): an expired continue token carries its own;
+      // a list at a compacted resourceVersion is "too old". (Watches answer with an ERROR event.)
       if (e.message.includes('continue parameter')) return errors.expired(e.message);
-      return errors.expired(`too old resource version: ${e.details.currentRevision ?? 0} (${e.details.compactRevision ?? 0})`);
+      return errors.expired('The resourceVersion for the provided list is too old.');
     case 'FutureRevision':
-      return new ApiError(504, 'Timeout', `Too large resource version: ${e.message.match(/\d+/)?.[0] ?? '?'}, current: ${e.details.currentRevision ?? 0}`,
+      // NewTooLargeResourceVersionError: a Timeout whose message NewTimeoutError prefixes. The
+      // requested resourceVersion is taken from the message, where it is written as asked.
+      return new ApiError(504, 'Timeout', `Timeout: Too large resource version: ${e.message.match(/\d+/)?.[0] ?? '?'}, current: ${e.details.currentRevision ?? 0}`,
         { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }], retryAfterSeconds: 1 });
     case 'ValueTooLarge': return errors.tooLarge(1.5 * 1024 * 1024);
     case 'InvalidArgument': return errors.badRequest(e.message);

@@ -25,8 +25,20 @@ export interface AuthenticationSetup {
   clientCaPem?: string;
 }
 
+/**
+ * --anonymous-auth, unless AlwaysAllow is among the authorization modes: then anyone at all
+ * would be cluster-admin, so Kubernetes turns anonymous requests off and says so (same words).
+ */
+export function anonymousAllowed(opts: Pick<ServingOptions, 'anonymousAuth' | 'authorizationMode'>, log: Logger): boolean {
+  if (!opts.anonymousAuth) return false;
+  const modes = opts.authorizationMode?.length ? opts.authorizationMode : ['AlwaysAllow'];
+  if (!modes.includes('AlwaysAllow')) return true;
+  log.warn('AnonymousAuth is not allowed with the AlwaysAllow authorizer. Resetting AnonymousAuth to false. You should use a different authorizer');
+  return false;
+}
+
 export async function buildAuthentication(
-  opts: Pick<ServingOptions, 'clientCaFile' | 'tokenAuthFile' | 'anonymousAuth'>,
+  opts: Pick<ServingOptions, 'clientCaFile' | 'tokenAuthFile' | 'anonymousAuth'> & Partial<Pick<ServingOptions, 'authorizationMode'>>,
   log: Logger,
   extraTokenAuthenticators: TokenAuthenticator[] = [],
 ): Promise<AuthenticationSetup> {
@@ -55,7 +67,7 @@ export async function buildAuthentication(
   }
   tokens.push(...extraTokenAuthenticators);
   if (tokens.length) chain.push(new BearerTokenAuthenticator(tokens));
-  const anonymous = opts.anonymousAuth ? new AnonymousAuthenticator() : undefined;
+  const anonymous = anonymousAllowed({ anonymousAuth: opts.anonymousAuth, authorizationMode: opts.authorizationMode ?? [] }, log) ? new AnonymousAuthenticator() : undefined;
   const setup: AuthenticationSetup = { authenticator: new UnionAuthenticator(chain, anonymous) };
   if (clientCaPem) setup.clientCaPem = clientCaPem;
   return setup;

@@ -157,7 +157,7 @@ export async function startNodeAgent(config: NodeagentConfig, opts: StartOptions
         healthzPort: config.healthzPort, tlsCertFile: config.tlsCertFile, tlsPrivateKeyFile: config.tlsPrivateKeyFile,
         certDir: config.certDir, clientCaFile: config.clientCaFile, hostname: host.hostname, nodeIp: host.internalIp,
       }, {
-        nodeName, pods, podSet, runtime, startTime: Date.now(), enableDebuggingHandlers: config.enableDebuggingHandlers,
+        nodeName, pods, podSet, runtime, startTime: Date.now(), enableDebuggingHandlers: config.enableDebuggingHandlers, manifestApi: config.enableManifestApi,
         anonymousAuth: config.anonymousAuth, access, streamIdleTimeoutMs: config.streamingConnectionIdleTimeout, healthy: () => Date.now() - pods.lastRelistOk < RELIST_HEALTHY_MS, log: log.child({ component: 'server' }),
       });
       const l = listeners;

@@ -9,7 +9,7 @@
  *   3. the --<daemon>-arg options.
  * Problems are FlagErrors naming where the option came from; the server exits 2 on them.
  */
-import { hostname } from 'node:os';
+import { hostname, networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { load as loadYaml } from 'js-yaml';
 import { FlagError } from '../../flags/flag-error.js';
@@ -17,6 +17,7 @@ import { normalizeName } from '../../flags/option-spec.js';
 import { SERVER_PARTS, parsePartArgs, passThroughArgs, type ServerConfig, type ServerPart } from '../../flags/server.js';
 import type { ServerCoreconfigs } from './admin-coreconfig.js';
 import type { PkiPaths } from './pki-bootstrap.js';
+import { isLoopbackIp } from '../../util/ip.js';
 
 export type PartArgs = Record<ServerPart, string[]>;
 
@@ -70,10 +71,21 @@ export interface DeriveInput {
   readonly runtime: 'remote' | 'fake';
 }
 
+/**
+ * Whether the node's address is loopback: the given one, or (none given) the agent's own
+ * choice when the host has no other IPv4 address.
+ */
+function nodeOnLoopback(nodeIp: string): boolean {
+  if (nodeIp) return isLoopbackIp(nodeIp);
+  return !Object.values(networkInterfaces()).some((list) => (list ?? []).some((a) => a.family === 'IPv4' && !a.internal));
+}
+
 /** Layer 1: what the server sets for each daemon. */
 export function derivedArgs(d: DeriveInput): PartArgs {
   const s = d.server;
   const { pki } = d;
+  const specificBind = s.bindAddress && s.bindAddress !== '0.0.0.0' && s.bindAddress !== '::' ? s.bindAddress : '';
+  const nodeIp = s.advertiseAddress || specificBind;
   const apiserver = [
     `--data-dir=${d.layout.dbDir}`,
     `--cert-dir=${d.layout.pkiDir}`,
@@ -101,6 +113,9 @@ export function derivedArgs(d: DeriveInput): PartArgs {
     // The node's InternalIP is an address its agent listens on (below); host names of nodes
     // need not resolve (kubeadm's order).
     '--nodeagent-preferred-address-types=InternalIP,ExternalIP,Hostname',
+    // A server bound to loopback has its node there too: the API server must reach it (other
+    // loopback, link-local and unspecified node addresses are refused, see proxyable.ts).
+    ...(nodeOnLoopback(nodeIp) ? ['--nodeagent-allow-loopback=true'] : []),
     // As kubeadm: node-level workloads (network plugins, proxies) run privileged containers.
     '--allow-privileged=true',
   ];
@@ -125,8 +140,6 @@ export function derivedArgs(d: DeriveInput): PartArgs {
     '--port=0',
   ];
   const root = d.layout.nodeagentRoot;
-  const specificBind = s.bindAddress && s.bindAddress !== '0.0.0.0' && s.bindAddress !== '::' ? s.bindAddress : '';
-  const nodeIp = s.advertiseAddress || specificBind;
   const nodeagent = [
     `--coreconfig=${d.coreconfigs.nodeagent}`,
     `--hostname-override=${d.nodeName}`,
@@ -141,8 +154,9 @@ export function derivedArgs(d: DeriveInput): PartArgs {
     `--tls-private-key-file=${pki.key('nodeagent')}`,
     `--client-ca-file=${pki.caCert}`,
     '--anonymous-auth=false',
-    // As kubeadm: bearer tokens via TokenReview, every request via SubjectAccessReview (RBAC
-    // decides for the API server's own client identity).
+    // As kubeadm: bearer tokens via TokenReview, every request via SubjectAccessReview (the
+    // API server's node agent client certificate, CN corectl-apiserver-nodeagent-client, no
+    // groups, is bound to system:kubelet-api-admin by the server: see nodeagent-client-rbac.ts).
     '--authentication-token-webhook=true',
     '--authorization-mode=Webhook',
     `--container-runtime=${d.runtime}`,

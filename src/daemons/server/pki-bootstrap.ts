@@ -4,7 +4,8 @@
  * Files (keys 0600, certificates 0644, ECDSA P-256):
  *   ca.crt/.key                            the cluster CA (10 years)
  *   apiserver.crt/.key                     API server serving pair
- *   apiserver-nodeagent-client.crt/.key    the API server's client identity towards node agents
+ *   apiserver-nodeagent-client.crt/.key    CN corectl-apiserver-nodeagent-client, no group: the API
+ *                                          server's client identity towards node agents
  *   admin.crt/.key                         CN corectl-admin, O system:masters (admin.coreconfig)
  *   controller-manager.crt/.key            CN system:kube-controller-manager
  *   scheduler.crt/.key                     CN system:kube-scheduler
@@ -58,6 +59,8 @@ export function pkiPaths(dir: string): PkiPaths {
 
 export const ADMIN_USER = 'corectl-admin';
 export const MASTERS_GROUP = 'system:masters';
+/** The API server's identity towards node agents (kubeadm's kube-apiserver-kubelet-client). */
+export const NODEAGENT_CLIENT_USER = 'corectl-apiserver-nodeagent-client';
 
 export interface PkiRequest {
   /** `<data-dir>/pki`. */
@@ -104,7 +107,9 @@ function leafSpecs(req: PkiRequest): LeafSpec[] {
     ({ name, commonName, organizations, usages: 'client', dnsNames: [], ips: [] });
   return [
     { name: 'apiserver', commonName: 'corectl-apiserver', organizations: [], usages: 'server', dnsNames: req.apiserverDnsNames, ips: req.apiserverIps },
-    client('apiserver-nodeagent-client', 'corectl-apiserver-nodeagent-client', [MASTERS_GROUP]),
+    // Not system:masters (kubeadm gave up the same for apiserver-kubelet-client): a user of its
+    // own, which RBAC binds to what node agents need (system:kubelet-api-admin's rules).
+    client('apiserver-nodeagent-client', NODEAGENT_CLIENT_USER),
     client('admin', ADMIN_USER, [MASTERS_GROUP]),
     client('controller-manager', 'system:kube-controller-manager'),
     client('scheduler', 'system:kube-scheduler'),

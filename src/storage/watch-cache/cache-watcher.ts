@@ -5,7 +5,8 @@
  *
  * Contract:
  * - Batches arrive in revision order, without gaps or duplicates, restricted to the watcher's
- *   key range; a batch is passed on as the same object when all its events are in range.
+ *   key range and to the revisions after its start (a batch of several revisions that began
+ *   before it is cut); a batch is passed on as the same object when all its events are wanted.
  * - Memory is bounded: when more than `maxPending` live batches wait unconsumed, the watcher
  *   is ended with StorageError 'Unavailable' (the consumer resumes from its last revision, as
  *   clients do after Kubernetes closes a slow watcher). The replayed history a watcher starts
@@ -20,6 +21,7 @@
  */
 import { StorageError } from '../errors.js';
 import type { Watch, WatchBatch } from '../interface.js';
+import { eventsAfter } from './event-ring.js';
 
 export interface KeyRange {
   readonly start: string;
@@ -147,6 +149,15 @@ export class CacheWatcher implements Watch {
    */
   offer(batch: WatchBatch, now: number, scoped?: WatchBatch | null): void {
     if (this.ended || batch.revision <= this.lastRevision) return;
+    const events = batch.events;
+    if (events.length > 0 && events[0]!.kv.modRevision <= this.lastRevision) {
+      // A batch of several revisions that began at or before this watcher's position (it
+      // started inside the batch): only the later events are this watcher's.
+      const after = eventsAfter(batch, this.lastRevision);
+      if (after === null) { this.lastRevision = batch.revision; return; }
+      batch = after;
+      scoped = undefined;
+    }
     if (this.enqueue(batch, true, scoped)) {
       this.lastDeliveryAt = now;
       if (this.consumer) return;
@@ -170,7 +181,8 @@ export class CacheWatcher implements Watch {
 
   /**
    * A live batch whose shared part was prepared (by this watcher or another with the same
-   * shareId): as offer(), with the consumer's deliver(prepared) in place of batch().
+   * shareId): as offer(), with the consumer's deliver(prepared) in place of batch(). Only for a
+   * batch that began after this watcher's position (else offer() cuts it).
    */
   offerPrepared(batch: WatchBatch, now: number, prepared: unknown): void {
     if (this.ended || batch.revision <= this.lastRevision) return;

@@ -11,6 +11,10 @@
  * (102 400 as Kubernetes' upper bound, or minEvents if larger) so memory stays bounded.
  *
  * Invariant: every batch with revision >= startRevision() is in the ring.
+ *
+ * A batch may hold several consecutive revisions (the embedded store's group commit makes one
+ * batch of every write it syncs together), so a start revision can fall inside a batch: since()
+ * cuts that batch at the start, as a watch delivers only what comes after its resourceVersion.
  */
 import type { WatchBatch } from '../interface.js';
 
@@ -73,7 +77,10 @@ export class EventRing {
     }
   }
 
-  /** Batches with revision >= fromRevision (fromRevision must be >= startRevision()). */
+  /**
+   * The events with revision >= fromRevision (which must be >= startRevision()), as batches:
+   * the ring's own objects, except the first when it began before fromRevision.
+   */
   since(fromRevision: number): WatchBatch[] {
     // Binary search on revision: batches are in increasing revision order.
     let lo = this.head;
@@ -84,6 +91,20 @@ export class EventRing {
     }
     const out: WatchBatch[] = [];
     for (let i = lo; i < this.entries.length; i++) out.push(this.entries[i]!.batch);
+    const first = out.length > 0 ? eventsAfter(out[0]!, fromRevision - 1) : undefined;
+    if (first === null) out.shift(); else if (first) out[0] = first;
     return out;
   }
+}
+
+/**
+ * The part of `batch` after `revision`: the batch itself when it began after it, else a copy
+ * with the events of later revisions (null when none is: a batch split among caches keeps the
+ * revision of the whole). Each event's revision is its kv.modRevision (a delete's too).
+ */
+export function eventsAfter(batch: WatchBatch, revision: number): WatchBatch | null {
+  const events = batch.events;
+  if (events.length === 0 || events[0]!.kv.modRevision > revision) return batch;
+  const later = events.filter((e) => e.kv.modRevision > revision);
+  return later.length === 0 ? null : { events: later, revision: batch.revision };
 }

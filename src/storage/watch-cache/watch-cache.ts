@@ -270,7 +270,7 @@ export class WatchCache implements Backend, FeedSink {
     if (from < this.ring.startRevision()) {
       if (this.o.olderThanHistory === 'backend') return this.pipeFromInner(w, key, opts, from);
       throw new StorageError('Compacted', `too old resource version: ${from - 1} (${this.ring.startRevision() - 1})`,
-        { currentRevision: from - 1, compactRevision: this.ring.startRevision() - 1 });
+        { currentRevision: this.revision, compactRevision: this.ring.startRevision() - 1, beforeHistory: true });
     }
     if (!this.ready) throw new StorageError('Unavailable', 'watch cache is re-listing; resume the watch');
     // Synchronous from here: no batch can slip between the replay and the registration.
@@ -362,6 +362,8 @@ export class WatchCache implements Backend, FeedSink {
     }
     this.ring.push(batch);
     const now = this.now();
+    /** The batch's first revision (a batch may hold several: the embedded store's group commit). */
+    const first = batch.events.length > 0 ? batch.events[0]!.kv.modRevision : batch.revision;
     // Watchers of one range (one namespace, say) share the range check of each batch, and
     // push consumers that say so share their preparation too (converting, encoding), so each
     // watcher's own cost is its transport write. Watchers of one kind tend to be registered
@@ -385,7 +387,9 @@ export class WatchCache implements Backend, FeedSink {
         lastScoped = b;
       }
       const share = w.shareId;
-      if (share !== undefined && b !== null) {
+      // A watcher whose position lies inside the batch (it started there) gets only the events
+      // after it, through offer(), so not the shared preparation of the whole batch.
+      if (share !== undefined && b !== null && first > w.lastRevision) {
         let p: unknown;
         if (share === lastShare) p = lastPrepared;
         else {

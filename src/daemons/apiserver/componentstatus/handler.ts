@@ -5,7 +5,7 @@
  * carries the deprecation warning.
  */
 import { ApiError, errors } from '../../../api/meta/status.js';
-import { warningHeaderValue } from '../../../api/codec/strict.js';
+import { warningHeaderValues } from '../../../api/codec/warning-header.js';
 import type { KubeObject } from '../../../api/resources/types.js';
 import { parseOverride, type BackendSet } from '../../../storage/backend-factory.js';
 import type { Backend } from '../../../storage/interface.js';
@@ -66,7 +66,7 @@ function componentStatusHandler(o: ComponentStatusOptions): SubresourceHandler {
   const components = componentsOf(o);
   const timeoutMs = o.probeTimeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS;
   return async (ctx, req, res) => {
-    res.setHeader('Warning', warningHeaderValue(DEPRECATION_WARNING));
+    res.setHeader('Warning', warningHeaderValues([DEPRECATION_WARNING]));
     const { verb, name, subresource } = ctx.info;
     if (subresource) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});
     if (verb !== 'get' && verb !== 'list') throw errors.methodNotAllowed(String(req.method), componentStatuses.plural);

@@ -20,6 +20,7 @@ export function nodeAgentClientOptionsFromConfig(c: ApiserverConfig, log?: Logge
     https: c.nodeagentHttps,
     preferredAddressTypes: c.nodeagentPreferredAddressTypes,
     timeoutMs: c.nodeagentTimeout > 0 ? c.nodeagentTimeout : 5000,
+    allowLoopback: c.nodeagentAllowLoopback,
     ...(c.nodeagentClientCertificate ? { clientCertFile: c.nodeagentClientCertificate } : {}),
     ...(c.nodeagentClientKey ? { clientKeyFile: c.nodeagentClientKey } : {}),
     ...(c.nodeagentCertificateAuthority ? { caFile: c.nodeagentCertificateAuthority } : {}),

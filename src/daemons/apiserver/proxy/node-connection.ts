@@ -1,7 +1,12 @@
 /**
  * The API server's client for node agents (--nodeagent-* options): picks a node's address by
  * --nodeagent-preferred-address-types, its port from status.daemonEndpoints, and opens one
- * GET to the agent, authenticated with the API server's own client certificate.
+ * GET to the agent, authenticated with the API server's own client certificate (the
+ * --nodeagent-client-certificate identity, which is not system:masters).
+ *
+ * Only proxyable node addresses are reached (proxyable.ts): a node whose address is loopback,
+ * link-local or unspecified, or a name resolving to one, is 400 "address not allowed".
+ * A node agent that cannot be reached is 503 ServiceUnavailable, as Kubernetes answers.
  *
  * Security (CVE-2020-8559 class): redirects are never followed (node's http client does not,
  * and a 3xx answer is turned into an error by callers), and nothing of the caller's request
@@ -18,6 +23,7 @@ import { ApiError } from '../../../api/meta/status.js';
 import type { KubeObject } from '../../../api/resources/types.js';
 import { readOptionFile, StartupError } from '../serving-options.js';
 import { requestUpgrade, UpgradeError, type UpgradeOutcome } from '../../../util/upgrade-proxy.js';
+import { checkProxyableHost, guardedLookup, unreachable } from './proxyable.js';
 
 export interface NodeAgentClientOptions {
   /** HTTPS (true, the default) or plain HTTP to the agent's port. */
@@ -29,6 +35,8 @@ export interface NodeAgentClientOptions {
   preferredAddressTypes: string[];
   /** Milliseconds for connecting and receiving response headers. */
   timeoutMs: number;
+  /** Loopback node addresses are reached too (--nodeagent-allow-loopback); default refused. */
+  allowLoopback?: boolean;
   log?: Logger;
 }
 
@@ -71,13 +79,13 @@ export interface NodeConnection {
   readonly options: NodeAgentClientOptions;
   /**
    * GET (or `opts.method`, with `opts.body`) `pathAndQuery` on the node's agent. Resolves with the response (body not yet read) or
-   * rejects with an ApiError (500 for connection failures, 504 for the timeout). Destroying
+   * rejects with an ApiError (400 for a refused address, 503 for connection failures, 504 for the timeout). Destroying
    * the request on `signal` abort ends a streamed body.
    */
   get(target: NodeTarget, pathAndQuery: string, signal: AbortSignal, opts?: NodeRequestOptions): Promise<http.IncomingMessage>;
   /**
    * Sends an HTTP/1.1 upgrade request (exec, attach, port-forward) with only the given headers.
-   * Rejects with an ApiError (500, or 504 on the timeout) when the agent cannot be reached.
+   * Rejects with an ApiError (400 for a refused address, 503, or 504 on the timeout) when the agent cannot be reached.
    */
   upgrade(target: NodeTarget, method: string, pathAndQuery: string, headers: http.OutgoingHttpHeaders, signal: AbortSignal): Promise<UpgradeOutcome>;
   close(): void;
@@ -92,25 +100,29 @@ export function createNodeConnection(options: NodeAgentClientOptions): NodeConne
   if ((cert === undefined) !== (key === undefined)) {
     throw new StartupError(cert ? '--nodeagent-client-key' : '--nodeagent-client-certificate', 'the node agent client certificate and key must be given together');
   }
+  const allowLoopback = options.allowLoopback === true;
+  // Every socket to an agent resolves names through the same check (see proxyable.ts).
+  const lookup = guardedLookup(allowLoopback);
   const agent = options.https
-    ? new https.Agent({ keepAlive: true, ...(cert && key ? { cert, key } : {}), ...(ca ? { ca } : {}), rejectUnauthorized: ca !== undefined })
-    : new http.Agent({ keepAlive: true });
+    ? new https.Agent({ keepAlive: true, lookup, ...(cert && key ? { cert, key } : {}), ...(ca ? { ca } : {}), rejectUnauthorized: ca !== undefined })
+    : new http.Agent({ keepAlive: true, lookup });
   // PodLogOptions.insecureSkipTLSVerifyBackend: the same client identity, no server verification.
   let insecure: https.Agent | undefined;
   const agentFor = (skipVerify: boolean): http.Agent => {
     if (!skipVerify || !options.https || ca === undefined) return agent;
-    insecure ??= new https.Agent({ keepAlive: true, ...(cert && key ? { cert, key } : {}), rejectUnauthorized: false });
+    insecure ??= new https.Agent({ keepAlive: true, lookup, ...(cert && key ? { cert, key } : {}), rejectUnauthorized: false });
     return insecure;
   };
   const scheme = options.https ? 'https' : 'http';
   // Upgraded connections leave the pool; a separate agent without keep-alive keeps them apart.
   const upgradeAgent = options.https
-    ? new https.Agent({ keepAlive: false, ...(cert && key ? { cert, key } : {}), ...(ca ? { ca } : {}), rejectUnauthorized: ca !== undefined })
-    : new http.Agent({ keepAlive: false });
+    ? new https.Agent({ keepAlive: false, lookup, ...(cert && key ? { cert, key } : {}), ...(ca ? { ca } : {}), rejectUnauthorized: ca !== undefined })
+    : new http.Agent({ keepAlive: false, lookup });
 
   return {
     options,
-    get(target, pathAndQuery, signal, opts = {}) {
+    async get(target, pathAndQuery, signal, opts = {}) {
+      await checkProxyableHost(target.host, allowLoopback);
       return new Promise((resolve, reject) => {
         const hostPart = target.host.includes(':') ? `[${target.host}]` : target.host;
         const url = `${scheme}://${hostPart}:${target.port}${pathAndQuery}`;
@@ -141,19 +153,20 @@ export function createNodeConnection(options: NodeAgentClientOptions): NodeConne
           settled = true;
           clearTimeout(timer);
           log.debug({ err: e.message, url }, 'node agent request failed');
-          reject(new ApiError(500, '', `${verb} "${url}": ${e.message}`));
+          reject(unreachable(e.message));
         });
         if (opts.body) opts.body.pipe(req); else req.end();
       });
     },
     async upgrade(target, method, pathAndQuery, headers, signal) {
+      await checkProxyableHost(target.host, allowLoopback);
       const hostPart = target.host.includes(':') ? `[${target.host}]` : target.host;
       const url = `${scheme}://${hostPart}:${target.port}${pathAndQuery}`;
       try {
         return await requestUpgrade({ url, method, agent: upgradeAgent, timeoutMs: options.timeoutMs, signal, headers: { 'user-agent': 'corectl-apiserver', ...headers } });
       } catch (e) {
         log.debug({ err: (e as Error).message, url }, 'node agent upgrade failed');
-        throw e instanceof UpgradeError && e.timeout ? new ApiError(504, 'Timeout', e.message) : new ApiError(500, '', (e as Error).message);
+        throw e instanceof UpgradeError && e.timeout ? new ApiError(504, 'Timeout', e.message) : unreachable((e as Error).message);
       }
     },
     close() { agent.destroy(); insecure?.destroy(); upgradeAgent.destroy(); },

@@ -19,6 +19,7 @@ import type { ObjectStore } from '../../../storage/object-store-types.js';
 import type { ResourceRegistry } from './resource-registry.js';
 import type { IpAllocator } from './ip-allocator.js';
 import { writeKubernetesEndpointSlice } from './kubernetes-endpointslice.js';
+import { endpointIpProblems } from '../../../api/resources/discovery/endpointslices.js';
 
 export interface KubernetesServiceOptions {
   registry: ResourceRegistry;
@@ -157,7 +158,9 @@ export class KubernetesServiceReconciler {
   }
 
   private async writeEndpoints(addresses: string[]): Promise<void> {
-    const sorted = [...new Set(addresses)].sort();
+    // Endpoints refuse what an EndpointSlice refuses (a loopback advertise address, say): such an
+    // address is left out of both rather than failing every reconcile.
+    const sorted = [...new Set(addresses)].filter((a) => endpointIpProblems(a).length === 0).sort();
     const subsets = sorted.length ? [{ addresses: sorted.map((ip) => ({ ip })), ports: [{ name: 'https', port: this.o.securePort, protocol: 'TCP' }] }] : [];
     await this.o.registry.update(endpoints, 'default', 'kubernetes', (cur) => {
       const o: KubeObject = cur ?? { apiVersion: 'v1', kind: 'Endpoints', metadata: { name: 'kubernetes', namespace: 'default' } };

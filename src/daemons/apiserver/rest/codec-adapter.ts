@@ -7,9 +7,9 @@ import { encodeProtobuf } from '../../../api/codec/protobuf.js';
 import { errors } from '../../../api/meta/status.js';
 import type { KubeObject } from '../../../api/resources/types.js';
 
-/** Decodes a request body into a JSON object; 400 when it is not an object. */
-export function decodeObject(contentType: string | undefined, body: Buffer): KubeObject {
-  const v = decodeBody(contentType, body);
+/** Decodes a request body into a JSON object (of kind `into`, when known); 400 when it is not an object. */
+export function decodeObject(contentType: string | undefined, body: Buffer, into?: string): KubeObject {
+  const v = decodeBody(contentType, body, into);
   if (v === undefined) throw errors.badRequest('the request body is empty');
   return asObject(v);
 }
@@ -20,9 +20,9 @@ export function asObject(v: unknown): KubeObject {
   return v as KubeObject;
 }
 
-/** Any JSON value (patch bodies); undefined for an empty body. */
-export function decodeValue(contentType: string | undefined, body: Buffer): unknown {
-  return decodeBody(contentType, body);
+/** Any JSON value (patch bodies, DeleteOptions of kind `into`); undefined for an empty body. */
+export function decodeValue(contentType: string | undefined, body: Buffer, into?: string): unknown {
+  return decodeBody(contentType, body, into);
 }
 
 /** Protobuf encoding when the schema knows the kind; undefined otherwise (callers fall back to JSON). */

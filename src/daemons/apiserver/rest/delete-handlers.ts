@@ -21,7 +21,7 @@ export async function readDeleteOptions(s: Scope): Promise<DeleteOptions> {
   const body = await readBody(s.req);
   let b: Obj = {};
   if (body.length) {
-    const v = decodeValue(headerOf(s.req, 'content-type'), body);
+    const v = decodeValue(headerOf(s.req, 'content-type'), body, 'DeleteOptions');
     if (v !== undefined && (typeof v !== 'object' || v === null || Array.isArray(v))) throw errors.badRequest('DeleteOptions must be an object');
     b = (v as Obj | undefined) ?? {};
     if (b.kind !== undefined && b.kind !== 'DeleteOptions') throw errors.badRequest(`expected DeleteOptions, got ${String(b.kind)}`);

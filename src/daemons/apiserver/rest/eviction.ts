@@ -22,6 +22,7 @@ import { selectorMatches } from '../../../api/resources/common/validation.js';
 import { findResource } from '../../../api/resources/registry.js';
 import type { KubeObject } from '../../../api/resources/types.js';
 import { decodeObject } from './codec-adapter.js';
+import { answerAfterCommit } from './committed-answer.js';
 import { readBody } from './http-io.js';
 import { headerOf, parseDryRun, respondRaw, successStatus, type Scope } from './scope.js';
 import { nowTimestamp } from '../registry/object-meta.js';
@@ -109,7 +110,7 @@ export async function handleEviction(s: Scope): Promise<void> {
       }
     }
     await s.registry.delete(s.def, s.namespace, s.name, opts);
-    respondRaw(s, 201, successStatus());
+    answerAfterCommit(s, 201, () => respondRaw(s, 201, successStatus()), successStatus);
     return;
   }
 }

@@ -1,6 +1,7 @@
 /** GET of one object and LIST of a collection (selectors, paging, resourceVersion semantics). */
 import { errors } from '../../../api/meta/status.js';
 import type { KubeObject } from '../../../api/resources/types.js';
+import { isResourceVersion } from '../../../storage/resource-version.js';
 import { getFromEntry, listFromEntries, listItem } from './entry-reads.js';
 import { writeObject } from './http-io.js';
 import { partialList } from './partial-metadata.js';
@@ -41,7 +42,7 @@ export function parseListParams(s: Scope): ListParams {
     p.continue = cont;
   }
   if (rv !== null && rv !== '') {
-    if (!/^\d+$/.test(rv)) throw errors.badRequest(`resourceVersion: Invalid value: ${JSON.stringify(rv)}: must be a non-negative integer`);
+    if (!isResourceVersion(rv)) throw errors.badRequest(`resourceVersion: Invalid value: ${JSON.stringify(rv)}: must be a non-negative integer`);
     if (!cont) p.resourceVersion = rv;
   }
   if (match !== null && match !== '') {

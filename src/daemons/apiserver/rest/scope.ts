@@ -11,7 +11,7 @@ import { negotiateOutput, type OutputFormat } from './negotiate.js';
 import { partialObject } from './partial-metadata.js';
 import { buildTable, parseIncludeObject } from './table.js';
 import { queryBool } from '../request-info.js';
-import { warningHeaderValue } from '../../../api/codec/strict.js';
+import { warningHeaderValues } from '../../../api/codec/warning-header.js';
 
 export interface Scope {
   ctx: RequestContext;
@@ -72,7 +72,8 @@ export function headerOf(req: ApiRequest, name: string): string | undefined {
 /** One `Warning: 299 - "..."` header per warning, as Kubernetes sends them. */
 export function warningHeaders(s: Scope): Record<string, string | string[]> {
   if (!s.warnings.length) return {};
-  return { Warning: [...new Set(s.warnings)].map((w) => warningHeaderValue(w)) };
+  const values = warningHeaderValues(s.warnings);
+  return values.length ? { Warning: values } : {};
 }
 
 /** Writes one object (def form) in the negotiated shape: object, Table row or metadata. */

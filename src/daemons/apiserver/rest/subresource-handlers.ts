@@ -6,6 +6,7 @@ import { ApiError, errors } from '../../../api/meta/status.js';
 import { selectorString } from '../../../api/resources/common/validation.js';
 import type { KubeObject } from '../../../api/resources/types.js';
 import { decodeObject } from './codec-adapter.js';
+import { answerAfterCommit } from './committed-answer.js';
 import { readBody } from './http-io.js';
 import { headerOf, parseDryRun, respondObject, respondRaw, successStatus, type Scope } from './scope.js';
 import { admissionRequest, applyPatchTo, decodePatch, fieldManagerOf } from './write-handlers.js';
@@ -81,7 +82,7 @@ export async function handleScale(s: Scope, verb: string): Promise<void> {
     setPath(cur as Obj, sc.specReplicasPath, replicas);
     return cur;
   }, { dryRun, allowCreate: false, internal: true, beforeStore: (o, old) => updateManagedFields(o, old, manager, 'Update', 'autoscaling/v1', 'scale') });
-  respondRaw(s, 200, scaleOf(s, object));
+  answerAfterCommit(s, 200, () => respondRaw(s, 200, scaleOf(s, object)), () => scaleOf(s, object));
 }
 
 /** POST pods/NAME/binding: assigns the pod to a node once. */
@@ -119,7 +120,7 @@ export async function handleBinding(s: Scope): Promise<void> {
       obj.status = { ...status, conditions: conds };
     },
   });
-  respondRaw(s, 201, successStatus());
+  answerAfterCommit(s, 201, () => respondRaw(s, 201, successStatus()), successStatus);
 }
 
 /** PUT namespaces/NAME/finalize: replaces spec.finalizers (the namespace controller's tool). */
@@ -138,7 +139,7 @@ export async function handleFinalize(s: Scope): Promise<void> {
     dryRun, allowCreate: false, request: admissionRequest(s),
     beforeValidate: (obj) => { obj.spec = { ...rec(obj.spec), finalizers: [...(finalizers as string[] | undefined ?? [])] }; if (!(finalizers as unknown[] | undefined)?.length) delete (obj.spec as Obj).finalizers; },
   });
-  respondObject(s, 200, object);
+  answerAfterCommit(s, 200, () => respondObject(s, 200, object), () => object);
 }
 
 export function unsupportedSubresource(s: Scope): ApiError {

@@ -1,14 +1,16 @@
 /**
  * WATCH over chunked HTTP (one JSON event per line, flushed per event) or WebSocket (one
  * message per event). Events may be wrapped as one-row Tables when the Accept asks for Table.
- * Ends at timeoutSeconds (else a random time in [minRequestTimeout, 2×minRequestTimeout]),
- * on client disconnect, and right after an ERROR event (clients re-list on 410).
+ * Ends at timeoutSeconds (else a random time in [minRequestTimeout, 2×minRequestTimeout]) even
+ * when the client reads slowly (what is still buffered for it is then dropped), on client
+ * disconnect, and right after an ERROR event (clients re-list on 410).
  */
 import type { WebSocket } from 'ws';
 import { errors } from '../../../api/meta/status.js';
 import type { KubeObject } from '../../../api/resources/types.js';
 import type { ObjectEvent } from '../../../storage/object-store-types.js';
-import type { Http2Stream } from 'node:http2';
+import { isResourceVersion } from '../../../storage/resource-version.js';
+import { constants, type Http2Stream } from 'node:http2';
 import type { ApiResponse } from '../context.js';
 import { H2Response } from '../h2-response.js';
 import { queryBool } from '../request-info.js';
@@ -34,6 +36,12 @@ export interface WatchSink {
   write?(line: Buffer): boolean;
   onDrain?(cb: () => void): void;
   end(): void;
+  /**
+   * Ends at once, dropping what the transport still holds for a client that reads slowly (the
+   * watch's timeout: a back-pressured stream must not outlive it by the time its buffer takes
+   * to drain). Without it, end().
+   */
+  abort?(): void;
   /** Aborted when the client goes away. */
   signal: AbortSignal;
 }
@@ -126,14 +134,19 @@ export async function streamWatch(s: Scope, sink: WatchSink, fmt: OutputFormat, 
   const filter = buildMatcher(s.def, q.get('labelSelector'), q.get('fieldSelector'));
   const timeoutMs = parseTimeout(s, minRequestTimeout);
   const rv = q.get('resourceVersion') ?? undefined;
-  if (rv !== undefined && rv !== '' && !/^\d+$/.test(rv)) throw errors.badRequest(`resourceVersion: Invalid value: ${JSON.stringify(rv)}: must be a non-negative integer`);
+  if (rv !== undefined && rv !== '' && !isResourceVersion(rv)) throw errors.badRequest(`resourceVersion: Invalid value: ${JSON.stringify(rv)}: must be a non-negative integer`);
   const ac = new AbortController();
   const onAbort = (): void => ac.abort();
   sink.signal.addEventListener('abort', onAbort, { once: true });
   // A plain flag read per event (AbortSignal getters validate their receiver on every call).
   let stopped = false;
-  ac.signal.addEventListener('abort', () => { stopped = true; }, { once: true });
-  const timer = setTimeout(() => ac.abort(), timeoutMs);
+  let onStop!: () => void;
+  const stoppedPromise = new Promise<void>((resolve) => { onStop = resolve; });
+  ac.signal.addEventListener('abort', () => { stopped = true; onStop(); }, { once: true });
+  // The timeout ends the watch even when the client reads slowly: what is still buffered for it
+  // is dropped (abort) rather than drained first.
+  let timedOut = false;
+  const timer = setTimeout(() => { timedOut = true; ac.abort(); }, timeoutMs);
   timer.unref();
   const ref = s.registry.refOf(s.def, s.namespace, 'x');
   // A name pins the watch to one key only within a namespace (or for a cluster-scoped
@@ -151,7 +164,7 @@ export async function streamWatch(s: Scope, sink: WatchSink, fmt: OutputFormat, 
     clearTimeout(timer);
     sink.signal.removeEventListener('abort', onAbort);
     watch.close();
-    sink.end();
+    if (timedOut && sink.abort) sink.abort(); else sink.end();
   };
   const write = sink.write?.bind(sink);
   if (watch.push && write && sink.onDrain) {
@@ -202,7 +215,9 @@ export async function streamWatch(s: Scope, sink: WatchSink, fmt: OutputFormat, 
       if (stopped) break;
       if (ev.type === 'BOOKMARK' && !bookmarks) continue;
       const wait = sink.send(encodeEvent(s, fmt, ev, key));
-      if (wait) await wait;
+      // A full transport is waited for only until the watch ends (timeout or disconnect).
+      if (wait) await Promise.race([wait, stoppedPromise]);
+      if (stopped) break;
       if (ev.type === 'ERROR') break;
     }
   } finally {
@@ -245,6 +260,17 @@ class ResponseSink implements WatchSink {
   onDrain(cb: () => void): void { this.res.on('drain', cb); }
 
   end(): void { if (!this.res.writableEnded) this.res.end(); }
+
+  abort(): void {
+    const res = this.res;
+    // Only a transport that is behind (above its high-water mark) is cut: a client keeping up
+    // gets the orderly end.
+    const behind = res instanceof H2Response ? res.stream.writableNeedDrain : (res as { writableNeedDrain?: boolean }).writableNeedDrain === true;
+    if (!behind || res.writableEnded) { this.end(); return; }
+    // HTTP/2 resets just this stream; HTTP/1.1 has no way to cut a response but closing the connection.
+    if (res instanceof H2Response) res.stream.close(constants.NGHTTP2_CANCEL);
+    else (res as { destroy(): void }).destroy();
+  }
 }
 
 /** Chunked HTTP watch. */
@@ -254,7 +280,7 @@ export async function handleWatch(s: Scope, minRequestTimeout: number): Promise<
   buildMatcher(s.def, s.query.get('labelSelector'), s.query.get('fieldSelector'));
   parseTimeout(s, minRequestTimeout);
   const rv = s.query.get('resourceVersion');
-  if (rv !== null && rv !== '' && !/^\d+$/.test(rv)) throw errors.badRequest(`resourceVersion: Invalid value: ${JSON.stringify(rv)}: must be a non-negative integer`);
+  if (rv !== null && rv !== '' && !isResourceVersion(rv)) throw errors.badRequest(`resourceVersion: Invalid value: ${JSON.stringify(rv)}: must be a non-negative integer`);
   const res = s.res;
   // Headers go out at once (HTTP/2 writeHead responds immediately; HTTP/1.1 needs the flush),
   // so a client watching a quiet resource sees its 200 before the first event.
@@ -292,6 +318,10 @@ export async function handleWebSocketWatch(s: Scope, ws: WebSocket, minRequestTi
       ws.send(line.subarray(0, end), { binary: false }, () => resolve());
     }),
     end: () => { if (ws.readyState === ws.OPEN) ws.close(1000); },
+    abort: () => {
+      if (ws.readyState !== ws.OPEN) return;
+      if (ws.bufferedAmount > 0) ws.terminate(); else ws.close(1000);
+    },
   };
   await streamWatch(s, sink, fmt, minRequestTimeout);
 }

@@ -8,14 +8,14 @@ import { decodeJsonText, JSON_MEDIA_TYPE } from '../../../api/codec/json.js';
 import { ApiError, errors } from '../../../api/meta/status.js';
 import type { KubeObject } from '../../../api/resources/types.js';
 import { asObject, decodeObject, decodeValue } from './codec-adapter.js';
-import { checkFields, parseFieldValidation } from './field-validation.js';
+import { checkFields, checkSharedFields, parseFieldValidation } from './field-validation.js';
 import { readBody } from './http-io.js';
 import { applyConfiguration, applyNonApplyPatch, patchTypeOf, updateManagedFields, type PatchType } from './patch-dispatch.js';
 import { fromRequest, headerOf, outputFormat, parseDryRun, servedApiVersion, toServed, type Scope } from './scope.js';
 import type { WriteOptions } from '../registry/resource-registry.js';
 import type { AdmissionRequestInfo } from '../admission/types.js';
 import type { WrittenJson } from '../../../storage/object-store-types.js';
-import { respondWritten } from './served-json.js';
+import { answerCommitted } from './committed-answer.js';
 import { queryBool } from '../request-info.js';
 
 /** fieldManager from the query, else derived from the User-Agent like Kubernetes does. */
@@ -81,11 +81,38 @@ async function readWrite(s: Scope): Promise<{ fmt: ReturnType<typeof outputForma
     text = body.toString('utf8');
     raw = asObject(decodeJsonText(body, text));
   } else {
-    raw = decodeObject(contentType, body);
+    raw = decodeObject(contentType, body, s.def.kind);
   }
   const warnings = checkFields(parseFieldValidation(s.query.get('fieldValidation')), raw, servedApiVersion(s), s.def.kind, text, s.def);
   if (warnings.length) s.warnings.push(...warnings);
   return { fmt, body, raw, dryRun: parseDryRun(s.query), manager: fieldManagerOf(s, false) };
+}
+
+/** The body decoded again (a retried write), its unknown fields dropped as the first decoding's were. */
+function decodeAgain(s: Scope, body: Buffer): KubeObject {
+  const o = decodeObject(headerOf(s.req, 'content-type'), body, s.def.kind);
+  checkFields('Ignore', o, servedApiVersion(s), s.def.kind, undefined, s.def);
+  return o;
+}
+
+/**
+ * Whether a create's metadata.resourceVersion makes Kubernetes' storage refuse it: a number
+ * other than 0 (what does not parse as one, "-1" say, is ignored there and cleared).
+ */
+function resourceVersionSetOnCreate(rv: unknown): boolean {
+  return typeof rv === 'string' && /^[0-9]{1,20}$/.test(rv) && BigInt(rv) !== 0n && BigInt(rv) <= MAX_UINT64;
+}
+
+const MAX_UINT64 = (1n << 64n) - 1n;
+
+/**
+ * Kubernetes' storage.ErrResourceVersionSetOnCreate, a plain error its handlers answer as 500
+ * with no reason (clients see this message).
+ */
+function errResourceVersionSetOnCreate(): ApiError {
+  const e = new ApiError(500, '', 'resourceVersion should not be set on objects to be created');
+  delete e.status.reason; // Go's omitempty: an empty reason is not sent
+  return e;
 }
 
 export async function handleCreate(s: Scope): Promise<void> {
@@ -97,15 +124,21 @@ export async function handleCreate(s: Scope): Promise<void> {
     if (s.def.group === 'certificates.k8s.io' && s.def.kind === 'CertificateSigningRequest') recordRequestor(s, o);
     return o;
   };
+  // Read before the registry clears it; refused where Kubernetes' storage refuses it, right
+  // before the write (after validation and admission), and not for a dry run, which its
+  // storage never sees.
+  const rvSet = !dryRun && resourceVersionSetOnCreate(raw.metadata?.resourceVersion);
+  const managed = managedFieldsHook(s, manager, 'Update', '');
   // The object was decoded for this request only: the registry may use it without a copy, and a
   // generateName retry decodes the body again.
   let written: WrittenJson | undefined;
   const created = await s.registry.create(s.def, target(raw), {
-    dryRun, inputOwned: true, freshInput: () => target(decodeObject(headerOf(s.req, 'content-type'), body)),
-    beforeStore: managedFieldsHook(s, manager, 'Update', ''), onWritten: (w) => { written = w; },
+    dryRun, inputOwned: true, freshInput: () => target(decodeAgain(s, body)),
+    beforeStore: rvSet ? () => { throw errResourceVersionSetOnCreate(); } : managed,
+    onWritten: (w) => { written = w; },
     request: admissionRequest(s, manager),
   });
-  respondWritten(s, 201, created, fmt, written);
+  answerCommitted(s, 201, created, fmt, written);
 }
 
 /** The desired object of a PUT, in def form, from the decoded body (`raw`, which it takes over). */
@@ -126,7 +159,7 @@ export async function handleUpdate(s: Scope): Promise<void> {
   let fresh: KubeObject | undefined = obj;
   let written: WrittenJson | undefined;
   const mutate = (): KubeObject => {
-    const o = fresh ?? updateTarget(s, decodeObject(headerOf(s.req, 'content-type'), body));
+    const o = fresh ?? updateTarget(s, decodeAgain(s, body));
     fresh = undefined;
     return o;
   };
@@ -136,7 +169,7 @@ export async function handleUpdate(s: Scope): Promise<void> {
     mutateReadsCurrent: true, mutateReturnsFresh: true, onWritten: (w) => { written = w; },
     request: admissionRequest(s, manager),
   });
-  respondWritten(s, created ? 201 : 200, object, fmt, written);
+  answerCommitted(s, created ? 201 : 200, object, fmt, written);
 }
 
 /** Applies a decoded json/merge/strategic patch to the served form of `current`. */
@@ -179,8 +212,10 @@ export async function handlePatch(s: Scope): Promise<void> {
       if (!cur) { checkNamespace(s, patched); patched.metadata!.name ??= s.name; }
     } else {
       if (!cur) throw errors.notFound({ group: s.def.group, resource: s.def.plural, name: s.name });
-      patched = applyPatchTo(type, toServed(s, cur), patch);
-      s.warnings.push(...checkFields(policy, patched, apiVersion, s.def.kind, undefined, s.def));
+      // The patched object shares what the patch left alone with `cur`: pruned as a copy.
+      const checked = checkSharedFields(policy, applyPatchTo(type, toServed(s, cur), patch), apiVersion, s.def.kind, s.def);
+      s.warnings.push(...checked.warnings);
+      patched = checked.object;
     }
     const meta = (patched.metadata ??= {});
     if (s.def.namespaced && meta.namespace && meta.namespace !== s.namespace) throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
@@ -196,5 +231,5 @@ export async function handlePatch(s: Scope): Promise<void> {
     onWritten: (w) => { written = w; },
     request: admissionRequest(s, manager),
   });
-  respondWritten(s, created ? 201 : 200, object, fmt, written);
+  answerCommitted(s, created ? 201 : 200, object, fmt, written);
 }

@@ -9,7 +9,9 @@
  * server with a SubjectAccessReview (authorization.k8s.io/v1); "allowed" answers are cached for
  * --authorization-webhook-cache-authorized-ttl, "denied" ones for
  * --authorization-webhook-cache-unauthorized-ttl, errors never. The API server's own client
- * certificate (system:masters in corectl server) passes because the API server allows that group.
+ * certificate (corectl-apiserver-nodeagent-client in corectl server) passes as the API server's
+ * authorizer allows that user. agent-server.ts also refuses anonymous callers on the paths that
+ * start pods or run commands.
  *
  * `checkAgentAccess` is the one gate the secure listener runs per request (plain and upgrade):
  * 401 "Unauthorized" without acceptable credentials, 403 "Forbidden (user=..., verb=...,

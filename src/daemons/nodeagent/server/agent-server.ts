@@ -1,8 +1,10 @@
 /**
  * The node agent's HTTP endpoints, by listener:
  *   secure (--port, HTTPS, authenticated): /healthz, /pods, /containerLogs/..., /stats/summary,
- *     /metrics, /manifests (the manifest-submission API, see MANIFEST-API.md), and the streaming
- *     endpoints /exec, /attach, /portForward (HTTP/1.1 upgrades) and /run (streaming-handler.ts);
+ *     /metrics, /manifests (the manifest-submission API with --enable-manifest-api, see
+ *     MANIFEST-API.md), and the streaming endpoints /exec, /attach, /portForward (HTTP/1.1
+ *     upgrades) and /run (streaming-handler.ts); the manifest API and the streaming endpoints
+ *     refuse anonymous callers;
  *   read-only (--read-only-port, HTTP, no authentication): /healthz, /pods, /stats/summary, /metrics;
  *   health (--healthz-port): /healthz.
  */
@@ -29,6 +31,8 @@ export interface AgentServerContext {
   readonly runtime: RuntimeBackend;
   readonly startTime: number;
   readonly enableDebuggingHandlers: boolean;
+  /** --enable-manifest-api: /manifests is served (404 otherwise). */
+  readonly manifestApi?: boolean;
   readonly anonymousAuth: boolean;
   /** Authentication and authorization of the secure port (agent-authn/agent-authz); default: certificates + anonymous per anonymousAuth, AlwaysAllow. */
   readonly access?: AgentAccess;
@@ -42,14 +46,30 @@ export interface AgentServerContext {
 
 const defaultAccess = new WeakMap<AgentServerContext, AgentAccess>();
 
+/**
+ * Paths that change the node or run commands in its containers: the manifest API, /run, /exec,
+ * /attach and /portForward. Their callers must be authenticated, whatever the authorization
+ * mode: anonymous access with AlwaysAllow (the reference's defaults) would otherwise let anyone
+ * who reaches the port start pods and run commands as root (issue 27).
+ */
+const IDENTIFIED_ONLY = new Set(['manifests', 'run', 'exec', 'attach', 'portForward']);
+
+const isAnonymous = (user: { name: string; groups: readonly string[] }): boolean =>
+  user.name === 'system:anonymous' || user.groups.includes('system:unauthenticated');
+
 /** The secure port's gate: authentication, then authorization (401/403/500 when refused); upgrade routes call it too. */
-export function checkAccess(req: IncomingMessage, path: string, ctx: AgentServerContext): Promise<AccessResult> {
+export async function checkAccess(req: IncomingMessage, path: string, ctx: AgentServerContext): Promise<AccessResult> {
   let access = ctx.access ?? defaultAccess.get(ctx);
   if (!access) {
     access = defaultAgentAccess(ctx.anonymousAuth, ctx.nodeName);
     defaultAccess.set(ctx, access);
   }
-  return checkAgentAccess(req, path, access);
+  const result = await checkAgentAccess(req, path, access);
+  const head = path.split('/').filter(Boolean)[0] ?? '';
+  if (result.ok && IDENTIFIED_ONLY.has(head) && isAnonymous(result.user)) {
+    return { ok: false, code: 401, reason: 'Unauthorized', message: 'Unauthorized' };
+  }
+  return result;
 }
 
 function metricsText(ctx: AgentServerContext): string {
@@ -153,7 +173,11 @@ export function agentHandler(kind: ListenerKind, ctx: AgentServerContext): (req:
         res.end(metricsText(ctx));
         return;
       }
-      if (!readOnly && head === 'manifests') { await manifests(req, res, parts.slice(1), ctx); return; }
+      if (!readOnly && head === 'manifests') {
+        if (ctx.manifestApi !== true) { sendStatus(res, 404, 'NotFound', 'the manifest API is off (--enable-manifest-api=false)'); return; }
+        await manifests(req, res, parts.slice(1), ctx);
+        return;
+      }
       if (!readOnly && ctx.enableDebuggingHandlers && head === 'containerLogs') {
         await serveContainerLogs(req, res, parts.slice(1), url.searchParams, ctx.pods, ctx.runtime);
         return;
