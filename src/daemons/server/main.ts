@@ -22,6 +22,7 @@ import { loadCoreconfig, type ClientConnection } from '../../client/coreconfig.j
 import { FlagError } from '../../flags/flag-error.js';
 import { SERVER_PARTS, type ServerConfig, type ServerPart } from '../../flags/server.js';
 import { writeServerCoreconfigs } from './admin-coreconfig.js';
+import { ensureNodeagentClientBinding } from './nodeagent-client-rbac.js';
 import { loadPart, startPart, type RunningPart } from './part-runner.js';
 import { APISERVER_LEAVES, bootstrapPki } from './pki-bootstrap.js';
 import { planServer, type ServerPlan } from './plan.js';
@@ -197,6 +198,8 @@ async function runCluster(plan: ServerPlan, ctx: ServerRunContext, io: Io): Prom
     return ctx.signal.aborted ? 0 : 1;
   }
   say(`apiserver ready on ${plan.apiserverUrl} (${at()})`);
+  // Before the node agent runs: the API server's calls to it are authorized by RBAC.
+  await ensureNodeagentClientBinding(admin, log);
   const rest = await bootstrapPki({ dir: plan.layout.pkiDir, ...plan.certificates });
   if (rest.written.length) say(`PKI for the other parts written: ${rest.written.join(', ')} (${at()})`);
   // Loading the other parts' modules only now keeps the main thread free for the API server's
