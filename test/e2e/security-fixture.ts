@@ -55,10 +55,11 @@ export async function poll<T>(what: string, fn: () => T | Promise<T>, ok: (v: T)
   }
 }
 
-export async function startSecureCluster(kubectlBin: string, nodeName: string): Promise<SecureCluster> {
+/** `simulated`: no containerd even where it could run (for suites that need no processes). */
+export async function startSecureCluster(kubectlBin: string, nodeName: string, opts: { simulated?: boolean } = {}): Promise<SecureCluster> {
   const dir = await mkdtemp(join(tmpdir(), 'corectl-security-'));
   const dataDir = join(dir, 'data');
-  const noContainerd = containerdSkipReason();
+  const noContainerd = opts.simulated ? 'simulated by request' : containerdSkipReason();
   const runtimeArgs = noContainerd ? ['--container-runtime=fake'] : containerdArgs(join(dir, 'containerd'));
   const port = await freePort();
   const server = startServer([
