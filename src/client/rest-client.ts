@@ -105,13 +105,21 @@ const REASON_BY_CODE: Record<number, StatusReason> = {
   422: 'Invalid', 429: 'TooManyRequests', 500: 'InternalError', 503: 'ServiceUnavailable', 504: 'Timeout',
 };
 
+/**
+ * One path segment, escaped as Go's url.PathEscape does (client-go): ':' and '@' stay as they
+ * are, so names such as `system:controller:x` reach the server unescaped.
+ */
+function pathSegment(s: string): string {
+  return encodeURIComponent(s).replace(/%3A/gi, ':').replace(/%40/g, '@');
+}
+
 export function resourcePath(r: ResourceRef & { name?: string; subresource?: string }): string {
   let p = r.group === '' ? `/api/${r.version}` : `/apis/${r.group}/${r.version}`;
-  if (r.namespace) p += `/namespaces/${encodeURIComponent(r.namespace)}`;
+  if (r.namespace) p += `/namespaces/${pathSegment(r.namespace)}`;
   p += `/${r.resource}`;
   if (r.name !== undefined) {
     if (r.name === '') throw new Error(`a ${r.resource} name is required`);
-    p += `/${encodeURIComponent(r.name)}`;
+    p += `/${pathSegment(r.name)}`;
   }
   if (r.subresource) p += `/${r.subresource}`;
   return p;
