@@ -142,17 +142,13 @@ export const APISERVER_OPTIONS = [
 export type ApiserverConfig = ConfigOf<typeof APISERVER_OPTIONS>;
 
 const AUDIT = 'the audit backends are not built yet';
-const OIDC = 'OpenID Connect authentication is not built yet';
-const FRONT_PROXY = 'request-header (front proxy) authentication is not built yet';
+
 const CLOUD = 'no cloud provider is built in';
 
 /** The reference's options this API server does not act on yet (see DaemonFlagSet.notActedOn). */
 export const APISERVER_NOT_ACTED_ON: Readonly<Record<string, string>> = {
   'admission-control-config-file': 'admission plugins take no configuration file yet',
   ...Object.fromEntries(APISERVER_OPTIONS.filter((o) => o.name.startsWith('audit-')).map((o) => [o.name, AUDIT])),
-  'authentication-token-webhook-cache-ttl': 'token webhook authentication is not built yet',
-  'authentication-token-webhook-config-file': 'token webhook authentication is not built yet',
-  'basic-auth-file': 'basic authentication is not built yet',
   'cloud-config': CLOUD,
   'cloud-provider': CLOUD,
   'vendor-container-registry-config': CLOUD,
@@ -167,8 +163,7 @@ export const APISERVER_NOT_ACTED_ON: Readonly<Record<string, string>> = {
   'nodeagent-read-only-port': 'the API server never calls the node agent\'s read-only port',
   'storage-media-type': 'objects are stored as JSON',
   'target-ram-mb': 'cache sizes do not depend on it',
-  ...Object.fromEntries(APISERVER_OPTIONS.filter((o) => o.name.startsWith('oidc-')).map((o) => [o.name, OIDC])),
-  ...Object.fromEntries(APISERVER_OPTIONS.filter((o) => o.name.startsWith('requestheader-')).map((o) => [o.name, FRONT_PROXY])),
+
 };
 
 export const APISERVER_FLAGS: DaemonFlagSet<ApiserverConfig> = {

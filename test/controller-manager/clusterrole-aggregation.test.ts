@@ -72,3 +72,18 @@ t.test('aggregation against a real API server', async (t) => {
     t.ok(await waitFor('rules empty', async () => same(await rulesOf('monitoring'), [])));
   });
 });
+
+t.test('the default admin, edit and view roles are filled from the bootstrap policy', async (t) => {
+  const c = await startControllers(new ClusterRoleAggregationController());
+  t.teardown(() => c.stop());
+  const grants = async (role: string, resource: string, verb: string): Promise<boolean> => {
+    try {
+      const rules = ((await c.client.get(ROLES, role)).rules as Array<{ resources?: string[]; verbs?: string[] }> | undefined) ?? [];
+      return rules.some((r) => !!r.resources?.includes(resource) && !!r.verbs?.includes(verb));
+    } catch { return false; }
+  };
+  t.ok(await waitFor('view reads pods', () => grants('view', 'pods', 'list')));
+  t.ok(await waitFor('edit (view + system:aggregate-to-edit) writes pods and reads them', async () => await grants('edit', 'pods', 'create') && await grants('edit', 'pods', 'list')));
+  t.ok(await waitFor('admin (edit + system:aggregate-to-admin) grants roles', async () => await grants('admin', 'roles', 'create') && await grants('admin', 'pods', 'create')));
+  t.notOk(await grants('view', 'secrets', 'get'), 'view does not read secrets');
+});

@@ -57,12 +57,26 @@ function pickKind(rng: Prng): string {
   return k === 'customresourcedefinitions' && !rng.chance(0.05) ? 'configmaps' : k;
 }
 
-function itemPath(kind: string, name: string): string {
+/** The object's path; undefined for a name no path can carry (a lone surrogate). */
+function itemPath(kind: string, name: string): string | undefined {
   const s = SEEDS[kind]!;
-  return `${s.collection(NS)}/${encodeURIComponent(name)}`;
+  try {
+    return `${s.collection(NS)}/${encodeURIComponent(name)}`;
+  } catch {
+    return undefined;
+  }
+}
+
+function absent(path: string | undefined): Pick<FuzzCase, 'expectOnError'> {
+  return path ? { expectOnError: { absent: path } } : {};
 }
 
 function json(v: unknown): Buffer { return Buffer.from(JSON.stringify(v)); }
+
+/** YAML text of a mutant; JSON (also YAML) for what the YAML writer refuses. */
+function toYaml(v: unknown): Buffer {
+  try { return Buffer.from(yaml.dump(v)); } catch { return json(v); }
+}
 
 function randomQuery(rng: Prng): string {
   const n = 1 + rng.int(4);
@@ -96,7 +110,7 @@ function createCase(rng: Prng): FuzzCase {
   const query = rng.chance(0.3) ? `?${rng.pick(['fieldValidation=Strict', 'fieldValidation=Warn', 'fieldValidation=Ignore', 'dryRun=All', 'fieldManager=fz', 'pretty=true'])}` : '';
   return {
     label: `create ${kind} json`, method: 'POST', path: s.collection(NS) + query, headers: { 'content-type': 'application/json' }, body: json(mutant),
-    ...(mName.length > 0 && mName.length < 250 && !/[/%]/.test(mName) && mName !== '.' && mName !== '..' ? { expectOnError: { absent: itemPath(kind, mName) } } : {}),
+    ...(mName.length > 0 && mName.length < 250 && !/[/%]/.test(mName) && mName !== '.' && mName !== '..' ? absent(itemPath(kind, mName)) : {}),
   };
 }
 
@@ -104,11 +118,11 @@ function yamlCreateCase(rng: Prng): FuzzCase {
   const kind = pickKind(rng);
   const s = SEEDS[kind]!;
   const name = fresh();
-  let text: Buffer = Buffer.from(yaml.dump(rng.chance(0.5) ? mutateJson(rng, s.make(name, NS)) : s.make(name, NS)));
+  let text: Buffer = toYaml(rng.chance(0.5) ? mutateJson(rng, s.make(name, NS)) : s.make(name, NS));
   if (rng.chance(0.6)) text = mutateBytes(rng, text);
   if (rng.chance(0.1)) text = Buffer.concat([text, Buffer.from('\n---\n'), text]);
   if (rng.chance(0.05)) text = Buffer.from('a: &a [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: [*b, *b, *b, *b, *b, *b, *b, *b, *b]\n');
-  return { label: `create ${kind} yaml`, method: 'POST', path: s.collection(NS), headers: { 'content-type': 'application/yaml' }, body: text, expectOnError: { absent: itemPath(kind, name) } };
+  return { label: `create ${kind} yaml`, method: 'POST', path: s.collection(NS), headers: { 'content-type': 'application/yaml' }, body: text, ...absent(itemPath(kind, name)) };
 }
 
 function protobufCase(rng: Prng, fixtures: Fixture[]): FuzzCase {
@@ -150,7 +164,7 @@ function patchCase(rng: Prng, f: Fixture): FuzzCase {
   if (type === 'application/json-patch+json') body = json(jsonPatchOps(rng, f));
   else if (type === 'application/apply-patch+yaml') {
     const obj = mutateJson(rng, f.object) as Record<string, unknown>;
-    body = rng.chance(0.5) ? Buffer.from(yaml.dump(obj)) : json(obj);
+    body = rng.chance(0.5) ? toYaml(obj) : json(obj);
     if (rng.chance(0.2)) body = mutateBytes(rng, body);
   } else {
     const partial: Record<string, unknown> = { metadata: { labels: { a: 'b' } } };
@@ -161,22 +175,22 @@ function patchCase(rng: Prng, f: Fixture): FuzzCase {
     body = json(mutateJson(rng, rng.chance(0.5) ? partial : f.object));
     if (rng.chance(0.1)) body = mutateBytes(rng, body);
   }
-  const q = type === 'application/apply-patch+yaml' ? `?fieldManager=${rng.pick(['fz', '', 'x'.repeat(200), '%00'])}${rng.chance(0.3) ? '&force=true' : ''}` : rng.chance(0.2) ? `?${randomQuery(rng)}` : '';
+  const q = type === 'application/apply-patch+yaml' ? `?fieldManager=${rng.pick(['fz', '', 'x'.repeat(200), '%00'])}${rng.chance(0.3) ? '&force=true' : ''}` : rng.chance(0.2) ? `?${randomQuery(rng)}&timeoutSeconds=1` : '';
   const sub = f.kind === 'pods' || f.kind === 'deployments' ? rng.pick(['', '', '/status']) : '';
   return { label: `patch ${f.kind}${sub} ${type.split('/')[1]}`, method: 'PATCH', path: f.path + sub + q, headers: { 'content-type': type }, body, expectOnError: { unchanged: f } };
 }
 
 function deleteCase(rng: Prng, f: Fixture): FuzzCase {
   const opts = mutateJson(rng, { kind: 'DeleteOptions', apiVersion: 'v1', gracePeriodSeconds: 0, propagationPolicy: 'Background', preconditions: { resourceVersion: '1' }, dryRun: ['All'] });
-  return { label: `delete ${f.kind}`, method: 'DELETE', path: f.path + (rng.chance(0.3) ? `?${randomQuery(rng)}` : ''), headers: { 'content-type': 'application/json' }, body: json(opts), expectOnError: { unchanged: f } };
+  return { label: `delete ${f.kind}`, method: 'DELETE', path: f.path + (rng.chance(0.3) ? `?${randomQuery(rng)}&timeoutSeconds=1` : ''), headers: { 'content-type': 'application/json' }, body: json(opts), expectOnError: { unchanged: f } };
 }
 
 function queryCase(rng: Prng, fixtures: Fixture[]): FuzzCase {
   const f = rng.pick(fixtures);
   const base = rng.chance(0.5) ? SEEDS[f.kind]!.collection(NS) : rng.chance(0.5) ? f.path : SEEDS[f.kind]!.collection(NS).replace(`/namespaces/${NS}`, '');
-  let q = randomQuery(rng);
-  // A watch must end: the oracle waits for whole answers.
-  if (/watch=(true|1)|follow=true/.test(q) || rng.chance(0.1)) q += '&timeoutSeconds=1';
+  // A watch must end: the oracle waits for whole answers. (Kubernetes takes any value of
+  // watch but false and 0 as true, so every query gets a short timeout.)
+  const q = `${randomQuery(rng)}&timeoutSeconds=1`;
   return { label: `get ${f.kind} query`, method: rng.pick(['GET', 'GET', 'GET', 'HEAD', 'DELETE']), path: `${base}?${q}`, headers: { accept: rng.pick(ACCEPTS) },
     ...(base === f.path ? { expectOnError: { unchanged: f } } : {}) };
 }
@@ -200,5 +214,5 @@ function headerCase(rng: Prng): FuzzCase {
   if (rng.chance(0.3)) headers['accept-encoding'] = rng.pick(['gzip', '*', 'gzip;q=0', 'x']);
   if (rng.chance(0.2)) headers['x-fuzz'] = 'x'.repeat(rng.pick([10, 8000, 60000]));
   if (rng.chance(0.2)) headers['user-agent'] = rng.pick(['', '\u00e9', 'kubectl/v1.33.0 (linux/amd64)']);
-  return { label: `create ${kind} headers`, method: 'POST', path: s.collection(NS), headers, body: json(s.make(name, NS)), expectOnError: { absent: itemPath(kind, name) } };
+  return { label: `create ${kind} headers`, method: 'POST', path: s.collection(NS), headers, body: json(s.make(name, NS)), ...absent(itemPath(kind, name)) };
 }

@@ -110,6 +110,14 @@ async function waitHealthy(url: string, caPem: string, child: ChildProcess, clie
   }
 }
 
+async function waitPassing(parts: ApiserverParts, endpoint: 'healthz' | 'readyz', deadlineMs = 20_000): Promise<void> {
+  const end = Date.now() + deadlineMs;
+  while (!await parts.serving.health.passing(endpoint)) {
+    if (Date.now() > end) throw new Error(`apiserver did not pass /${endpoint} in time`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 export async function startApiserver(opts: StartApiserverOptions = {}): Promise<StartedApiserver> {
   const dir = await mkdtemp(join(tmpdir(), 'corectl-apiserver-'));
   const log = opts.log ?? pino({ level: 'silent' });
@@ -204,7 +212,9 @@ export async function startApiserver(opts: StartApiserverOptions = {}): Promise<
     const { config } = parseApiserverArgs(['--secure-port=6443', ...common, ...(opts.args ?? [])]);
     const parts = await startApiserverParts(config, log, 0);
     const server = parts.serving.server;
-    if (!server) throw new Error('no listener');
+    if (!server) { await parts.shutdown(); throw new Error('no listener'); }
+    // As in process mode: healthy first (post-start work such as the RBAC bootstrap policy done).
+    await waitPassing(parts, 'healthz').catch(async (e: unknown) => { await parts.shutdown(); throw e; });
     return finish(server.url, server.port, () => parts.shutdown(), { parts, serving: parts.serving });
   } catch (e) {
     await rm(dir, { recursive: true, force: true });

@@ -58,6 +58,12 @@ export class HealthChecks {
     for (const e of endpoints) this.lists[e].push(check);
   }
 
+  /** Whether every check of `endpoint` passes now (what a GET would answer, without HTTP). */
+  async passing(endpoint: HealthEndpoint): Promise<boolean> {
+    const results = await Promise.all(this.lists[endpoint].map((c) => runCheck(c)));
+    return results.every((r) => r === undefined);
+  }
+
   /** From now on /readyz fails, so load balancers drain this server. */
   markShuttingDown(): void { this.shuttingDown = true; }
 

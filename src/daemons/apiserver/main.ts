@@ -30,6 +30,8 @@ import { setAllowPrivileged } from '../../api/resources/core/pod-spec.js';
 import { corsPatterns } from './filters/cors.js';
 import { buildAuthorizerModes } from './authorizer-modes.js';
 import { startRbacBootstrap } from './rbac-bootstrap.js';
+import { oidcOptionsFromConfig } from './oidc-setup.js';
+import { AuthenticationInfoPublisher } from './registry/extension-apiserver-authentication.js';
 
 /** ApiserverConfig → the serving subset (the option parser keeps '' for unset strings). */
 export function servingOptionsFromConfig(c: ApiserverConfig): ServingOptions {
@@ -50,6 +52,11 @@ export function servingOptionsFromConfig(c: ApiserverConfig): ServingOptions {
     minRequestTimeout: c.minRequestTimeout,
     maxConnectionBytesPerSec: c.maxConnectionBytesPerSec,
     corsAllowedOrigins: c.corsAllowedOrigins,
+    authenticationTokenWebhookCacheTtl: c.authenticationTokenWebhookCacheTtl,
+    requestheaderAllowedNames: c.requestheaderAllowedNames,
+    requestheaderUsernameHeaders: c.requestheaderUsernameHeaders,
+    requestheaderGroupHeaders: c.requestheaderGroupHeaders,
+    requestheaderExtraHeadersPrefix: c.requestheaderExtraHeadersPrefix,
   };
   try {
     corsPatterns(c.corsAllowedOrigins);
@@ -59,11 +66,15 @@ export function servingOptionsFromConfig(c: ApiserverConfig): ServingOptions {
   const strings: Array<[keyof ServingOptions, string]> = [
     ['advertiseAddress', c.advertiseAddress], ['tlsCertFile', c.tlsCertFile], ['tlsPrivateKeyFile', c.tlsPrivateKeyFile],
     ['tlsMinVersion', c.tlsMinVersion], ['clientCaFile', c.clientCaFile], ['tokenAuthFile', c.tokenAuthFile],
+    ['basicAuthFile', c.basicAuthFile], ['authenticationTokenWebhookConfigFile', c.authenticationTokenWebhookConfigFile],
+    ['requestheaderClientCaFile', c.requestheaderClientCaFile],
   ];
   for (const [k, v] of strings) {
     const value = opt(v);
     if (value !== undefined) (o as Record<string, unknown>)[k] = value;
   }
+  const oidc = oidcOptionsFromConfig(c);
+  if (oidc) o.oidc = oidc;
   return withServingDefaults(o);
 }
 
@@ -160,8 +171,11 @@ export async function startApiserverParts(config: ApiserverConfig, log: Logger, 
     options, log, metrics, ...(portOverride !== undefined ? { portOverride } : {}),
     extraAuthorizationModes: authzModes.authorizers,
     ...(serviceAccounts.authenticator ? { extraTokenAuthenticators: [serviceAccounts.authenticator] } : {}),
+    apiAudiences: serviceAccounts.apiAudiences,
   };
   const prepared = await prepareServing(serveOptions);
+  // Background work of the authenticators (OIDC discovery) stops last.
+  cleanups.push(async () => prepared.authn.close());
   try {
     const tls: { -readonly [K in keyof EtcdTlsOptions]: EtcdTlsOptions[K] } = {};
     if (config.kvstoreCafile) tls.caFile = config.kvstoreCafile;
@@ -219,7 +233,11 @@ export async function startApiserverParts(config: ApiserverConfig, log: Logger, 
     cleanups.unshift(() => rest.stop());
     // Default RBAC roles and bindings, reconciled in the background; /readyz waits for them.
     const rbacBootstrap = startRbacBootstrap(config, rest.registry, log);
-    cleanups.unshift(async () => rbacBootstrap.stop());
+    cleanups.unshift(() => rbacBootstrap.stop());
+    // kube-system/extension-apiserver-authentication: the client CAs and front-proxy settings.
+    const authInfo = new AuthenticationInfoPublisher({ registry: rest.registry, store, published: prepared.authn.published, log: log.child({ component: 'authentication-info' }) });
+    await authInfo.start();
+    cleanups.unshift(() => authInfo.stop());
     // Authorizers that read the store answer once their caches are synced, before serving.
     await authzModes.start(store);
     cleanups.unshift(() => authzModes.stop());

@@ -40,7 +40,8 @@ export interface RbacBootstrap {
   readonly done: Promise<void>;
   /** Adds the readiness check (nothing when the rbac API is not served). */
   addHealthChecks(health: HealthChecks): void;
-  stop(): void;
+  /** Ends retrying; resolves once a pass under way has finished (before the store closes). */
+  stop(): Promise<void>;
 }
 
 export interface PassCounts { created: number; updated: number; recreated: number; protected: number; unchanged: number }
@@ -154,6 +155,6 @@ export function startRbacBootstrap(config: Pick<ApiserverConfig, 'runtimeConfig'
       if (!served) return;
       health.add({ name: RBAC_BOOTSTRAP_CHECK, check: () => { if (!finished) throw new Error(lastError); } }, ['healthz', 'readyz']);
     },
-    stop(): void { abort.abort(); },
+    async stop(): Promise<void> { abort.abort(); await done; },
   };
 }

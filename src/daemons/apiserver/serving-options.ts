@@ -4,6 +4,7 @@
  * Durations are milliseconds unless the name says seconds.
  */
 import { readFileSync } from 'node:fs';
+import type { OidcServingOptions } from './oidc-setup.js';
 
 export interface NamedCertKeyOption {
   certFile: string;
@@ -33,6 +34,16 @@ export interface ServingOptions {
 
   clientCaFile?: string;
   tokenAuthFile?: string;
+  basicAuthFile?: string;
+  /** coreconfig of the token webhook, and how long its answers are kept (ms; default 2 min). */
+  authenticationTokenWebhookConfigFile?: string;
+  authenticationTokenWebhookCacheTtl?: number;
+  /** Front proxy (request-header) authentication: on when the CA file is set. */
+  requestheaderClientCaFile?: string;
+  requestheaderAllowedNames?: string[];
+  requestheaderUsernameHeaders?: string[];
+  requestheaderGroupHeaders?: string[];
+  requestheaderExtraHeadersPrefix?: string[];
   /** Default true. */
   anonymousAuth: boolean;
   /** Ordered authorizer names. Default ['AlwaysAllow']. */
@@ -50,6 +61,8 @@ export interface ServingOptions {
   maxConnectionBytesPerSec: number;
   /** --cors-allowed-origins: regular expressions of origins CORS answers; empty or unset: CORS off. */
   corsAllowedOrigins?: string[];
+  /** The --oidc-* options; undefined: OpenID Connect tokens are not accepted. */
+  oidc?: OidcServingOptions;
 }
 
 export const SERVING_DEFAULTS: ServingOptions = {

@@ -1,38 +1,48 @@
 /**
- * Kubernetes' static rules for nodes (bootstrappolicy.NodeRules(), as in its bootstrap-policy
- * test data for the system:node ClusterRole): what every node may do beyond what the Node
- * authorizer decides from the graph. Data only.
+ * The rules of the system:node ClusterRole: Kubernetes' NodeRules() (bootstrappolicy/policy.go),
+ * what a node agent needs with feature gates at their defaults. Data only: the Node authorizer
+ * narrows these to the node's own objects; RBAC grants them through system:node.
  */
 import type { PolicyRule } from '../rbac/rule-match.js';
 
+const READ = ['get', 'list', 'watch'];
+
+function r(verbs: string[], groups: string[], resources: string[]): PolicyRule {
+  return { verbs, apiGroups: groups, resources };
+}
+
 export function nodeRules(): PolicyRule[] {
   return [
-    // Checking API access (non-mutating creates).
-    { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
-    { apiGroups: ['authorization.k8s.io'], resources: ['localsubjectaccessreviews', 'subjectaccessreviews'], verbs: ['create'] },
-    // Service env vars.
-    { apiGroups: [''], resources: ['services'], verbs: ['get', 'list', 'watch'] },
-    // Registering and reporting its Node (NodeRestriction limits it to its own).
-    { apiGroups: [''], resources: ['nodes'], verbs: ['create', 'get', 'list', 'watch'] },
-    { apiGroups: [''], resources: ['nodes/status'], verbs: ['patch', 'update'] },
-    { apiGroups: [''], resources: ['nodes'], verbs: ['patch', 'update'] },
-    { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch', 'update'] },
-    { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] },
-    // Mirror pods, pod status and evictions (NodeRestriction limits them to pods bound to the node).
-    { apiGroups: [''], resources: ['pods'], verbs: ['create', 'delete'] },
-    { apiGroups: [''], resources: ['pods/status'], verbs: ['patch', 'update'] },
-    { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'] },
-    // The Node authorizer limits these to the objects of pods bound to the node.
-    { apiGroups: [''], resources: ['configmaps', 'secrets'], verbs: ['get', 'list', 'watch'] },
-    { apiGroups: [''], resources: ['persistentvolumeclaims', 'persistentvolumes'], verbs: ['get'] },
-    { apiGroups: [''], resources: ['endpoints'], verbs: ['get'] },
-    { apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests'], verbs: ['create', 'get', 'list', 'watch'] },
-    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create', 'delete', 'get', 'patch', 'update'] },
-    { apiGroups: ['storage.k8s.io'], resources: ['volumeattachments'], verbs: ['get'] },
-    { apiGroups: [''], resources: ['serviceaccounts/token'], verbs: ['create'] },
-    { apiGroups: [''], resources: ['persistentvolumeclaims/status'], verbs: ['get', 'patch', 'update'] },
-    { apiGroups: ['storage.k8s.io'], resources: ['csidrivers'], verbs: ['get', 'list', 'watch'] },
-    { apiGroups: ['storage.k8s.io'], resources: ['csinodes'], verbs: ['create', 'delete', 'get', 'patch', 'update'] },
-    { apiGroups: ['node.k8s.io'], resources: ['runtimeclasses'], verbs: ['get', 'list', 'watch'] },
+    // Checking API access: these creates change nothing.
+    r(['create'], ['authentication.k8s.io'], ['tokenreviews']),
+    r(['create'], ['authorization.k8s.io'], ['subjectaccessreviews', 'localsubjectaccessreviews']),
+    // The service lister behind pods' service environment variables.
+    r(READ, [''], ['services']),
+    // Nodes register themselves and keep their status.
+    r(['create', 'get', 'list', 'watch'], [''], ['nodes']),
+    r(['update', 'patch'], [''], ['nodes/status']),
+    r(['update', 'patch'], [''], ['nodes']),
+    r(['create', 'update', 'patch'], [''], ['events']),
+    r(READ, [''], ['pods']),
+    // Mirror pods of static pods.
+    r(['create', 'delete'], [''], ['pods']),
+    r(['update', 'patch'], [''], ['pods/status']),
+    r(['create'], [''], ['pods/eviction']),
+    // Volumes, image pull secrets and environment from secrets and config maps.
+    r(READ, [''], ['secrets', 'configmaps']),
+    r(['get'], [''], ['persistentvolumeclaims', 'persistentvolumes']),
+    r(['get'], [''], ['endpoints']),
+    // Certificate rotation.
+    r(['create', 'get', 'list', 'watch'], ['certificates.k8s.io'], ['certificatesigningrequests']),
+    // Node leases (heartbeats).
+    r(['get', 'create', 'update', 'patch', 'delete'], ['coordination.k8s.io'], ['leases']),
+    r(['get'], ['storage.k8s.io'], ['volumeattachments']),
+    // Projected service-account tokens.
+    r(['create'], [''], ['serviceaccounts/token']),
+    // Volume expansion on the node.
+    r(['get', 'update', 'patch'], [''], ['persistentvolumeclaims/status']),
+    r(READ, ['storage.k8s.io'], ['csidrivers']),
+    r(['get', 'create', 'update', 'patch', 'delete'], ['storage.k8s.io'], ['csinodes']),
+    r(READ, ['node.k8s.io'], ['runtimeclasses']),
   ];
 }
