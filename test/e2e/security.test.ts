@@ -66,7 +66,7 @@ t.test('security regressions on corectl server', { skip: bin ? false : 'kubectl.
     t.equal((who.json.status as { userInfo: { username: string } }).userInfo.username, 'system:serviceaccount:sec-a:default', 'control: the token authenticates');
     t.equal((await c.call('GET', '/api/v1/namespaces/sec-a/serviceaccounts', pod)).status, 403, 'it reads nothing beyond discovery');
     t.equal((await c.call('GET', '/apis', pod)).status, 200, 'control: discovery works for it');
-    for (const path of ['/api/v1/secrets', '/api/v1/secrets?watch=true', '/api/v1/namespaces/sec-a/secrets', '/api/v1/namespaces/sec-a/secrets/s-a',
+    for (const path of ['/api/v1/secrets', '/api/v1/secrets?watch=true&timeoutSeconds=2', '/api/v1/namespaces/sec-a/secrets', '/api/v1/namespaces/sec-a/secrets/s-a',
       '/api/v1/namespaces/sec-b/secrets', '/api/v1/namespaces/kube-system/secrets']) {
       const r = await c.call('GET', path, pod);
       t.equal(r.status, 403, `cannot read secrets: GET ${path}`);
