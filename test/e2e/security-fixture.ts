@@ -31,6 +31,8 @@ export interface SecureCluster {
   /** kubectl (the given binary) as the admin, or with another coreconfig. */
   kubectl(args: string[], opts?: { coreconfig?: string; input?: string; bin?: string }): { code: number; out: string; err: string };
   call(method: string, path: string, creds: Creds, body?: unknown, contentType?: string, headers?: Record<string, string>): Promise<Reply>;
+  /** GET of another HTTPS port on 127.0.0.1 (self-signed serving certificates accepted). */
+  getPort(port: number, path: string, creds: Creds): Promise<Reply>;
   /** A user made through a CSR (examples/csr.sh), approved by the admin; its own coreconfig. */
   csrUser(name: string, group?: string): Promise<{ cert: string; key: string; coreconfig: string }>;
   stop(): Promise<void>;
@@ -56,7 +58,7 @@ export async function poll<T>(what: string, fn: () => T | Promise<T>, ok: (v: T)
 }
 
 /** `simulated`: no containerd even where it could run (for suites that need no processes). */
-export async function startSecureCluster(kubectlBin: string, nodeName: string, opts: { simulated?: boolean } = {}): Promise<SecureCluster> {
+export async function startSecureCluster(kubectlBin: string, nodeName: string, opts: { simulated?: boolean; args?: string[] } = {}): Promise<SecureCluster> {
   const dir = await mkdtemp(join(tmpdir(), 'corectl-security-'));
   const dataDir = join(dir, 'data');
   const noContainerd = opts.simulated ? 'simulated by request' : containerdSkipReason();
@@ -64,7 +66,7 @@ export async function startSecureCluster(kubectlBin: string, nodeName: string, o
   const port = await freePort();
   const server = startServer([
     `--data-dir=${dataDir}`, '--bind-address=127.0.0.1', `--secure-port=${port}`, `--node-name=${nodeName}`,
-    ...runtimeArgs, `--nodeagent-arg=--port=${await freePort()}`, '--nodeagent-arg=--healthz-port=0',
+    ...runtimeArgs, `--nodeagent-arg=--port=${await freePort()}`, '--nodeagent-arg=--healthz-port=0', ...(opts.args ?? []),
   ]);
   const forbiddenLines: string[] = [];
   let partial = '';
@@ -121,6 +123,19 @@ export async function startSecureCluster(kubectlBin: string, nodeName: string, o
     req.end(data);
   });
 
+  const getPort: SecureCluster['getPort'] = (p, path, creds) => new Promise((resolveReply, reject) => {
+    const req = request(`https://127.0.0.1:${p}${path}`, {
+      rejectUnauthorized: false, agent: false, ...(creds.cert ? { cert: creds.cert, key: creds.key } : {}),
+      headers: creds.token ? { authorization: `Bearer ${creds.token}` } : {},
+    }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolveReply({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), json: {} }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+
   const csrUser: SecureCluster['csrUser'] = async (name, group) => {
     const made = spawnSync('sh', [resolve('examples/csr.sh'), name, ...(group ? [group] : [])], { cwd: dir, encoding: 'utf8' });
     if (made.status !== 0) throw new Error(`csr.sh: ${made.stderr}`);
@@ -145,7 +160,7 @@ export async function startSecureCluster(kubectlBin: string, nodeName: string, o
     return { cert, key, coreconfig };
   };
 
-  return { dir, dataDir, nodeName, url, realContainers: !noContainerd, server, forbiddenLines, kubectl, call, csrUser, stop };
+  return { dir, dataDir, nodeName, url, realContainers: !noContainerd, server, forbiddenLines, kubectl, call, getPort, csrUser, stop };
 }
 
 /**

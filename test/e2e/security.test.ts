@@ -8,6 +8,7 @@
 import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { freePort } from '../helpers/corectl-server.js';
 import { kubectl } from '../helpers/kubectl.js';
 import { componentForbidden, poll, startSecureCluster, type Creds, type SecureCluster } from './security-fixture.js';
 
@@ -19,7 +20,12 @@ const POD = (ns: string, name: string, extra: Record<string, unknown> = {}): Rec
 });
 
 t.test('security regressions on corectl server', { skip: bin ? false : 'kubectl.1.33 not installed', timeout: 420_000 }, async (t) => {
-  const c: SecureCluster = await startSecureCluster(bin!, NODE);
+  // The components' secure ports on, to check their delegated authorization too.
+  const [cmPort, schedPort] = [await freePort(), await freePort()];
+  const c: SecureCluster = await startSecureCluster(bin!, NODE, { args: [
+    `--controller-manager-arg=--secure-port=${cmPort}`, '--controller-manager-arg=--bind-address=127.0.0.1',
+    `--scheduler-arg=--secure-port=${schedPort}`, '--scheduler-arg=--bind-address=127.0.0.1',
+  ] });
   t.teardown(() => c.stop());
   t.comment(c.realContainers ? 'real containers through containerd' : 'simulated containers (no containerd)');
   const admin = { cert: readFileSync(join(c.dataDir, 'pki', 'admin.crt')), key: readFileSync(join(c.dataDir, 'pki', 'admin.key')) };
@@ -164,6 +170,23 @@ t.test('security regressions on corectl server', { skip: bin ? false : 'kubectl.
       }
     }
     t.equal((await c.call('GET', '/api/v1/namespaces/sec-a/secrets', admin, undefined, undefined, { 'impersonate-user': 'mallory' })).status, 403, 'control: impersonation works for the admin (and mallory may not read secrets)');
+  });
+
+  await t.test('the controller manager\'s and scheduler\'s secure ports authorize by SubjectAccessReview', async (t) => {
+    for (const [what, port] of [['controller manager', cmPort], ['scheduler', schedPort]] as const) {
+      t.equal((await c.getPort(port, '/healthz', {})).status, 200, `${what}: /healthz is always allowed`);
+      const anon = await c.getPort(port, '/metrics', {});
+      t.equal(anon.status, 403, `${what}: anonymous may not read /metrics`);
+      t.match(anon.body, 'User "system:anonymous" cannot get path "/metrics"');
+      t.equal((await c.getPort(port, '/metrics', pod)).status, 403, `${what}: nor a pod's token (TokenReview, then SubjectAccessReview)`);
+      t.equal((await c.getPort(port, '/metrics', { token: 'not-a-token' })).status, 401, `${what}: a bad token is a 401`);
+      t.equal((await c.getPort(port, '/metrics', admin)).status, 200, `${what}: system:masters may`);
+    }
+    // system:monitoring grants /metrics: the same pod token is then let in.
+    t.equal(c.kubectl(['create', 'clusterrolebinding', 'pod-monitoring', '--clusterrole=system:monitoring', '--serviceaccount=sec-a:default']).code, 0);
+    for (const port of [cmPort, schedPort]) {
+      t.equal((await poll('monitoring granted', () => c.getPort(port, '/metrics', pod), (r) => r.status === 200, 30_000)).status, 200, 'granted by RBAC, allowed');
+    }
   });
 
   await t.test('no component was refused anything', async (t) => {
