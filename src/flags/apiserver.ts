@@ -136,6 +136,7 @@ export const APISERVER_OPTIONS = [
   { name: 'watch-cache-sizes', type: 'stringSlice', syntax: 'watch-cache-sizes', group: G.storage, description: 'Per-resource cache sizes: resource[.group]#size.' },
   ...OURS_LOGGING,
   { name: 'data-dir', type: 'string', default: '/var/lib/core', group: G.ours, ours: true, description: 'Directory of the embedded LevelDB store (used when --kvstore-servers is empty).' },
+  { name: 'logs-dir', type: 'string', default: '/var/log', group: G.ours, ours: true, description: 'Directory /logs/ lists and serves (with --enable-logs-handler); the daemon itself logs to stderr, so point it where that output is kept (corectl server: <data-dir>/logs).' },
   { name: 'nodeagent-allow-loopback', type: 'bool', default: 'false', group: G.ours, ours: true, description: 'Also connect to node agents at loopback addresses (a cluster on one machine\'s loopback interface); link-local and unspecified node addresses are always refused.' },
 ] as const satisfies readonly OptionSpec[];
 
@@ -147,7 +148,6 @@ const CLOUD = 'no cloud provider is built in';
 
 /** The reference's options this API server does not act on yet (see DaemonFlagSet.notActedOn). */
 export const APISERVER_NOT_ACTED_ON: Readonly<Record<string, string>> = {
-  'admission-control-config-file': 'admission plugins take no configuration file yet',
   ...Object.fromEntries(APISERVER_OPTIONS.filter((o) => o.name.startsWith('audit-')).map((o) => [o.name, AUDIT])),
   'cloud-config': CLOUD,
   'cloud-provider': CLOUD,
@@ -155,9 +155,7 @@ export const APISERVER_NOT_ACTED_ON: Readonly<Record<string, string>> = {
   'contention-profiling': 'Node.js has no lock contention profile',
   'deserialization-cache-size': 'there is no deserialization cache: reads are served from the stored bytes',
   'enable-aggregator-routing': 'the aggregation layer is not built yet',
-  'enable-api-docs-ui': 'the API docs UI is not served',
-  'enable-bootstrap-token-auth': 'bootstrap token authentication is not built yet',
-  'enable-logs-handler': 'there is no /logs handler yet',
+
   'external-hostname': 'no externalized URLs are generated',
   'master-service-namespace': 'the kubernetes service always lives in default',
   'nodeagent-read-only-port': 'the API server never calls the node agent\'s read-only port',
