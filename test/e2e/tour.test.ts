@@ -76,6 +76,14 @@ t.test('README tour', { skip: bin ? false : 'kubectl.1.33 not installed', timeou
     if (!noContainerd) spawnSync(process.execPath, ['scripts/containerd-setup.mjs', 'down', cdDir], { timeout: 120_000, env: { ...process.env, NODE_OPTIONS: '' } });
     await rm(dir, { recursive: true, force: true });
   });
+  // Every "forbidden" a part of the cluster logs: under Node,RBAC none may be refused anything.
+  const forbidden: string[] = [];
+  let partial = '';
+  server.child.stderr?.on('data', (d: Buffer) => {
+    const lines = (partial + d.toString()).split('\n');
+    partial = lines.pop() ?? '';
+    for (const l of lines) if (/forbidden/i.test(l) && /"part":"(controller-manager|scheduler|nodeagent)"/.test(l) && !/quota/.test(l)) forbidden.push(l);
+  });
   await server.waitFor(/node tour-node Ready/, 60_000);
 
   /** Runs a README line in bash; throws with its stderr unless it exits 0. */
@@ -209,6 +217,10 @@ t.test('README tour', { skip: bin ? false : 'kubectl.1.33 not installed', timeou
       t.ok(isWebPod(page), `httpd answered through kubectl proxy (${page})`);
     } },
     { re: /^kubectl debug -it /, skip: realOnly, run: async (l) => {
+      // The line picks the first app=web pod: wait until the rollout's old pods are gone, or it
+      // may pick one that is terminating, whose deletion ends the debug session (kubectl:
+      // 'pods "" not found'), as it would for a person typing it that early.
+      await poll(() => json('get', 'pods', '-l', 'app=web').items as Array<{ metadata: { deletionTimestamp?: string } }>, (ps) => ps.length === 3 && ps.every((p) => !p.metadata.deletionTimestamp), 120);
       const out = await interactive(l, 'ps', /httpd -f -p 80/);
       t.match(out, /httpd -f -p 80/, 'the ephemeral container sees the target container\'s httpd');
     } },
@@ -289,4 +301,5 @@ t.test('README tour', { skip: bin ? false : 'kubectl.1.33 not installed', timeou
     await step.run(line, comment);
   }
   for (const s of steps) if (!s.used) t.fail(`step ${s.re} matches no README tour line`);
+  t.same(forbidden, [], 'no controller, scheduler or node agent request was refused');
 });

@@ -22,6 +22,7 @@ import { loadCoreconfig, type ClientConnection } from '../../client/coreconfig.j
 import { FlagError } from '../../flags/flag-error.js';
 import { SERVER_PARTS, type ServerConfig, type ServerPart } from '../../flags/server.js';
 import { writeServerCoreconfigs } from './admin-coreconfig.js';
+import { ensureNodeagentClientBinding } from './nodeagent-client-rbac.js';
 import { keepJoinInfo } from './join-setup.js';
 import { RestClient } from '../../client/rest-client.js';
 import { loadPart, startPart, type RunningPart } from './part-runner.js';
@@ -200,6 +201,8 @@ async function runCluster(plan: ServerPlan, ctx: ServerRunContext, io: Io): Prom
     return ctx.signal.aborted ? 0 : 1;
   }
   say(`apiserver ready on ${plan.apiserverUrl} (${at()})`);
+  // Before the node agent runs: the API server's calls to it are authorized by RBAC.
+  await ensureNodeagentClientBinding(admin, log);
   // cluster-info and the RBAC of joining nodes (`corectl token create --print-join-command`).
   const joinClient = new RestClient({ connection: admin, contentType: 'application/json', qps: 0 });
   const joinInfo = keepJoinInfo(joinClient, { server: plan.advertisedUrl, caPem: await readFile(plan.pki.caCert, 'utf8') },
