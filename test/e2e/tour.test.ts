@@ -280,6 +280,21 @@ t.test('README tour', { skip: bin ? false : 'kubectl.1.33 not installed', timeou
       sh(l);
       t.match(sh('openssl x509 -in alice.crt -noout -subject'), /CN ?= ?alice/, 'alice.crt is her certificate');
     } },
+    { re: /^kubectl create rolebinding alice-view --clusterrole=view --user=alice$/, run: (l) => {
+      t.match(sh(l), /rolebinding.rbac.authorization.k8s.io\/alice-view created/);
+    } },
+    { re: /^kubectl auth can-i list pods --as=alice$/, run: (l) => { t.equal(sh(l).trim(), 'yes', 'view lets alice list pods'); } },
+    { re: /^kubectl auth can-i list secrets --as=alice$/, run: (l) => {
+      // kubectl answers "no" with exit code 1.
+      const r = spawnSync('bash', ['-c', l], { cwd: work, env, encoding: 'utf8', timeout: 30_000 });
+      t.equal(r.stdout.trim(), 'no', 'view does not let alice list secrets');
+      t.equal(r.status, 1);
+      // Her own certificate, not only the admin's impersonation, is refused.
+      const own = spawnSync(bin!, ['--server', json('config', 'view', '--minify', '--raw').clusters[0].cluster.server,
+        '--certificate-authority', join(dataDir, 'pki', 'ca.crt'), '--client-certificate', join(work, 'alice.crt'), '--client-key', join(work, 'alice.key'),
+        '--kubeconfig', '/dev/null', 'get', 'secrets'], { cwd: work, encoding: 'utf8', timeout: 30_000 });
+      t.match(own.stderr, /secrets is forbidden: User "alice" cannot list resource "secrets" in API group "" in the namespace "default"/);
+    } },
     { re: /^kubectl get pc$/, run: (l) => {
       const out = sh(l);
       t.match(out, /system-cluster-critical\s+2000000000/);
