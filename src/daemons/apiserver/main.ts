@@ -12,6 +12,7 @@ import { startCountMetrics } from '../../storage/count-metrics.js';
 import { allResources } from '../../api/resources/registry.js';
 import type { EtcdTlsOptions } from '../../storage/etcd/etcd-client.js';
 import { createObjectStore } from '../../storage/object-store.js';
+import { storeMirror } from '../../storage/store-mirror.js';
 import { loadEncryptionConfig, type EncryptionConfig } from '../../storage/encryption/config.js';
 import { installReviewResources } from './reviews/install.js';
 import { installComponentStatuses, storageComponents } from './componentstatus/handler.js';
@@ -46,6 +47,7 @@ export function servingOptionsFromConfig(c: ApiserverConfig): ServingOptions {
     http2MaxStreamsPerConnection: c.http2MaxStreamsPerConnection,
     serviceClusterIpRange: c.serviceClusterIpRange,
     anonymousAuth: c.anonymousAuth,
+    enableBootstrapTokenAuth: c.enableBootstrapTokenAuth,
     authorizationMode: c.authorizationMode.split(',').map((s) => s.trim()).filter((s) => s !== ''),
     maxRequestsInflight: c.maxRequestsInflight,
     maxMutatingRequestsInflight: c.maxMutatingRequestsInflight,
@@ -249,6 +251,13 @@ export async function startApiserverParts(config: ApiserverConfig, log: Logger, 
     // Authorizers that read the store answer once their caches are synced, before serving.
     await authzModes.start(store);
     cleanups.unshift(() => authzModes.stop());
+    // Bootstrap tokens are read from an in-process copy of the Secrets, synced before serving.
+    if (prepared.authn.useBootstrapTokenSecrets) {
+      // Bootstrap tokens live in kube-system only: no copy of other namespaces' Secrets.
+      const secrets = storeMirror(store, '', 'secrets', log.child({ component: 'bootstrap-token' }), 'kube-system');
+      await secrets.ready;
+      prepared.authn.useBootstrapTokenSecrets(secrets);
+    }
     const serving = await startServing({
       ...serveOptions,
       rest,
