@@ -43,6 +43,9 @@ t.test('the plan: the node agent names the DNS unless told otherwise', async (t)
   t.equal(own.clusterDns?.domain, 'corp.local', 'the DNS serves the user\'s domain');
   const other = await planServer(parseServerArgs([...base, '--cluster-dns-port=5353']).config);
   t.same(other.nodeagent.config.clusterDns, [], 'another port cannot be named in resolv.conf: host DNS');
+  const loop = await planServer(parseServerArgs([`--data-dir=${join(dir, 'plan')}`, '--bind-address=127.0.0.1', '--node-name=n']).config);
+  t.equal(loop.clusterDns?.nodeIp, '127.0.0.1', 'on loopback the DNS serves the host');
+  t.same(loop.nodeagent.config.clusterDns, [], 'but pods cannot reach the node\'s loopback: host DNS');
   const off = await planServer(parseServerArgs([...base, '--disable-cluster-dns']).config);
   t.equal(off.clusterDns, undefined);
   t.same(off.nodeagent.config.clusterDns, []);
@@ -57,7 +60,7 @@ t.test('corectl server answers cluster names and publishes kube-dns', { skip: ku
     `--nodeagent-arg=--port=${await freePort()}`, '--nodeagent-arg=--healthz-port=0', `--cluster-dns-port=${port}`,
   ]);
   t.teardown(() => s.stop());
-  t.match(await s.waitFor(/corectl: cluster DNS /, 60_000), new RegExp(`cluster DNS on 127\\.0\\.0\\.1:${port} for cluster\\.local \\(kube-dns Service 10\\.0\\.0\\.10\\)`));
+  t.match(await s.waitFor(/corectl: cluster DNS /, 60_000), new RegExp(`cluster DNS on 127\\.0\\.0\\.1:${port} for cluster\\.local \\(kube-dns Service 10\\.0\\.0\\.10\\) \\(`));
   const r = new Resolver({ timeout: 2000, tries: 1 });
   r.setServers([`127.0.0.1:${port}`]);
   t.same(await waitFor('kubernetes.default', () => r.resolve4('kubernetes.default.svc.cluster.local'), 30_000), ['10.0.0.1'], 'the API server\'s service');

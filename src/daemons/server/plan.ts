@@ -13,6 +13,7 @@ import type { ServerConfig, ServerPart } from '../../flags/server.js';
 import { KUBERNETES_SERVICE_NAMES, firstServiceIp, resolveAdvertiseAddress } from '../apiserver/tls/serving-certs.js';
 import { coreconfigPaths, type ServerCoreconfigs } from './admin-coreconfig.js';
 import { nthServiceIp, type ClusterDnsPlan } from './cluster-dns-setup.js';
+import { isLoopbackIp } from '../../util/ip.js';
 import {
   composeParts, configFileArgs, derivedArgs, resolveNodeName, resolveRuntime, serverLayout,
   type ComposedPart, type PartArgs, type ServerLayout,
@@ -95,7 +96,10 @@ export async function planServer(config: ServerConfig): Promise<ServerPlan> {
     // The Service's IP needs a service proxy to route it; without one the node's address serves
     // pods directly, which a resolv.conf can name only on port 53.
     const proxied = (enabled as readonly string[]).includes('proxy');
-    const agentClusterDns = n.clusterDns.length ? [] : proxied && serviceIp ? [serviceIp] : config.clusterDnsPort === 53 ? [nodeIp] : [];
+    // A loopback node address is the pod's own inside its network namespace: pods keep the
+    // host's resolvers then (the DNS still serves the host).
+    const reachable = !isLoopbackIp(nodeIp);
+    const agentClusterDns = n.clusterDns.length || !reachable ? [] : proxied && serviceIp ? [serviceIp] : config.clusterDnsPort === 53 ? [nodeIp] : [];
     clusterDns = { nodeIp, port: config.clusterDnsPort, serviceIp, domain: n.clusterDomain || 'cluster.local', resolvConf: n.resolvConf || '/etc/resolv.conf', agentClusterDns };
     // A --nodeagent-arg=--cluster-dns/--cluster-domain of the user's wins.
     if (agentClusterDns.length) nodeagent = { ...nodeagent, config: { ...n, clusterDns: [...agentClusterDns], clusterDomain: clusterDns.domain } };
