@@ -8,7 +8,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseServerArgs } from '../../src/flags/server.js';
-import { kubeDnsObjects, nthServiceIp } from '../../src/daemons/server/cluster-dns-setup.js';
+import { loadCoreconfig } from '../../src/client/coreconfig.js';
+import { RestClient } from '../../src/client/rest-client.js';
+import { ensureObject, kubeDnsObjects, nthServiceIp } from '../../src/daemons/server/cluster-dns-setup.js';
+import { startApiserver } from '../helpers/apiserver.js';
 import { planServer } from '../../src/daemons/server/plan.js';
 import { kubectl as kubectlBinary } from '../helpers/kubectl.js';
 import { freePort, startServer } from '../helpers/corectl-server.js';
@@ -71,4 +74,26 @@ t.test('corectl server answers cluster names and publishes kube-dns', { skip: ku
   const slices = spawnSync(kubectl ?? 'kubectl', ['--kubeconfig', admin, 'get', 'endpointslices', '-n', 'kube-system', '-l', 'kubernetes.io/service-name=kube-dns', '-o', 'name'], { encoding: 'utf8' });
   t.equal(slices.stdout, '', 'on a loopback node address no EndpointSlice (Kubernetes refuses loopback endpoints)');
   t.same(await r.reverse('10.0.0.10'), ['kube-dns.kube-system.svc.cluster.local'], 'PTR of its ClusterIP');
+});
+
+t.test('a restart keeps the user\'s kube-dns Service and moves the EndpointSlice', async (t) => {
+  const api = await startApiserver();
+  t.teardown(() => api.stop());
+  const client = new RestClient({ connection: await loadCoreconfig({ path: api.coreconfigPath }), qps: 0, contentType: 'application/json' });
+  t.teardown(() => client.close());
+  const svcRef = { group: '', version: 'v1', resource: 'services', namespace: 'kube-system' };
+  const sliceRef = { group: 'discovery.k8s.io', version: 'v1', resource: 'endpointslices', namespace: 'kube-system' };
+  await client.create({ group: '', version: 'v1', resource: 'namespaces' }, { metadata: { name: 'kube-system' } }).catch(() => undefined);
+  const first = kubeDnsObjects({ nodeIp: '192.0.2.5', port: 53, serviceIp: '10.0.0.10' }, 'n1');
+  await ensureObject(client, svcRef, first.service, false);
+  await ensureObject(client, sliceRef, first.slice, true);
+  await client.patch(svcRef, 'kube-dns', 'merge', { metadata: { labels: { mine: 'yes' } } });
+  const second = kubeDnsObjects({ nodeIp: '192.0.2.6', port: 5353, serviceIp: '10.0.0.10' }, 'n1');
+  await ensureObject(client, svcRef, second.service, false);
+  await ensureObject(client, sliceRef, second.slice, true);
+  const svc = await client.get(svcRef, 'kube-dns');
+  t.equal(svc.metadata?.labels?.['mine'], 'yes', 'an existing Service is left alone');
+  const slice = await client.get(sliceRef, 'kube-dns-corectl') as { endpoints?: Array<{ addresses: string[] }>; ports?: Array<{ port: number }> };
+  t.same(slice.endpoints?.[0]?.addresses, ['192.0.2.6'], 'the slice follows the node\'s address');
+  t.equal(slice.ports?.[0]?.port, 5353, 'and the port');
 });

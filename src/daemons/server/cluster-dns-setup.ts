@@ -68,15 +68,23 @@ function isStatus(e: unknown, code: number): boolean {
   return e instanceof ApiError && e.status.code === code;
 }
 
-async function ensure(client: RestClient, ref: ResourceRef, obj: KubeObject, replace: boolean): Promise<void> {
+/**
+ * Creates `obj` unless it exists; an existing one is replaced (`replace`) or left as it is. Read
+ * first: creating a Service again with its ClusterIP fails on the IP (422), not on the name.
+ */
+export async function ensureObject(client: RestClient, ref: ResourceRef, obj: KubeObject, replace: boolean): Promise<void> {
+  const name = obj.metadata?.name ?? '';
+  let cur: KubeObject | undefined;
   try {
-    await client.create(ref, obj);
+    cur = await client.get<KubeObject>(ref, name);
   } catch (e) {
-    if (!isStatus(e, 409)) throw e;
-    if (!replace) return;
-    const cur = await client.get<KubeObject>(ref, obj.metadata?.name ?? '');
-    await client.update(ref, { ...obj, metadata: { ...obj.metadata, resourceVersion: cur.metadata?.resourceVersion } });
+    if (!isStatus(e, 404)) throw e;
   }
+  if (!cur) {
+    await client.create(ref, obj);
+    return;
+  }
+  if (replace) await client.update(ref, { ...obj, metadata: { ...obj.metadata, resourceVersion: cur.metadata?.resourceVersion } });
 }
 
 export interface RunningClusterDns { stop(): Promise<void> }
@@ -98,11 +106,11 @@ export async function startServerClusterDns(p: ClusterDnsPlan, o: { connection: 
   }
   try {
     const { service, slice } = kubeDnsObjects(p, o.nodeName);
-    await ensure(client, { group: '', version: 'v1', resource: 'services', namespace: KUBE_DNS.namespace }, service, false);
+    await ensureObject(client, { group: '', version: 'v1', resource: 'services', namespace: KUBE_DNS.namespace }, service, false);
     // An EndpointSlice may not hold a loopback address (Kubernetes' validation): a server bound
     // to loopback has no pod that could reach it anyway.
     if (isLoopbackIp(p.nodeIp)) o.log.info({ nodeIp: p.nodeIp }, 'node address is loopback: the kube-dns Service gets no endpoints');
-    else await ensure(client, { group: 'discovery.k8s.io', version: 'v1', resource: 'endpointslices', namespace: KUBE_DNS.namespace }, slice, true);
+    else await ensureObject(client, { group: 'discovery.k8s.io', version: 'v1', resource: 'endpointslices', namespace: KUBE_DNS.namespace }, slice, true);
   } catch (e) {
     o.log.warn({ err: (e as Error).message }, 'kube-dns Service not published');
   }
