@@ -4,7 +4,8 @@
  * listens on port 53 (no service proxy here to route 10.0.0.10); a busybox pod with the default
  * dnsPolicy (ClusterFirst) gets Kubernetes' resolv.conf, and resolves kubernetes.default
  * (the C library, through the search path), `nslookup kubernetes` and full names, and a
- * headless StatefulSet-style name. A pod with dnsPolicy Default gets the host's resolvers.
+ * headless StatefulSet-style name. A pod with hostname and subdomain finds its FQDN in the
+ * managed /etc/hosts. A pod with dnsPolicy Default gets the host's resolvers.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -98,6 +99,16 @@ async function main(t: Test): Promise<void> {
     t.match(nx.out, /NXDOMAIN/);
     const dotted = await sh(id, 'nslookup kubernetes.default');
     t.comment(`busybox nslookup kubernetes.default: ${dotted.out.replace(/\s+/g, ' ')}`);
+  });
+
+  t.test('a pod with hostname and subdomain knows its FQDN (/etc/hosts)', async (t) => {
+    const sts = await runPod('web-0', { hostname: 'web-0', subdomain: 'nginx', hostAliases: [{ ip: '10.9.9.9', hostnames: ['alias.local'] }] });
+    const hosts = (await sh(sts, 'cat /etc/hosts')).out;
+    t.match(hosts, /^# Kubernetes-managed hosts file\.\n127\.0\.0\.1\tlocalhost\n/);
+    t.match(hosts, /\n10\.88\.\d+\.\d+\tweb-0\.nginx\.default\.svc\.cluster\.local\tweb-0\n/);
+    t.match(hosts, /# Entries added by HostAliases\.\n10\.9\.9\.9\talias\.local\n/);
+    t.equal((await sh(sts, 'hostname -f')).out.trim(), 'web-0.nginx.default.svc.cluster.local', 'hostname -f');
+    t.match((await sh(sts, 'ping -c 1 -W 1 localhost 2>&1; true')).out, /PING localhost \(127\.0\.0\.1\)/, 'localhost from the file');
   });
 
   t.test('Default: the host\'s resolvers', async (t) => {
