@@ -1,0 +1,102 @@
+/**
+ * `corectl proxy`: kube-proxy's role on one node. Watches Services and EndpointSlices and
+ * programs one nftables table of ours (`ip corectl-proxy` by default) so that ClusterIPs,
+ * NodePorts, externalIPs and LoadBalancer IPs reach the Services' endpoints. It never touches
+ * a table or chain it did not create. `--cleanup` deletes the table and exits; a normal stop
+ * leaves the rules in place (as kube-proxy), so traffic keeps flowing across a restart.
+ */
+import { hostname } from 'node:os';
+import type { Logger } from 'pino';
+import { loadCoreconfig } from '../../client/coreconfig.js';
+import { SharedInformerFactory } from '../../client/informer-factory.js';
+import { RestClient } from '../../client/rest-client.js';
+import type { ProxyConfig } from '../../flags/proxy.js';
+import { withOwnSignal } from '../../util/abort.js';
+import { NftCommand } from './nft-command.js';
+import { NftProxier } from './proxier.js';
+import { startProxyServers, type ProxyServers } from './servers.js';
+import type { EndpointSliceObject, ServiceObject } from './service-model.js';
+
+export interface RunContext {
+  log: Logger;
+  signal: AbortSignal;
+  /** The nft argv prefix; tests run it in a network namespace. */
+  nftCommand?: readonly string[];
+  onServing?: (servers: ProxyServers) => void;
+  onProxier?: (proxier: NftProxier) => void;
+}
+
+/** A start-up refusal: one line, exit 1. */
+class ProxyStartupError extends Error {}
+
+export async function run(config: ProxyConfig, ctx: RunContext): Promise<number> {
+  try {
+    return await withOwnSignal(ctx.signal, (signal) => runWith(config, { ...ctx, signal }));
+  } catch (e) {
+    if (e instanceof ProxyStartupError) {
+      process.stderr.write(`proxy: ${e.message}\n`);
+      return 1;
+    }
+    throw e;
+  }
+}
+
+async function runWith(config: ProxyConfig, ctx: RunContext): Promise<number> {
+  const log = ctx.log;
+  if (config.proxyMode === 'iptables') throw new ProxyStartupError('--proxy-mode=iptables: the iptables mode is not built yet; use --proxy-mode=nftables');
+  const nft = new NftCommand(ctx.nftCommand ?? ['nft']);
+  try {
+    await nft.run(['--version']);
+  } catch (e) {
+    throw new ProxyStartupError(`--proxy-mode=nftables needs the nft command (Debian package nftables): ${(e as Error).message}`);
+  }
+  if (config.cleanup) {
+    const had = await nft.deleteTable(config.nftTable);
+    log.info({ table: `ip ${config.nftTable}`, existed: had }, 'cleaned up');
+    return 0;
+  }
+  const nodeName = (config.hostnameOverride || hostname()).toLowerCase();
+  const connection = await loadCoreconfig({ ...(config.coreconfig ? { path: config.coreconfig } : {}), ...(config.master ? { master: config.master } : {}) });
+  const client = new RestClient({
+    connection, qps: config.coreApiQps, burst: config.coreApiBurst, contentType: config.coreApiContentType,
+    userAgent: 'corectl-proxy', log: log.child({ component: 'client' }),
+  });
+  const informers = new SharedInformerFactory({ client, minResyncPeriodMs: config.configSyncPeriod, log: log.child({ component: 'informers' }) });
+  const services = informers.informerFor({ group: '', version: 'v1', resource: 'services' });
+  const slices = informers.informerFor({ group: 'discovery.k8s.io', version: 'v1', resource: 'endpointslices' });
+  const cidrs = (text: string): string[] => text.split(',').map((s) => s.trim()).filter((s) => s && !s.includes(':'));
+  const proxier = new NftProxier({
+    nft, nodeName, log: log.child({ component: 'nftables' }),
+    rules: {
+      table: config.nftTable, masqueradeBit: config.iptablesMasqueradeBit, masqueradeAll: config.masqueradeAll,
+      clusterCidrs: cidrs(config.clusterCidr),
+      // "primary" (the node's own addresses) is every local address here.
+      nodePortCidrs: config.nodeportAddresses.includes('primary') ? [] : cidrs(config.nodeportAddresses.join(',')),
+    },
+    services: () => services.indexer.list() as unknown as ServiceObject[],
+    slices: () => slices.indexer.list() as unknown as EndpointSliceObject[],
+    minSyncPeriodMs: config.minSyncPeriod, syncPeriodMs: config.syncPeriod,
+  });
+  ctx.onProxier?.(proxier);
+  const synced = { done: false };
+  const changed = (): void => { if (synced.done) proxier.requestSync(); };
+  // Resyncs (onUpdate with the same object) carry no change: the periodic full sync covers them.
+  const handler = { onAdd: changed, onUpdate: (a: unknown, b: unknown) => { if (a !== b) changed(); }, onDelete: changed };
+  services.addEventHandler(handler);
+  slices.addEventHandler(handler);
+  let servers: ProxyServers | undefined;
+  try {
+    servers = await startProxyServers({ healthz: config.healthzBindAddress, metrics: config.metricsBindAddress, mode: config.proxyMode }, proxier, log);
+    ctx.onServing?.(servers);
+    informers.start(ctx.signal);
+    log.info({ node: nodeName, table: `ip ${config.nftTable}` }, 'waiting for the Service and EndpointSlice caches');
+    if (!(await informers.waitForCacheSync(ctx.signal))) return 0;
+    synced.done = true;
+    await proxier.run(ctx.signal);
+    return 0;
+  } finally {
+    await informers.stopped();
+    await servers?.close();
+    client.close();
+  }
+}
