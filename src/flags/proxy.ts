@@ -29,6 +29,7 @@ export const PROXY_OPTIONS = [
   { name: 'metrics-bind-address', type: 'string', default: '127.0.0.1:10249', group: P.proxy, description: 'host:port of the /metrics server; empty switches it off.' },
   { name: 'cleanup', type: 'bool', group: P.proxy, description: 'Remove every rule this proxy made and exit.' },
   ...OURS_LOGGING,
+  { name: 'cleanup-on-exit', type: 'bool', group: G.ours, ours: true, description: 'Remove the rules when stopping (corectl server sets it: its routes live as long as it runs). Default: keep them, so that traffic flows across a restart.' },
   { name: 'nft-table', type: 'string', default: 'corectl-proxy', group: G.ours, ours: true, description: 'Name of the nftables table (family ip) the proxy owns; it touches nothing outside it.' },
 ] as const satisfies readonly OptionSpec[];
 

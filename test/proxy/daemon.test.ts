@@ -99,6 +99,13 @@ if (skip) {
     stop.abort();
     t.equal(await running, 0);
     t.ok(readTable(ns.exec).exists, 'a normal stop leaves the rules in place');
+    const again = new AbortController();
+    const second = run(parseProxyArgs([`--coreconfig=${api.coreconfigPath}`, '--cleanup-on-exit', '--healthz-bind-address=', '--metrics-bind-address=']).config, {
+      log: pino({ level: 'silent' }), signal: again.signal, nftCommand: [...ns.exec, 'nft'], onProxier: (p) => { void p.nextSync().then(() => again.abort()); },
+    });
+    t.equal(await second, 0);
+    t.notOk(readTable(ns.exec).exists, '--cleanup-on-exit removed the table on stop');
+    ns.run('nft', 'add', 'table', 'ip', 'corectl-proxy');
     const cleanup = parseProxyArgs(['--cleanup']).config;
     t.equal(await run(cleanup, { log: pino({ level: 'silent' }), signal: new AbortController().signal, nftCommand: [...ns.exec, 'nft'] }), 0);
     t.notOk(readTable(ns.exec).exists, '--cleanup removed the table');

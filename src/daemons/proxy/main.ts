@@ -3,7 +3,8 @@
  * programs one nftables table of ours (`ip corectl-proxy` by default) so that ClusterIPs,
  * NodePorts, externalIPs and LoadBalancer IPs reach the Services' endpoints. It never touches
  * a table or chain it did not create. `--cleanup` deletes the table and exits; a normal stop
- * leaves the rules in place (as kube-proxy), so traffic keeps flowing across a restart.
+ * leaves the rules in place (as kube-proxy), so traffic keeps flowing across a restart, unless
+ * --cleanup-on-exit asks to delete them.
  */
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
@@ -95,6 +96,12 @@ async function runWith(config: ProxyConfig, ctx: RunContext): Promise<number> {
     await proxier.run(ctx.signal);
     return 0;
   } finally {
+    if (config.cleanupOnExit) {
+      await nft.deleteTable(config.nftTable).then(
+        (had) => log.info({ table: `ip ${config.nftTable}`, existed: had }, 'removed the rules on exit'),
+        (e: Error) => log.error({ err: e.message }, 'could not remove the rules on exit'),
+      );
+    }
     await informers.stopped();
     await servers?.close();
     client.close();

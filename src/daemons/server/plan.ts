@@ -8,6 +8,7 @@ import type { ApiserverConfig } from '../../flags/apiserver.js';
 import type { ControllerManagerConfig } from '../../flags/controller-manager.js';
 import { FlagError } from '../../flags/flag-error.js';
 import type { NodeagentConfig } from '../../flags/nodeagent.js';
+import type { ProxyConfig } from '../../flags/proxy.js';
 import type { SchedulerConfig } from '../../flags/scheduler.js';
 import type { ServerConfig, ServerPart } from '../../flags/server.js';
 import { KUBERNETES_SERVICE_NAMES, firstServiceIp, resolveAdvertiseAddress } from '../apiserver/tls/serving-certs.js';
@@ -17,6 +18,7 @@ import {
   type ComposedPart, type PartArgs, type ServerLayout,
 } from './daemon-args.js';
 import { pkiPaths, type PkiPaths, type PkiRequest } from './pki-bootstrap.js';
+import { proxyOffReason } from './proxy-part.js';
 
 export interface ServerPlan {
   readonly layout: ServerLayout;
@@ -30,6 +32,9 @@ export interface ServerPlan {
   readonly controllerManager: ComposedPart<ControllerManagerConfig>;
   readonly scheduler: ComposedPart<SchedulerConfig>;
   readonly nodeagent: ComposedPart<NodeagentConfig>;
+  readonly proxy: ComposedPart<ProxyConfig>;
+  /** Why the service proxy does not run (undefined when it does). */
+  readonly proxyOff: string | undefined;
   /** https://host:port the local clients (kubectl, the in-process daemons) use. */
   readonly apiserverUrl: string;
   /** Everything bootstrapPki needs besides the directory. */
@@ -56,7 +61,7 @@ export async function planServer(config: ServerConfig): Promise<ServerPlan> {
   const coreconfigs = coreconfigPaths(layout.dataDir);
   const defaultNode = resolveNodeName(config);
   const runtime = resolveRuntime(config);
-  let file: PartArgs = { apiserver: [], 'controller-manager': [], scheduler: [], nodeagent: [] };
+  let file: PartArgs = { apiserver: [], 'controller-manager': [], scheduler: [], nodeagent: [], proxy: [] };
   if (config.config) {
     let text: string;
     try {
@@ -82,8 +87,11 @@ export async function planServer(config: ServerConfig): Promise<ServerPlan> {
   if (!config.disableControllerManager) enabled.push('controller-manager');
   if (!config.disableScheduler) enabled.push('scheduler');
   if (!config.disableAgent) enabled.push('nodeagent');
+  const proxyOff = proxyOffReason({ disabled: config.disableProxy, runtime });
+  if (!proxyOff) enabled.push('proxy');
   return {
-    layout, pki, coreconfigs, nodeName, runtime, runtimeDefaulted: config.containerRuntime === '', apiserver, nodeagent, enabled,
+    layout, pki, coreconfigs, nodeName, runtime, runtimeDefaulted: config.containerRuntime === '', apiserver, nodeagent, enabled, proxyOff,
+    proxy: parts.proxy as ComposedPart<ProxyConfig>,
     controllerManager: parts['controller-manager'] as ComposedPart<ControllerManagerConfig>,
     scheduler: parts.scheduler as ComposedPart<SchedulerConfig>,
     apiserverUrl: `https://${urlHost(localHost)}:${a.securePort}`,
