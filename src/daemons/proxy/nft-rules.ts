@@ -91,11 +91,41 @@ function staticChains(o: NftOptions): Map<string, ChainSpec> {
   ]);
 }
 
+function emptyState(chains: Map<string, ChainSpec>): NftState {
+  return { chains, maps: new Map(Object.keys(MAP_TYPES).map((m) => [m, new Map<string, string>()])), affinitySets: new Map() };
+}
+
 /** The whole desired state for these service ports. */
 export function desiredState(ports: readonly ServicePort[], o: NftOptions): NftState {
-  const chains = staticChains(o);
-  const maps = new Map<string, Map<string, string>>(Object.keys(MAP_TYPES).map((m) => [m, new Map<string, string>()]));
-  const affinitySets = new Map<string, number>();
+  const state = emptyState(staticChains(o));
+  addPorts(state, ports, o);
+  return state;
+}
+
+/** The chains, map elements and sets of some service ports alone (one Service's, cached). */
+export function portsFragment(ports: readonly ServicePort[], o: NftOptions): NftState {
+  const state = emptyState(new Map());
+  addPorts(state, ports, o);
+  return state;
+}
+
+/** The static part plus every fragment; chain specs are shared, not copied. */
+export function mergeFragments(fragments: Iterable<NftState>, o: NftOptions): NftState {
+  const state = emptyState(staticChains(o));
+  for (const f of fragments) {
+    for (const [name, spec] of f.chains) state.chains.set(name, spec);
+    for (const [map, elems] of f.maps) {
+      if (elems.size === 0) continue;
+      const into = state.maps.get(map) as Map<string, string>;
+      for (const [k, v] of elems) into.set(k, v);
+    }
+    for (const [name, t] of f.affinitySets) state.affinitySets.set(name, t);
+  }
+  return state;
+}
+
+function addPorts(state: NftState, ports: readonly ServicePort[], o: NftOptions): void {
+  const { chains, maps, affinitySets } = state;
   const serviceIps = maps.get('service-ips') as Map<string, string>;
   const nodePorts = maps.get('service-nodeports') as Map<string, string>;
   const noEpServices = maps.get('no-endpoint-services') as Map<string, string>;
@@ -152,5 +182,4 @@ export function desiredState(ports: readonly ServicePort[], o: NftOptions): NftS
     chains.set(`ext_${k}`, { rules });
     for (const [to, , key2] of targets) to.set(key2, `goto ext_${k}`);
   }
-  return { chains, maps, affinitySets };
 }

@@ -17,6 +17,7 @@ export interface KernelObjects {
 }
 
 function sameRules(a: ChainSpec | undefined, b: ChainSpec): boolean {
+  if (a === b) return true;
   if (!a || a.hook !== b.hook || a.rules.length !== b.rules.length) return false;
   return a.rules.every((r, i) => r === b.rules[i]);
 }

@@ -8,9 +8,21 @@
 import type { Logger } from 'pino';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { NftCommand } from './nft-command.js';
-import { desiredState, type NftOptions, type NftState } from './nft-rules.js';
+import { mergeFragments, portsFragment, type NftOptions, type NftState } from './nft-rules.js';
 import { isNoop, transactionScript } from './nft-transaction.js';
-import { buildServicePorts, type EndpointSliceObject, type ServiceObject } from './service-model.js';
+import { servicePortsOf, slicesByService, type EndpointSliceObject, type ServiceObject } from './service-model.js';
+
+/** One Service's rules, kept while neither it nor its EndpointSlices change. */
+interface CachedService {
+  svc: ServiceObject;
+  slices: readonly EndpointSliceObject[];
+  ports: number;
+  fragment: NftState;
+}
+
+function sameRefs<T>(a: readonly T[], b: readonly T[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}
 
 export interface ProxierOptions {
   nft: NftCommand;
@@ -37,6 +49,8 @@ export class ProxierMetrics {
 export class NftProxier {
   readonly metrics = new ProxierMetrics();
   private applied: NftState | undefined;
+  /** Informer objects are never modified in place, so identity tells a change. */
+  private cache = new Map<string, CachedService>();
   private lastFullAt = 0;
   private lastRunAt = 0;
   private timer: NodeJS.Timeout | undefined;
@@ -92,8 +106,7 @@ export class NftProxier {
   async syncOnce(full: boolean): Promise<void> {
     const start = process.hrtime.bigint();
     try {
-      const ports = buildServicePorts(this.o.services(), this.o.slices(), this.o.nodeName);
-      const want = desiredState(ports, this.o.rules);
+      const { want, ports } = this.wanted();
       const kernel = full ? await this.o.nft.objects(this.o.rules.table) : undefined;
       const script = transactionScript(this.o.rules.table, want, full ? undefined : this.applied, kernel);
       if (full || !isNoop(script)) await this.o.nft.apply(script);
@@ -106,15 +119,36 @@ export class NftProxier {
       this.metrics.syncDuration.observe(secs);
       (full ? this.metrics.fullDuration : this.metrics.partialDuration).observe(secs);
       this.metrics.lastSync.set(this.lastSuccessAt / 1000);
-      this.metrics.services.set(ports.length);
+      this.metrics.services.set(ports);
       this.metrics.endpoints.set([...want.chains.keys()].filter((c) => c.startsWith('sep_')).length);
-      this.o.log.debug({ full, servicePorts: ports.length, seconds: secs }, 'synced proxy rules');
+      this.o.log.debug({ full, servicePorts: ports, seconds: secs }, 'synced proxy rules');
     } catch (e) {
       this.applied = undefined;
       this.metrics.failures.inc();
       this.o.log.error({ err: (e as Error).message, full }, 'syncing proxy rules failed; retrying with a full sync');
       this.pending = true;
     }
+  }
+
+  /** The wanted state, rebuilding only the Services that (or whose slices) changed. */
+  private wanted(): { want: NftState; ports: number } {
+    const byService = slicesByService(this.o.slices());
+    const next = new Map<string, CachedService>();
+    let ports = 0;
+    for (const svc of this.o.services()) {
+      const key = `${svc.metadata?.namespace ?? ''}/${svc.metadata?.name ?? ''}`;
+      const slices = byService.get(key) ?? [];
+      slices.sort((a, b) => ((a.metadata?.name ?? '') < (b.metadata?.name ?? '') ? -1 : 1));
+      let c = this.cache.get(key);
+      if (!c || c.svc !== svc || !sameRefs(c.slices, slices)) {
+        const list = servicePortsOf(svc, slices, this.o.nodeName);
+        c = { svc, slices, ports: list.length, fragment: portsFragment(list, this.o.rules) };
+      }
+      next.set(key, c);
+      ports += c.ports;
+    }
+    this.cache = next;
+    return { want: mergeFragments([...next.values()].map((c) => c.fragment), this.o.rules), ports };
   }
 
   /** Runs until the signal aborts: a full sync now and every --sync-period. */

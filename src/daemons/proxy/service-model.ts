@@ -63,8 +63,6 @@ export interface ServicePort {
   clusterEndpoints: Endpoint[];
   /** The local ones among all usable endpoints (ready, else serving-terminating). */
   localEndpoints: Endpoint[];
-  /** True when the Service has any endpoint at all (ready or not). */
-  anyEndpoints: boolean;
 }
 
 const IPV4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/;
@@ -96,11 +94,8 @@ export function isRoutable(svc: ServiceObject): boolean {
   return isIpv4(spec.clusterIP);
 }
 
-/**
- * The ServicePorts of every routable Service. `slices` are grouped by their
- * kubernetes.io/service-name label; endpoints on node `nodeName` are local.
- */
-export function buildServicePorts(services: readonly ServiceObject[], slices: readonly EndpointSliceObject[], nodeName: string): ServicePort[] {
+/** Groups IPv4 EndpointSlices by the Service they belong to ("namespace/name"). */
+export function slicesByService(slices: readonly EndpointSliceObject[]): Map<string, EndpointSliceObject[]> {
   const byService = new Map<string, EndpointSliceObject[]>();
   for (const s of slices) {
     const svcName = s.metadata?.labels?.[SERVICE_NAME_LABEL];
@@ -109,53 +104,65 @@ export function buildServicePorts(services: readonly ServiceObject[], slices: re
     const list = byService.get(key);
     if (list) list.push(s); else byService.set(key, [s]);
   }
+  return byService;
+}
+
+/**
+ * The ServicePorts of every routable Service. `slices` are grouped by their
+ * kubernetes.io/service-name label; endpoints on node `nodeName` are local.
+ */
+export function buildServicePorts(services: readonly ServiceObject[], slices: readonly EndpointSliceObject[], nodeName: string): ServicePort[] {
+  const byService = slicesByService(slices);
   const out: ServicePort[] = [];
-  for (const svc of services) {
-    if (!isRoutable(svc)) continue;
-    const spec = svc.spec ?? {};
-    const namespace = svc.metadata?.namespace ?? '';
-    const name = svc.metadata?.name ?? '';
-    const svcSlices = byService.get(`${namespace}/${name}`) ?? [];
-    const external = [...(spec.externalIPs ?? []), ...(svc.status?.loadBalancer?.ingress ?? []).map((i) => i.ip)].filter(isIpv4);
-    const affinity = spec.sessionAffinity === 'ClientIP' ? (spec.sessionAffinityConfig?.clientIP?.timeoutSeconds || DEFAULT_AFFINITY_SECONDS) : 0;
-    const hasExternal = spec.type === 'NodePort' || spec.type === 'LoadBalancer' || external.length > 0;
-    for (const p of spec.ports ?? []) {
-      const protocol = protocolOf(p.protocol);
-      if (!protocol || !p.port) continue;
-      const portName = p.name ?? '';
-      const candidates: Candidate[] = [];
-      const seen = new Set<string>();
-      for (const slice of svcSlices) {
-        const sp = (slice.ports ?? []).find((x) => (x.name ?? '') === portName && protocolOf(x.protocol) === protocol);
-        if (!sp?.port) continue;
-        for (const e of slice.endpoints ?? []) {
-          const ip = e.addresses?.[0];
-          if (!isIpv4(ip)) continue;
-          const key = `${ip}:${sp.port}`;
-          if (seen.has(key)) continue;
-          seen.add(key);
-          const c = e.conditions ?? {};
-          const ready = c.ready !== false;
-          candidates.push({
-            ip, port: sp.port, local: !!nodeName && e.nodeName === nodeName,
-            ready, serving: c.serving === undefined || c.serving === null ? ready : c.serving, terminating: c.terminating === true,
-          });
-        }
-      }
-      candidates.sort((a, b) => (a.ip === b.ip ? a.port - b.port : a.ip < b.ip ? -1 : 1));
-      out.push({
-        id: `${namespace}/${name}/${portName}`, namespace, name, portName, protocol,
-        clusterIp: spec.clusterIP as string, port: p.port,
-        nodePort: (spec.type === 'NodePort' || spec.type === 'LoadBalancer') && p.nodePort ? p.nodePort : 0,
-        externalIps: [...new Set(external)], affinitySeconds: affinity,
-        externalLocal: hasExternal && spec.externalTrafficPolicy === 'Local',
-        internalLocal: spec.internalTrafficPolicy === 'Local',
-        clusterEndpoints: usable(candidates),
-        localEndpoints: usable(candidates.filter((c) => c.local)),
-        anyEndpoints: candidates.length > 0,
-      });
-    }
-  }
+  for (const svc of services) out.push(...servicePortsOf(svc, byService.get(`${svc.metadata?.namespace ?? ''}/${svc.metadata?.name ?? ''}`) ?? [], nodeName));
   out.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return out;
+}
+
+/** The ServicePorts of one Service from its own EndpointSlices; none when not routable. */
+export function servicePortsOf(svc: ServiceObject, svcSlices: readonly EndpointSliceObject[], nodeName: string): ServicePort[] {
+  if (!isRoutable(svc)) return [];
+  const out: ServicePort[] = [];
+  const spec = svc.spec ?? {};
+  const namespace = svc.metadata?.namespace ?? '';
+  const name = svc.metadata?.name ?? '';
+  const external = [...(spec.externalIPs ?? []), ...(svc.status?.loadBalancer?.ingress ?? []).map((i) => i.ip)].filter(isIpv4);
+  const affinity = spec.sessionAffinity === 'ClientIP' ? (spec.sessionAffinityConfig?.clientIP?.timeoutSeconds || DEFAULT_AFFINITY_SECONDS) : 0;
+  const hasExternal = spec.type === 'NodePort' || spec.type === 'LoadBalancer' || external.length > 0;
+  for (const p of spec.ports ?? []) {
+    const protocol = protocolOf(p.protocol);
+    if (!protocol || !p.port) continue;
+    const portName = p.name ?? '';
+    const candidates: Candidate[] = [];
+    const seen = new Set<string>();
+    for (const slice of svcSlices) {
+      const sp = (slice.ports ?? []).find((x) => (x.name ?? '') === portName && protocolOf(x.protocol) === protocol);
+      if (!sp?.port) continue;
+      for (const e of slice.endpoints ?? []) {
+        const ip = e.addresses?.[0];
+        if (!isIpv4(ip)) continue;
+        const key = `${ip}:${sp.port}`;
+        if (seen.has(key)) continue;
+        seen.add(key);
+        const c = e.conditions ?? {};
+        const ready = c.ready !== false;
+        candidates.push({
+          ip, port: sp.port, local: !!nodeName && e.nodeName === nodeName,
+          ready, serving: c.serving === undefined || c.serving === null ? ready : c.serving, terminating: c.terminating === true,
+        });
+      }
+    }
+    candidates.sort((a, b) => (a.ip === b.ip ? a.port - b.port : a.ip < b.ip ? -1 : 1));
+    out.push({
+      id: `${namespace}/${name}/${portName}`, namespace, name, portName, protocol,
+      clusterIp: spec.clusterIP as string, port: p.port,
+      nodePort: (spec.type === 'NodePort' || spec.type === 'LoadBalancer') && p.nodePort ? p.nodePort : 0,
+      externalIps: [...new Set(external)], affinitySeconds: affinity,
+      externalLocal: hasExternal && spec.externalTrafficPolicy === 'Local',
+      internalLocal: spec.internalTrafficPolicy === 'Local',
+      clusterEndpoints: usable(candidates),
+      localEndpoints: usable(candidates.filter((c) => c.local)),
+    });
+  }
   return out;
 }
