@@ -1,7 +1,7 @@
 // The service proxy end to end: `corectl server` (a real process) on the private containerd of
 // `make up`, kubectl 1.33. A busybox httpd Deployment behind a NodePort Service answers
 // `wget http://<clusterIP>` from another pod and the NodePort from the host (the test process,
-// in the host's network namespace); scaled to 0 the connection is refused at once (reject, not
+// in the host's network namespace); ClientIP affinity keeps the client on one of three pods; scaled to 0 the connection is refused at once (reject, not
 // a hang); scaled back it answers again. The server's proxy programs the host's nftables here
 // (a table of its own, a name of this test's, a service range no other test uses): the test
 // checks that the table is gone once the server stopped, and deletes it if not.
@@ -71,6 +71,20 @@ t.test('a ClusterIP and a NodePort route to a busybox httpd Deployment', { skip:
     return res.ok && (await res.text());
   }, 60_000);
   t.match(viaNodePort, /^hello from web-/, 'the host gets the page through the NodePort');
+
+  k('scale', 'deployment', 'web', '--replicas=3');
+  k('wait', '--for=condition=Available', 'deployment/web', '--timeout=120s');
+  await waitFor('three endpoints', () => (JSON.parse(k('get', 'endpointslices', '-l', 'kubernetes.io/service-name=web', '-o', 'json')) as { items: Array<{ endpoints?: Array<{ conditions?: { ready?: boolean } }> }> })
+    .items.flatMap((i) => i.endpoints ?? []).filter((e) => e.conditions?.ready).length === 3, 60_000);
+  k('patch', 'service', 'web', '-p', '{"spec":{"sessionAffinity":"ClientIP"}}');
+  await waitFor('the affinity sets', () => (spawnSync('nft', ['list', 'table', 'ip', table], { encoding: 'utf8' }).stdout.match(/set aff_default_web_/g) ?? []).length === 3, 30_000);
+  const hosts = new Set<string>();
+  for (let i = 0; i < 8; i++) {
+    const r = wget();
+    if (r.code !== 0) throw new Error(`wget through the ClusterIP failed: ${r.err}`);
+    hosts.add(r.out.trim());
+  }
+  t.equal(hosts.size, 1, `ClientIP affinity keeps the client on one of 3 endpoints (${[...hosts].join(', ')})`);
 
   // The pod serves while it terminates (httpd as PID 1 ignores SIGTERM): kube-proxy keeps
   // using a serving, terminating endpoint when no other is ready, so refusal comes once it is gone.
