@@ -77,7 +77,7 @@ const RULES: CrossRule<ProxyConfig>[] = CHECKS.map((r) => ({
 
 export const PROXY_FLAGS: DaemonFlagSet<ProxyConfig> = {
   daemon: 'proxy',
-  summary: 'Routes Service addresses to their endpoints on this node (kube-proxy\'s role).',
+  summary: 'Routes Service addresses to their endpoints on this node: kube-proxy\'s role and options (not in the reference; --coreconfig for --kubeconfig).',
   options: PROXY_OPTIONS,
   gates: CONTROL_PLANE_GATES,
   rules: RULES,
