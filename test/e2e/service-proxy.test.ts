@@ -1,10 +1,11 @@
 // The service proxy end to end: `corectl server` (a real process) on the private containerd of
 // `make up`, kubectl 1.33. A busybox httpd Deployment behind a NodePort Service answers
 // `wget http://<clusterIP>` from another pod and the NodePort from the host (the test process,
-// in the host's network namespace); ClientIP affinity keeps the client on one of three pods; scaled to 0 the connection is refused at once (reject, not
-// a hang); scaled back it answers again. The server's proxy programs the host's nftables here
-// (a table of its own, a name of this test's, a service range no other test uses): the test
-// checks that the table is gone once the server stopped, and deletes it if not.
+// in the host's network namespace); ClientIP affinity keeps the client on one of three pods;
+// scaled to 0 the connection is refused at once (reject, not a hang); scaled back it answers
+// again. The server's proxy programs the host's nftables here (a table of its own, a name of
+// this test's, a service range no other test uses): the test checks that the table is gone
+// once the server stopped, and deletes it if not.
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
