@@ -99,6 +99,17 @@ if (skip) {
     stop.abort();
     t.equal(await running, 0);
     t.ok(readTable(ns.exec).exists, 'a normal stop leaves the rules in place');
+    // --nodeport-addresses=primary: the Node's InternalIP only.
+    await client.create({ group: '', version: 'v1', resource: 'nodes' }, { apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-a' } } as unknown as KubeObject);
+    const nodeObj = await client.get({ group: '', version: 'v1', resource: 'nodes' }, 'node-a');
+    await client.update({ group: '', version: 'v1', resource: 'nodes' }, { ...nodeObj, status: { addresses: [{ type: 'InternalIP', address: '192.0.2.55' }, { type: 'Hostname', address: 'node-a' }] } } as unknown as KubeObject, { subresource: 'status' });
+    const third = new AbortController();
+    const primaryRun = run(parseProxyArgs([`--coreconfig=${api.coreconfigPath}`, '--hostname-override=node-a', '--nodeport-addresses=primary', '--healthz-bind-address=', '--metrics-bind-address=']).config, {
+      log: pino({ level: 'silent' }), signal: third.signal, nftCommand: [...ns.exec, 'nft'], onProxier: (p) => { void p.nextSync().then(() => third.abort()); },
+    });
+    t.equal(await primaryRun, 0);
+    t.match(JSON.stringify(readTable(ns.exec).rules.get('services')?.[1]), /"daddr"\}\},"right":"192\.0\.2\.55"/, 'NodePorts on the node\'s InternalIP only');
+
     const again = new AbortController();
     const second = run(parseProxyArgs([`--coreconfig=${api.coreconfigPath}`, '--cleanup-on-exit', '--healthz-bind-address=', '--metrics-bind-address=']).config, {
       log: pino({ level: 'silent' }), signal: again.signal, nftCommand: [...ns.exec, 'nft'], onProxier: (p) => { void p.nextSync().then(() => again.abort()); },

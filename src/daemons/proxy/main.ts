@@ -27,6 +27,16 @@ export interface RunContext {
   onProxier?: (proxier: NftProxier) => void;
 }
 
+/** The node's IPv4 InternalIPs (its primary addresses), [] when the Node is not there. */
+async function primaryAddresses(client: RestClient, nodeName: string): Promise<string[]> {
+  try {
+    const node = await client.get({ group: '', version: 'v1', resource: 'nodes' }, nodeName) as { status?: { addresses?: Array<{ type?: string; address?: string }> } };
+    return (node.status?.addresses ?? []).filter((a) => a.type === 'InternalIP' && a.address && /^\d+\.\d+\.\d+\.\d+$/.test(a.address)).map((a) => a.address as string);
+  } catch {
+    return [];
+  }
+}
+
 /** A start-up refusal: one line, exit 1. */
 class ProxyStartupError extends Error {}
 
@@ -65,14 +75,19 @@ async function runWith(config: ProxyConfig, ctx: RunContext): Promise<number> {
   const informers = new SharedInformerFactory({ client, minResyncPeriodMs: config.configSyncPeriod, log: log.child({ component: 'informers' }) });
   const services = informers.informerFor({ group: '', version: 'v1', resource: 'services' });
   const slices = informers.informerFor({ group: 'discovery.k8s.io', version: 'v1', resource: 'endpointslices' });
-  const cidrs = (text: string): string[] => text.split(',').map((s) => s.trim()).filter((s) => s && !s.includes(':'));
+  const cidrs = (text: string): string[] => text.split(',').map((s) => s.trim()).filter((s) => s && !s.includes(':') && s !== 'primary');
+  const nodePortCidrs = cidrs(config.nodeportAddresses.join(','));
+  if (config.nodeportAddresses.includes('primary')) {
+    const primary = await primaryAddresses(client, nodeName);
+    if (primary.length === 0) log.warn({ node: nodeName }, '--nodeport-addresses=primary: the node has no IPv4 InternalIP yet; NodePorts listen on every local address');
+    else nodePortCidrs.push(...primary.map((ip) => `${ip}/32`));
+  }
   const proxier = new NftProxier({
     nft, nodeName, log: log.child({ component: 'nftables' }),
     rules: {
       table: config.nftTable, masqueradeBit: config.iptablesMasqueradeBit, masqueradeAll: config.masqueradeAll,
       clusterCidrs: cidrs(config.clusterCidr),
-      // "primary" (the node's own addresses) is every local address here.
-      nodePortCidrs: config.nodeportAddresses.includes('primary') ? [] : cidrs(config.nodeportAddresses.join(',')),
+      nodePortCidrs,
     },
     services: () => services.indexer.list() as unknown as ServiceObject[],
     slices: () => slices.indexer.list() as unknown as EndpointSliceObject[],
