@@ -1,32 +1,23 @@
 /**
  * The sync loop: changes from the informers ask for a sync; syncs run one at a time, at most
- * one per --min-sync-period (changes in between are batched into the next), each a single
- * `nft -f -` transaction. The first sync, every --sync-period, and any sync after a failure
- * are full: they rewrite all our chains and maps from scratch against the kernel's list of
- * our objects. Others only carry what changed since the last applied state.
+ * one per --min-sync-period (changes in between are batched into the next), each one
+ * transaction of the mode's rule writer (nft-writer.ts). The first sync, every --sync-period,
+ * and any sync after a failure are full: they rewrite all our rules from scratch. Others only
+ * carry what changed since the last applied state (as far as the writer can tell).
  */
 import type { Logger } from 'pino';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { NftCommand } from './nft-command.js';
-import { mergeFragments, portsFragment, type NftOptions, type NftState } from './nft-rules.js';
-import { isNoop, transactionScript } from './nft-transaction.js';
-import { servicePortsOf, slicesByService, type EndpointSliceObject, type ServiceObject } from './service-model.js';
-
-/** One Service's rules, kept while neither it nor its EndpointSlices change. */
-interface CachedService {
-  svc: ServiceObject;
-  slices: readonly EndpointSliceObject[];
-  ports: number;
-  fragment: NftState;
-}
-
-function sameRefs<T>(a: readonly T[], b: readonly T[]): boolean {
-  return a.length === b.length && a.every((x, i) => x === b[i]);
-}
+import type { NftOptions } from './nft-rules.js';
+import { NftWriter } from './nft-writer.js';
+import type { RuleWriter } from './rule-writer.js';
+import type { EndpointSliceObject, ServiceObject } from './service-model.js';
 
 export interface ProxierOptions {
-  nft: NftCommand;
-  rules: NftOptions;
+  /** The mode's rule writer; default nftables through `nft` with `rules`. */
+  writer?: RuleWriter;
+  nft?: NftCommand;
+  rules?: NftOptions;
   nodeName: string;
   services: () => readonly ServiceObject[];
   slices: () => readonly EndpointSliceObject[];
@@ -41,16 +32,14 @@ export class ProxierMetrics {
   readonly fullDuration = new Histogram({ name: 'kubeproxy_sync_full_proxy_rules_duration_seconds', help: 'SyncProxyRules latency in seconds for full resyncs', buckets: [0.001, 0.004, 0.016, 0.064, 0.256, 1.024, 4.096, 16.384], registers: [this.registry] });
   readonly partialDuration = new Histogram({ name: 'kubeproxy_sync_partial_proxy_rules_duration_seconds', help: 'SyncProxyRules latency in seconds for partial resyncs', buckets: [0.001, 0.004, 0.016, 0.064, 0.256, 1.024, 4.096, 16.384], registers: [this.registry] });
   readonly lastSync = new Gauge({ name: 'kubeproxy_sync_proxy_rules_last_timestamp_seconds', help: 'The last time proxy rules were successfully synced', registers: [this.registry] });
-  readonly failures = new Counter({ name: 'kubeproxy_sync_proxy_rules_nftables_sync_failures_total', help: 'Failed nftables transactions', registers: [this.registry] });
+  readonly failures = new Counter({ name: 'kubeproxy_sync_proxy_rules_failures_total', help: 'Failed rule transactions (nft or iptables-restore)', registers: [this.registry] });
   readonly services = new Gauge({ name: 'corectl_proxy_service_ports', help: 'Service ports programmed', registers: [this.registry] });
   readonly endpoints = new Gauge({ name: 'corectl_proxy_endpoints', help: 'Endpoint chains programmed', registers: [this.registry] });
 }
 
-export class NftProxier {
+export class Proxier {
   readonly metrics = new ProxierMetrics();
-  private applied: NftState | undefined;
-  /** Informer objects are never modified in place, so identity tells a change. */
-  private cache = new Map<string, CachedService>();
+  private readonly writer: RuleWriter;
   private lastFullAt = 0;
   private lastRunAt = 0;
   private timer: NodeJS.Timeout | undefined;
@@ -64,7 +53,11 @@ export class NftProxier {
   queuedAt = 0;
   syncs = 0;
 
-  constructor(private readonly o: ProxierOptions) {}
+  constructor(private readonly o: ProxierOptions) {
+    if (o.writer) this.writer = o.writer;
+    else if (o.nft && o.rules) this.writer = new NftWriter(o.nft, o.rules, o.nodeName);
+    else throw new Error('Proxier: a writer, or nft and rules, are needed');
+  }
 
   /** Asks for a sync (batched by --min-sync-period). */
   requestSync(): void {
@@ -77,7 +70,7 @@ export class NftProxier {
   private schedule(): void {
     if (this.timer || this.running || this.stopped) return;
     // After a failure, retry no faster than once a second.
-    const gap = this.applied === undefined && this.lastRunAt > 0 ? Math.max(this.o.minSyncPeriodMs, 1000) : this.o.minSyncPeriodMs;
+    const gap = !this.writer.hasApplied && this.lastRunAt > 0 ? Math.max(this.o.minSyncPeriodMs, 1000) : this.o.minSyncPeriodMs;
     const wait = Math.max(0, this.lastRunAt + gap - Date.now());
     this.timer = setTimeout(() => { this.timer = undefined; this.running = this.loop(); }, wait);
   }
@@ -86,7 +79,7 @@ export class NftProxier {
     try {
       this.pending = false;
       this.lastRunAt = Date.now();
-      const full = this.applied === undefined || Date.now() - this.lastFullAt >= this.o.syncPeriodMs;
+      const full = !this.writer.hasApplied || Date.now() - this.lastFullAt >= this.o.syncPeriodMs;
       await this.syncOnce(full);
     } finally {
       this.running = undefined;
@@ -106,11 +99,7 @@ export class NftProxier {
   async syncOnce(full: boolean): Promise<void> {
     const start = process.hrtime.bigint();
     try {
-      const { want, ports } = this.wanted();
-      const kernel = full ? await this.o.nft.objects(this.o.rules.table) : undefined;
-      const script = transactionScript(this.o.rules.table, want, full ? undefined : this.applied, kernel);
-      if (full || !isNoop(script)) await this.o.nft.apply(script);
-      this.applied = want;
+      const counts = await this.writer.sync(this.o.services(), this.o.slices(), full);
       if (full) this.lastFullAt = Date.now();
       this.lastSuccessAt = Date.now();
       this.queuedAt = 0;
@@ -119,36 +108,15 @@ export class NftProxier {
       this.metrics.syncDuration.observe(secs);
       (full ? this.metrics.fullDuration : this.metrics.partialDuration).observe(secs);
       this.metrics.lastSync.set(this.lastSuccessAt / 1000);
-      this.metrics.services.set(ports);
-      this.metrics.endpoints.set([...want.chains.keys()].filter((c) => c.startsWith('sep_')).length);
-      this.o.log.debug({ full, servicePorts: ports, seconds: secs }, 'synced proxy rules');
+      this.metrics.services.set(counts.ports);
+      this.metrics.endpoints.set(counts.endpoints);
+      this.o.log.debug({ full, servicePorts: counts.ports, seconds: secs }, 'synced proxy rules');
     } catch (e) {
-      this.applied = undefined;
+      this.writer.reset();
       this.metrics.failures.inc();
       this.o.log.error({ err: (e as Error).message, full }, 'syncing proxy rules failed; retrying with a full sync');
       this.pending = true;
     }
-  }
-
-  /** The wanted state, rebuilding only the Services that (or whose slices) changed. */
-  private wanted(): { want: NftState; ports: number } {
-    const byService = slicesByService(this.o.slices());
-    const next = new Map<string, CachedService>();
-    let ports = 0;
-    for (const svc of this.o.services()) {
-      const key = `${svc.metadata?.namespace ?? ''}/${svc.metadata?.name ?? ''}`;
-      const slices = byService.get(key) ?? [];
-      slices.sort((a, b) => ((a.metadata?.name ?? '') < (b.metadata?.name ?? '') ? -1 : 1));
-      let c = this.cache.get(key);
-      if (!c || c.svc !== svc || !sameRefs(c.slices, slices)) {
-        const list = servicePortsOf(svc, slices, this.o.nodeName);
-        c = { svc, slices, ports: list.length, fragment: portsFragment(list, this.o.rules) };
-      }
-      next.set(key, c);
-      ports += c.ports;
-    }
-    this.cache = next;
-    return { want: mergeFragments([...next.values()].map((c) => c.fragment), this.o.rules), ports };
   }
 
   /** Runs until the signal aborts: a full sync now and every --sync-period. */
@@ -170,3 +138,6 @@ export class NftProxier {
     return this.queuedAt === 0 || now - this.queuedAt < 2 * this.o.syncPeriodMs;
   }
 }
+
+/** The nftables mode's proxier (the name the tests and main use). */
+export { Proxier as NftProxier };
