@@ -1,6 +1,6 @@
 /**
  * `corectl proxy` options: kube-proxy's options that apply to a service proxy programming
- * nftables (or, later, iptables), with --coreconfig in place of --kubeconfig.
+ * nftables or iptables, with --coreconfig in place of --kubeconfig.
  */
 import { G, HELP_VERSION_GATES, OURS_LOGGING } from './common-options.js';
 import { CONTROL_PLANE_GATES } from './feature-gates.js';
@@ -16,7 +16,7 @@ export const PROXY_OPTIONS = [
   { name: 'core-api-qps', type: 'float32', default: '5', group: G.client, description: 'Sustained requests per second to the API server.' },
   { name: 'core-api-burst', type: 'int32', default: '10', group: G.client, description: 'Burst of requests to the API server.' },
   { name: 'core-api-content-type', type: 'string', default: 'application/vnd.kubernetes.protobuf', group: G.client, description: 'Content type of requests sent to the API server.' },
-  { name: 'proxy-mode', type: 'string', default: 'nftables', oneOf: ['nftables', 'iptables'], group: P.proxy, description: 'How services are programmed: nftables (the nft command) or iptables (not built yet).' },
+  { name: 'proxy-mode', type: 'string', default: 'nftables', oneOf: ['nftables', 'iptables'], group: P.proxy, description: 'How services are programmed: nftables (one table of ours through the nft command) or iptables (chains of ours, CPX-*, through iptables-restore, with one jump from each built-in chain it hooks).' },
   { name: 'cluster-cidr', type: 'string', group: P.proxy, description: 'CIDR of the pods (comma-separated for dual stack); traffic to a service from outside it is masqueraded. Empty: only hairpin and external traffic are.' },
   { name: 'hostname-override', type: 'string', group: P.proxy, description: 'Name of this node (endpoints on it are local); default the host name.' },
   { name: 'iptables-masquerade-bit', type: 'int32', default: '14', group: P.proxy, description: 'Bit of the packet mark that asks for SNAT; range [0,31].' },
@@ -27,10 +27,10 @@ export const PROXY_OPTIONS = [
   { name: 'config-sync-period', type: 'duration', default: '15m', group: P.proxy, description: 'How often the Service and EndpointSlice caches are resynced; must be greater than 0.' },
   { name: 'healthz-bind-address', type: 'string', default: '0.0.0.0:10256', group: P.proxy, description: 'host:port of the /healthz server; empty switches it off.' },
   { name: 'metrics-bind-address', type: 'string', default: '127.0.0.1:10249', group: P.proxy, description: 'host:port of the /metrics server; empty switches it off.' },
-  { name: 'cleanup', type: 'bool', group: P.proxy, description: 'Remove every rule this proxy made and exit.' },
+  { name: 'cleanup', type: 'bool', group: P.proxy, description: 'Remove every rule of ours (the nftables table and the iptables chains and jumps) and exit.' },
   ...OURS_LOGGING,
   { name: 'cleanup-on-exit', type: 'bool', group: G.ours, ours: true, description: 'Remove the rules when stopping (corectl server sets it: its routes live as long as it runs). Default: keep them, so that traffic flows across a restart.' },
-  { name: 'nft-table', type: 'string', default: 'corectl-proxy', group: G.ours, ours: true, description: 'Name of the nftables table (family ip) the proxy owns; it touches nothing outside it.' },
+  { name: 'nft-table', type: 'string', default: 'corectl-proxy', group: G.ours, ours: true, description: 'Name of the nftables table (family ip) the proxy owns in the nftables mode; it touches nothing outside it.' },
 ] as const satisfies readonly OptionSpec[];
 
 export type ProxyConfig = ConfigOf<typeof PROXY_OPTIONS>;

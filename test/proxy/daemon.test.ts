@@ -1,8 +1,8 @@
 /**
  * `corectl proxy` (run() from main.ts) against a real API server, programming nftables in a
  * private network namespace: rules follow Services and EndpointSlices (an endpoint change is
- * applied without a full rewrite), /healthz and /metrics answer, --proxy-mode=iptables is
- * refused in one line, and --cleanup removes the table.
+ * applied without a full rewrite), /healthz and /metrics answer, a missing nft is refused in
+ * one line, and --cleanup removes the table.
  */
 import t from 'tap';
 import { pino } from 'pino';
@@ -22,17 +22,17 @@ import { pickedEndpoints, readTable } from './nft-readback.js';
 const SERVICES = { group: '', version: 'v1', resource: 'services', namespace: 'default' };
 const SLICES = { group: 'discovery.k8s.io', version: 'v1', resource: 'endpointslices', namespace: 'default' };
 
-t.test('--proxy-mode=iptables is refused in one line', async (t) => {
-  const { config } = parseProxyArgs(['--proxy-mode=iptables']);
+t.test('a mode whose command is missing is refused in one line', async (t) => {
+  const { config } = parseProxyArgs([]);
   const writes: string[] = [];
   const orig = process.stderr.write.bind(process.stderr);
   process.stderr.write = ((s: string) => { writes.push(String(s)); return true; }) as typeof process.stderr.write;
   try {
-    t.equal(await run(config, { log: pino({ level: 'silent' }), signal: new AbortController().signal }), 1);
+    t.equal(await run(config, { log: pino({ level: 'silent' }), signal: new AbortController().signal, commandPrefix: ['env', 'PATH=/nonexistent'] }), 1);
   } finally {
     process.stderr.write = orig;
   }
-  t.same(writes, ['proxy: --proxy-mode=iptables: the iptables mode is not built yet; use --proxy-mode=nftables\n']);
+  t.same(writes, ['proxy: --proxy-mode=nftables needs the nft command (Debian package nftables)\n']);
 });
 
 t.test('bad options are refused by the parser', async (t) => {
@@ -62,7 +62,7 @@ if (skip) {
     let servers: ProxyServers | undefined;
     let proxier: NftProxier | undefined;
     const running = run(config, {
-      log: pino({ level: 'silent' }), signal: stop.signal, nftCommand: [...ns.exec, 'nft'],
+      log: pino({ level: 'silent' }), signal: stop.signal, commandPrefix: ns.exec,
       onServing: (s) => { servers = s; }, onProxier: (p) => { proxier = p; },
     });
     t.teardown(async () => { stop.abort(); await running; });
@@ -105,20 +105,20 @@ if (skip) {
     await client.update({ group: '', version: 'v1', resource: 'nodes' }, { ...nodeObj, status: { addresses: [{ type: 'InternalIP', address: '192.0.2.55' }, { type: 'Hostname', address: 'node-a' }] } } as unknown as KubeObject, { subresource: 'status' });
     const third = new AbortController();
     const primaryRun = run(parseProxyArgs([`--coreconfig=${api.coreconfigPath}`, '--hostname-override=node-a', '--nodeport-addresses=primary', '--healthz-bind-address=', '--metrics-bind-address=']).config, {
-      log: pino({ level: 'silent' }), signal: third.signal, nftCommand: [...ns.exec, 'nft'], onProxier: (p) => { void p.nextSync().then(() => third.abort()); },
+      log: pino({ level: 'silent' }), signal: third.signal, commandPrefix: ns.exec, onProxier: (p) => { void p.nextSync().then(() => third.abort()); },
     });
     t.equal(await primaryRun, 0);
     t.match(JSON.stringify(readTable(ns.exec).rules.get('services')?.[1]), /"daddr"\}\},"right":"192\.0\.2\.55"/, 'NodePorts on the node\'s InternalIP only');
 
     const again = new AbortController();
     const second = run(parseProxyArgs([`--coreconfig=${api.coreconfigPath}`, '--cleanup-on-exit', '--healthz-bind-address=', '--metrics-bind-address=']).config, {
-      log: pino({ level: 'silent' }), signal: again.signal, nftCommand: [...ns.exec, 'nft'], onProxier: (p) => { void p.nextSync().then(() => again.abort()); },
+      log: pino({ level: 'silent' }), signal: again.signal, commandPrefix: ns.exec, onProxier: (p) => { void p.nextSync().then(() => again.abort()); },
     });
     t.equal(await second, 0);
     t.notOk(readTable(ns.exec).exists, '--cleanup-on-exit removed the table on stop');
     ns.run('nft', 'add', 'table', 'ip', 'corectl-proxy');
     const cleanup = parseProxyArgs(['--cleanup']).config;
-    t.equal(await run(cleanup, { log: pino({ level: 'silent' }), signal: new AbortController().signal, nftCommand: [...ns.exec, 'nft'] }), 0);
+    t.equal(await run(cleanup, { log: pino({ level: 'silent' }), signal: new AbortController().signal, commandPrefix: ns.exec }), 0);
     t.notOk(readTable(ns.exec).exists, '--cleanup removed the table');
   });
 }

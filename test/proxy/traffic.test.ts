@@ -9,7 +9,8 @@ import t from 'tap';
 import { spawn, spawnSync } from 'node:child_process';
 import { pino } from 'pino';
 import { NftCommand } from '../../src/daemons/proxy/nft-command.js';
-import { NftProxier } from '../../src/daemons/proxy/proxier.js';
+import { IptablesWriter } from '../../src/daemons/proxy/iptables-writer.js';
+import { Proxier } from '../../src/daemons/proxy/proxier.js';
 import { createNetns, netnsSkipReason } from '../helpers/netns.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { service, slice } from './fixtures.js';
@@ -19,7 +20,7 @@ if (skip) {
   t.plan(0, `traffic through the rules: ${skip}`);
 } else {
   // Built inside the test, so that a failing step still runs the teardowns.
-  t.test('routes', async (t) => {
+  for (const mode of ['nftables', 'iptables'] as const) t.test(`routes (${mode})`, async (t) => {
     const node = createNetns('cpxnode');
     const pod = createNetns('cpxpod');
     t.teardown(() => { pod.remove(); node.remove(); });
@@ -50,9 +51,10 @@ if (skip) {
       service('empty', '10.0.0.51'),
     ];
     const slices = [slice('web', [{ ip: '10.88.0.2' }])];
-    const proxier = new NftProxier({
-      nft: new NftCommand([...node.exec, 'nft']), nodeName: 'node-a', log: pino({ level: 'silent' }),
-      rules: { table: 'corectl-proxy', masqueradeBit: 14, masqueradeAll: false, clusterCidrs: ['10.88.0.0/24'], nodePortCidrs: [] },
+    const rules = { table: 'corectl-proxy', masqueradeBit: 14, masqueradeAll: false, clusterCidrs: ['10.88.0.0/24'], nodePortCidrs: [] };
+    const proxier = new Proxier({
+      ...(mode === 'nftables' ? { nft: new NftCommand([...node.exec, 'nft']), rules } : { writer: new IptablesWriter(rules, 'node-a', node.exec) }),
+      nodeName: 'node-a', log: pino({ level: 'silent' }),
       services: () => services, slices: () => slices, minSyncPeriodMs: 0, syncPeriodMs: 3600_000,
     });
     const curl = (ns: typeof node, url: string): { code: number | null; out: string } => {

@@ -1,11 +1,13 @@
 /**
  * `corectl proxy`: kube-proxy's role on one node. Watches Services and EndpointSlices and
- * programs one nftables table of ours (`ip corectl-proxy` by default) so that ClusterIPs,
- * NodePorts, externalIPs and LoadBalancer IPs reach the Services' endpoints. It never touches
- * a table or chain it did not create. `--cleanup` deletes the table and exits; a normal stop
+ * programs one nftables table of ours (`ip corectl-proxy` by default), or with
+ * --proxy-mode=iptables chains of ours (CPX-*) plus one jump from each built-in chain it
+ * hooks, so that ClusterIPs, NodePorts, externalIPs and LoadBalancer IPs reach the Services'
+ * endpoints. It never changes a table or chain it did not create (beyond those jumps). `--cleanup` deletes the table and exits; a normal stop
  * leaves the rules in place (as kube-proxy), so traffic keeps flowing across a restart, unless
  * --cleanup-on-exit asks to delete them.
  */
+import { spawnSync } from 'node:child_process';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { loadCoreconfig } from '../../client/coreconfig.js';
@@ -13,18 +15,19 @@ import { SharedInformerFactory } from '../../client/informer-factory.js';
 import { RestClient } from '../../client/rest-client.js';
 import type { ProxyConfig } from '../../flags/proxy.js';
 import { withOwnSignal } from '../../util/abort.js';
+import { IptablesWriter } from './iptables-writer.js';
 import { NftCommand } from './nft-command.js';
-import { NftProxier } from './proxier.js';
+import { Proxier } from './proxier.js';
 import { startProxyServers, type ProxyServers } from './servers.js';
 import type { EndpointSliceObject, ServiceObject } from './service-model.js';
 
 export interface RunContext {
   log: Logger;
   signal: AbortSignal;
-  /** The nft argv prefix; tests run it in a network namespace. */
-  nftCommand?: readonly string[];
+  /** Put before nft and iptables commands; tests run them in a network namespace. */
+  commandPrefix?: readonly string[];
   onServing?: (servers: ProxyServers) => void;
-  onProxier?: (proxier: NftProxier) => void;
+  onProxier?: (proxier: Proxier) => void;
 }
 
 /** The node's IPv4 InternalIPs (its primary addresses), [] when the Node is not there. */
@@ -36,6 +39,9 @@ async function primaryAddresses(client: RestClient, nodeName: string): Promise<s
     return [];
   }
 }
+
+/** Cleanup needs no options: it removes every chain of ours. */
+const RULES_FOR_CLEANUP = { masqueradeBit: 14, masqueradeAll: false, clusterCidrs: [], nodePortCidrs: [] };
 
 /** A start-up refusal: one line, exit 1. */
 class ProxyStartupError extends Error {}
@@ -54,18 +60,19 @@ export async function run(config: ProxyConfig, ctx: RunContext): Promise<number>
 
 async function runWith(config: ProxyConfig, ctx: RunContext): Promise<number> {
   const log = ctx.log;
-  if (config.proxyMode === 'iptables') throw new ProxyStartupError('--proxy-mode=iptables: the iptables mode is not built yet; use --proxy-mode=nftables');
-  const nft = new NftCommand(ctx.nftCommand ?? ['nft']);
-  try {
-    await nft.run(['--version']);
-  } catch (e) {
-    throw new ProxyStartupError(`--proxy-mode=nftables needs the nft command (Debian package nftables): ${(e as Error).message}`);
-  }
+  const prefix = ctx.commandPrefix ?? [];
+  const nft = new NftCommand([...prefix, 'nft']);
+  const has = (argv: string[]): boolean => spawnSync(argv[0] as string, argv.slice(1), { stdio: 'ignore', timeout: 10_000 }).status === 0;
+  const hasNft = has([...prefix, 'nft', '--version']);
+  const hasIptables = has([...prefix, 'iptables-restore', '--version']);
   if (config.cleanup) {
-    const had = await nft.deleteTable(config.nftTable);
-    log.info({ table: `ip ${config.nftTable}`, existed: had }, 'cleaned up');
+    // As kube-proxy's --cleanup: whatever either mode left.
+    if (hasNft) log.info({ table: `ip ${config.nftTable}`, existed: await nft.deleteTable(config.nftTable) }, 'cleaned up nftables');
+    if (hasIptables) log.info({ existed: await new IptablesWriter(RULES_FOR_CLEANUP, '', prefix).cleanup() }, 'cleaned up iptables');
     return 0;
   }
+  if (config.proxyMode === 'nftables' && !hasNft) throw new ProxyStartupError('--proxy-mode=nftables needs the nft command (Debian package nftables)');
+  if (config.proxyMode === 'iptables' && !hasIptables) throw new ProxyStartupError('--proxy-mode=iptables needs iptables-restore (Debian package iptables)');
   const nodeName = (config.hostnameOverride || hostname()).toLowerCase();
   const connection = await loadCoreconfig({ ...(config.coreconfig ? { path: config.coreconfig } : {}), ...(config.master ? { master: config.master } : {}) });
   const client = new RestClient({
@@ -82,13 +89,13 @@ async function runWith(config: ProxyConfig, ctx: RunContext): Promise<number> {
     if (primary.length === 0) log.warn({ node: nodeName }, '--nodeport-addresses=primary: the node has no IPv4 InternalIP yet; NodePorts listen on every local address');
     else nodePortCidrs.push(...primary.map((ip) => `${ip}/32`));
   }
-  const proxier = new NftProxier({
-    nft, nodeName, log: log.child({ component: 'nftables' }),
-    rules: {
-      table: config.nftTable, masqueradeBit: config.iptablesMasqueradeBit, masqueradeAll: config.masqueradeAll,
-      clusterCidrs: cidrs(config.clusterCidr),
-      nodePortCidrs,
-    },
+  const rules = {
+    table: config.nftTable, masqueradeBit: config.iptablesMasqueradeBit, masqueradeAll: config.masqueradeAll,
+    clusterCidrs: cidrs(config.clusterCidr), nodePortCidrs,
+  };
+  const proxier = new Proxier({
+    nodeName, log: log.child({ component: config.proxyMode }),
+    ...(config.proxyMode === 'iptables' ? { writer: new IptablesWriter(rules, nodeName, prefix) } : { nft, rules }),
     services: () => services.indexer.list() as unknown as ServiceObject[],
     slices: () => slices.indexer.list() as unknown as EndpointSliceObject[],
     minSyncPeriodMs: config.minSyncPeriod, syncPeriodMs: config.syncPeriod,
@@ -112,8 +119,8 @@ async function runWith(config: ProxyConfig, ctx: RunContext): Promise<number> {
     return 0;
   } finally {
     if (config.cleanupOnExit) {
-      await nft.deleteTable(config.nftTable).then(
-        (had) => log.info({ table: `ip ${config.nftTable}`, existed: had }, 'removed the rules on exit'),
+      await (config.proxyMode === 'iptables' ? new IptablesWriter(rules, nodeName, prefix).cleanup() : nft.deleteTable(config.nftTable)).then(
+        (had) => log.info({ mode: config.proxyMode, existed: had }, 'removed the rules on exit'),
         (e: Error) => log.error({ err: e.message }, 'could not remove the rules on exit'),
       );
     }
