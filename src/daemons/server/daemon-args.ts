@@ -18,6 +18,7 @@ import { SERVER_PARTS, parsePartArgs, passThroughArgs, type ServerConfig, type S
 import type { ServerCoreconfigs } from './admin-coreconfig.js';
 import type { PkiPaths } from './pki-bootstrap.js';
 import { isLoopbackIp } from '../../util/ip.js';
+import { proxyDerivedArgs } from './proxy-part.js';
 
 export type PartArgs = Record<ServerPart, string[]>;
 
@@ -177,11 +178,12 @@ export function derivedArgs(d: DeriveInput): PartArgs {
     '--core-api-qps=50',
     '--core-api-burst=100',
   ];
-  return { apiserver, 'controller-manager': controllerManager, scheduler, nodeagent };
+  const proxy = d.server.disableProxy || d.runtime === 'fake' ? [] : proxyDerivedArgs(d.coreconfigs.proxy, d.nodeName);
+  return { apiserver, 'controller-manager': controllerManager, scheduler, nodeagent, proxy };
 }
 
 function emptyParts(): PartArgs {
-  return { apiserver: [], 'controller-manager': [], scheduler: [], nodeagent: [] };
+  return { apiserver: [], 'controller-manager': [], scheduler: [], nodeagent: [], proxy: [] };
 }
 
 function isDict(v: unknown): v is Record<string, unknown> {

@@ -67,6 +67,7 @@ function configOf(plan: ServerPlan, part: ServerPart): unknown {
     case 'controller-manager': return plan.controllerManager.config;
     case 'scheduler': return plan.scheduler.config;
     case 'nodeagent': return plan.nodeagent.config;
+    case 'proxy': return plan.proxy.config;
   }
 }
 
@@ -105,7 +106,7 @@ export async function run(config: ServerConfig, ctx: ServerRunContext): Promise<
     }
     throw e;
   }
-  for (const part of [plan.apiserver, plan.controllerManager, plan.scheduler, plan.nodeagent]) {
+  for (const part of [plan.apiserver, plan.controllerManager, plan.scheduler, plan.nodeagent, plan.proxy]) {
     for (const w of part.warnings) process.stderr.write(`server: ${w}\n`);
   }
 
@@ -233,6 +234,7 @@ async function runCluster(plan: ServerPlan, ctx: ServerRunContext, io: Io): Prom
   for (const part of ['controller-manager', 'scheduler', 'nodeagent'] as const) {
     if (!others.includes(part)) say(`${part} disabled (--disable-${part === 'nodeagent' ? 'agent' : part})`);
   }
+  if (plan.proxyOff) say(`proxy off: ${plan.proxyOff}`);
   const agentStartedAt = Date.now();
   const started = await Promise.all(others.map(async (part) => ({ part, running: await start(part) })));
   for (const { part, running: p } of started) {

@@ -8,6 +8,7 @@ import type { ApiserverConfig } from '../../flags/apiserver.js';
 import type { ControllerManagerConfig } from '../../flags/controller-manager.js';
 import { FlagError } from '../../flags/flag-error.js';
 import type { NodeagentConfig } from '../../flags/nodeagent.js';
+import type { ProxyConfig } from '../../flags/proxy.js';
 import type { SchedulerConfig } from '../../flags/scheduler.js';
 import type { ServerConfig, ServerPart } from '../../flags/server.js';
 import { KUBERNETES_SERVICE_NAMES, firstServiceIp, resolveAdvertiseAddress } from '../apiserver/tls/serving-certs.js';
@@ -19,6 +20,7 @@ import {
   type ComposedPart, type PartArgs, type ServerLayout,
 } from './daemon-args.js';
 import { pkiPaths, type PkiPaths, type PkiRequest } from './pki-bootstrap.js';
+import { proxyOffReason } from './proxy-part.js';
 
 export interface ServerPlan {
   readonly layout: ServerLayout;
@@ -32,6 +34,9 @@ export interface ServerPlan {
   readonly controllerManager: ComposedPart<ControllerManagerConfig>;
   readonly scheduler: ComposedPart<SchedulerConfig>;
   readonly nodeagent: ComposedPart<NodeagentConfig>;
+  readonly proxy: ComposedPart<ProxyConfig>;
+  /** Why the service proxy does not run (undefined when it does). */
+  readonly proxyOff: string | undefined;
   /** https://host:port the local clients (kubectl, the in-process daemons) use. */
   readonly apiserverUrl: string;
   /** The API server's URL for other machines (the advertise address): published in cluster-info for joining nodes. */
@@ -62,7 +67,7 @@ export async function planServer(config: ServerConfig): Promise<ServerPlan> {
   const coreconfigs = coreconfigPaths(layout.dataDir);
   const defaultNode = resolveNodeName(config);
   const runtime = resolveRuntime(config);
-  let file: PartArgs = { apiserver: [], 'controller-manager': [], scheduler: [], nodeagent: [] };
+  let file: PartArgs = { apiserver: [], 'controller-manager': [], scheduler: [], nodeagent: [], proxy: [] };
   if (config.config) {
     let text: string;
     try {
@@ -88,6 +93,8 @@ export async function planServer(config: ServerConfig): Promise<ServerPlan> {
   if (!config.disableControllerManager) enabled.push('controller-manager');
   if (!config.disableScheduler) enabled.push('scheduler');
   if (!config.disableAgent) enabled.push('nodeagent');
+  const proxyOff = proxyOffReason({ disabled: config.disableProxy, runtime });
+  if (!proxyOff) enabled.push('proxy');
   let clusterDns: ClusterDnsPlan | undefined;
   if (config.clusterDnsPort < 1 || config.clusterDnsPort > 65535) throw new FlagError('--cluster-dns-port: want a port (1-65535)', 'cluster-dns-port');
   if (!config.disableClusterDns) {
@@ -105,7 +112,8 @@ export async function planServer(config: ServerConfig): Promise<ServerPlan> {
     if (agentClusterDns.length) nodeagent = { ...nodeagent, config: { ...n, clusterDns: [...agentClusterDns], clusterDomain: clusterDns.domain } };
   }
   return {
-    layout, pki, coreconfigs, nodeName, runtime, runtimeDefaulted: config.containerRuntime === '', apiserver, nodeagent, enabled,
+    layout, pki, coreconfigs, nodeName, runtime, runtimeDefaulted: config.containerRuntime === '', apiserver, nodeagent, enabled, proxyOff,
+    proxy: parts.proxy as ComposedPart<ProxyConfig>,
     ...(clusterDns ? { clusterDns } : {}),
     controllerManager: parts['controller-manager'] as ComposedPart<ControllerManagerConfig>,
     scheduler: parts.scheduler as ComposedPart<SchedulerConfig>,
