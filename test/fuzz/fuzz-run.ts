@@ -148,7 +148,9 @@ export async function fuzzRun(o: FuzzOptions): Promise<FuzzReport> {
       report.requests++;
       report.byStatus[a.status] = (report.byStatus[a.status] ?? 0) + 1;
       const where = `${c.label} ${h1 ? 'h1' : 'h2'} ${c.method} ${c.path.slice(0, 160)}`;
-      if (a.status >= 500 && !isKubernetesOwn500(a)) { report.serverErrors++; sample(`5xx ${a.status} ${where}: ${a.body.toString().slice(0, 300)}`); }
+      // A HEAD answer has no body to tell why: the same request as a GET does.
+      const judged = a.status >= 500 && c.method === 'HEAD' ? await send({ ...c, method: 'GET' }, h1).catch(() => a) : a;
+      if (a.status >= 500 && !isKubernetesOwn500(judged)) { report.serverErrors++; sample(`5xx ${a.status} ${where}: ${a.body.toString().slice(0, 300)}`); }
       if (a.status >= 400 && c.method !== 'HEAD' && /^\/apis?(\/|$|\?)/.test(c.path) && a.status !== 431) {
         let ok = false;
         try {
