@@ -1,29 +1,157 @@
 /**
- * Audit: a hook that sees each request after authentication and its outcome. A no-op until the
- * audit backends (--audit-log-path, webhook) land; the position in the chain is what matters.
+ * Audit (Kubernetes' WithAudit): after authentication, the policy gives each request a level.
+ * None (and no policy) costs one rule walk; otherwise the request gets an AuditRecord on its
+ * context and events go to the backends: RequestReceived now, ResponseStarted when a
+ * long-running request (watch, exec ...) sends its headers, ResponseComplete when the answer
+ * is done (or Panic for a failure that is no API error). Bodies are kept only at the levels
+ * that log them: Request (the request body, handed over by readBody) and RequestResponse (the
+ * response's bytes too, for requests that are not long-running).
  */
-import type { RequestContext } from '../context.js';
+import { gunzipSync } from 'node:zlib';
+import type { Duplex } from 'node:stream';
+import { isApiError } from '../../../api/meta/status.js';
+import { auditBodies, auditVerb, AuditRecord, type AuditEvent } from '../audit/event.js';
+import type { AuditDecision, AuditPolicy, Stage } from '../audit/policy.js';
+import type { ApiResponse } from '../context.js';
 import type { Exchange, Filter } from './filter.js';
 
 export interface AuditSink {
-  requestReceived(ctx: RequestContext): void;
-  responseComplete(ctx: RequestContext, code: number): void;
+  readonly policy: AuditPolicy;
+  /** Hands events to every backend; a promise when a blocking backend is still writing. */
+  emit(events: AuditEvent[]): void | Promise<void>;
 }
 
 export function audit(sink?: AuditSink): Filter {
   return {
     name: 'audit',
     run(x: Exchange, next: () => Promise<void>): Promise<void> {
-      return sink ? withSink(sink, x, next) : next();
+      if (!sink) return next();
+      const { ctx } = x;
+      const i = ctx.info;
+      const d = sink.policy.evaluate({
+        user: ctx.user, verb: auditVerb(i, x.req.method), isResourceRequest: i.isResourceRequest, path: i.path,
+        apiGroup: i.apiGroup, namespace: i.namespace, resource: i.resource, subresource: i.subresource, name: i.name,
+      });
+      if (d.level === 'None') return next();
+      return withAudit(sink, d, x, next);
     },
   };
 }
 
-async function withSink(sink: AuditSink, x: Exchange, next: () => Promise<void>): Promise<void> {
-  sink.requestReceived(x.ctx);
+async function withAudit(sink: AuditSink, d: AuditDecision, x: Exchange, next: () => Promise<void>): Promise<void> {
+  const { ctx, req, res } = x;
+  const rec = new AuditRecord(d, ctx.requestId, req, ctx.info, ctx.user);
+  ctx.audit = rec;
+  if (rec.wantsRequestBody) auditBodies.set(req, rec);
+  const reqType = req.headers['content-type'];
+  const emit = (stage: Stage): void | Promise<void> => {
+    if (d.omitStages.has(stage)) return;
+    const resType = res?.getHeader('content-type');
+    return sink.emit([rec.event(stage, ctx.originalUser ? ctx.user : undefined, reqType, typeof resType === 'string' ? resType : undefined)]);
+  };
+  const received = emit('RequestReceived');
+  if (received) await received;
+  if (res && ctx.isLongRunning) onHeadersSent(res, () => { rec.responseStatus ??= { metadata: {}, code: res.statusCode }; void emit('ResponseStarted'); });
+  else if (res && rec.wantsResponseBody) keepResponseBody(res, rec);
   try {
     await next();
-  } finally {
-    sink.responseComplete(x.ctx, x.res?.statusCode ?? 101);
+  } catch (e) {
+    if (isApiError(e)) {
+      rec.noteStatus(e.status);
+      const p = emit('ResponseComplete');
+      if (p) await p;
+    } else {
+      rec.responseStatus = { metadata: {}, status: 'Failure', message: `APIServer panic'd: ${(e as Error)?.message ?? String(e)}`, reason: 'InternalError', code: 500 };
+      const p = emit('Panic');
+      if (p) await p;
+    }
+    throw e;
   }
+  if (x.upgrade) {
+    if (x.started()) watchUpgrade(x.upgrade.socket, rec, emit);
+    else {
+      rec.responseStatus ??= { metadata: {}, code: 101 };
+      await emit('ResponseComplete');
+    }
+    return;
+  }
+  const complete = (): void | Promise<void> => {
+    rec.responseStatus ??= { metadata: {}, code: res!.statusCode };
+    return emit('ResponseComplete');
+  };
+  if (res && !res.writableEnded) {
+    x.onClose(() => { void complete(); });
+    return;
+  }
+  const p = complete();
+  if (p) await p;
+}
+
+/** Calls `fn` once, right after the response's headers go out (long-running requests only: four wrapped methods). */
+function onHeadersSent(res: ApiResponse, fn: () => void): void {
+  const r = res as unknown as Record<string, (...a: unknown[]) => unknown>;
+  let fired = false;
+  for (const m of ['writeHead', 'flushHeaders', 'write', 'end']) {
+    const orig = r[m]!;
+    r[m] = function (this: unknown, ...args: unknown[]): unknown {
+      const out = orig.apply(res, args);
+      if (!fired && res.headersSent) { fired = true; fn(); }
+      return out;
+    };
+  }
+}
+
+/** Collects the response bytes (RequestResponse level only). */
+function keepResponseBody(res: ApiResponse, rec: AuditRecord): void {
+  const chunks: Buffer[] = [];
+  rec.responseBody = chunks;
+  const r = res as unknown as Record<string, (...a: unknown[]) => unknown>;
+  const keep = (c: unknown): void => {
+    if (typeof c === 'string') chunks.push(Buffer.from(c));
+    else if (c instanceof Uint8Array) chunks.push(Buffer.from(c));
+  };
+  const write = r.write!;
+  const end = r.end!;
+  r.write = function (this: unknown, ...args: unknown[]): unknown { keep(args[0]); return write.apply(res, args); };
+  r.end = function (this: unknown, ...args: unknown[]): unknown {
+    if (typeof args[0] !== 'function') keep(args[0]);
+    if (String(res.getHeader('content-encoding') ?? '') === 'gzip' && chunks.length) {
+      try { const plain = gunzipSync(Buffer.concat(chunks)); chunks.length = 0; chunks.push(plain); } catch { chunks.length = 0; }
+    }
+    return end.apply(res, args);
+  };
+}
+
+/**
+ * An upgrade (exec, attach, port-forward) once a handler owns the socket: the status line it
+ * writes first gives ResponseStarted's code (101 when switching protocols), the socket's close
+ * ResponseComplete.
+ */
+function watchUpgrade(socket: Duplex, rec: AuditRecord, emit: (s: Stage) => void | Promise<void>): void {
+  let seen = false;
+  const write = socket.write;
+  const end = socket.end;
+  const started = (chunk: unknown): void => {
+    if (seen) return;
+    seen = true;
+    socket.write = write;
+    socket.end = end;
+    const head = typeof chunk === 'string' ? chunk.slice(0, 16) : chunk instanceof Uint8Array ? Buffer.from(chunk.subarray(0, 16)).toString('latin1') : '';
+    const m = /^HTTP\/1\.[01] (\d{3})/.exec(head);
+    rec.responseStatus = { metadata: {}, code: m ? Number(m[1]) : 101 };
+    void emit('ResponseStarted');
+  };
+  socket.write = function (this: Duplex, ...args: unknown[]): boolean {
+    started(args[0]);
+    return (write as (...a: unknown[]) => boolean).apply(socket, args);
+  } as Duplex['write'];
+  socket.end = function (this: Duplex, ...args: unknown[]): Duplex {
+    if (typeof args[0] !== 'function') started(args[0]);
+    return (end as (...a: unknown[]) => Duplex).apply(socket, args);
+  } as Duplex['end'];
+  const finish = (): void => {
+    started(undefined);
+    void emit('ResponseComplete');
+  };
+  if (socket.destroyed) finish(); else socket.once('close', finish);
 }

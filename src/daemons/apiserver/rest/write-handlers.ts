@@ -83,6 +83,7 @@ async function readWrite(s: Scope): Promise<{ fmt: ReturnType<typeof outputForma
   } else {
     raw = decodeObject(contentType, body, s.def.kind);
   }
+  s.ctx.audit?.noteObject(raw.metadata);
   const warnings = checkFields(parseFieldValidation(s.query.get('fieldValidation')), raw, servedApiVersion(s), s.def.kind, text, s.def);
   if (warnings.length) s.warnings.push(...warnings);
   return { fmt, body, raw, dryRun: parseDryRun(s.query), manager: fieldManagerOf(s, false) };
