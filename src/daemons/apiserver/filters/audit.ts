@@ -51,13 +51,27 @@ async function withAudit(sink: AuditSink, d: AuditDecision, x: Exchange, next: (
   };
   const received = emit('RequestReceived');
   if (received) await received;
-  if (res && ctx.isLongRunning) onHeadersSent(res, () => { rec.responseStatus ??= { metadata: {}, code: res.statusCode }; void emit('ResponseStarted'); });
-  else if (res && rec.wantsResponseBody) keepResponseBody(res, rec);
+  // A long-running request reports its start once: when its headers go out, or with its failure.
+  let startReported = false;
+  if (res && ctx.isLongRunning) {
+    onHeadersSent(res, () => {
+      startReported = true;
+      rec.responseStatus ??= { metadata: {}, code: res.statusCode };
+      void emit('ResponseStarted');
+    });
+  } else if (res && rec.wantsResponseBody) keepResponseBody(res, rec);
   try {
     await next();
   } catch (e) {
     if (isApiError(e)) {
       rec.noteStatus(e.status);
+      // The Status is the response object (written by panic recovery once audit is done).
+      if (rec.wantsResponseBody && !(res?.headersSent)) rec.responseBody = [Buffer.from(JSON.stringify(e.status))];
+      if (ctx.isLongRunning && !startReported) {
+        startReported = true;
+        const s = emit('ResponseStarted');
+        if (s) await s;
+      }
       const p = emit('ResponseComplete');
       if (p) await p;
     } else {
