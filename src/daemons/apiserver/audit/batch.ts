@@ -36,6 +36,7 @@ class Throttle {
 }
 
 const DROP_LOG_INTERVAL_MS = 1000;
+const SHUTDOWN_GRACE_MS = 10_000;
 
 export class BufferedBackend implements AuditBackend {
   readonly name = 'buffered';
@@ -69,11 +70,15 @@ export class BufferedBackend implements AuditBackend {
     else if (this.buffer.length && !this.timer && this.wake) this.timer = setTimeout(() => this.release(), this.opts.maxWaitMs);
   }
 
-  async shutdown(): Promise<void> {
+  /** Writes out the buffer; a backend still stuck after the grace period is closed under it. */
+  async shutdown(graceMs = SHUTDOWN_GRACE_MS): Promise<void> {
     this.stopping = true;
     this.release();
-    await this.done;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.done, new Promise<void>((r) => { timer = setTimeout(r, graceMs); })]);
+    clearTimeout(timer);
     await this.delegate.shutdown();
+    await this.done;
   }
 
   private drop(n: number): void {

@@ -83,6 +83,7 @@ export class WebhookBackend implements AuditBackend {
   }
 
   private call(body: Buffer): Promise<void> {
+    if (this.closed) return Promise.reject(new CallError('the audit webhook backend is shut down', false));
     const mod = this.url.protocol === 'https:' ? https : http;
     const headers: Record<string, string | number> = { 'Content-Type': 'application/json', Accept: 'application/json', 'Content-Length': body.length };
     if (this.conn.token) headers.Authorization = `Bearer ${this.conn.token}`;
