@@ -32,6 +32,7 @@ import { corsPatterns } from './filters/cors.js';
 import { buildAuthorizerModes } from './authorizer-modes.js';
 import { startRbacBootstrap } from './rbac-bootstrap.js';
 import { oidcOptionsFromConfig } from './oidc-setup.js';
+import { AuthenticationInfoPublisher } from './registry/extension-apiserver-authentication.js';
 
 /** ApiserverConfig → the serving subset (the option parser keeps '' for unset strings). */
 export function servingOptionsFromConfig(c: ApiserverConfig): ServingOptions {
@@ -52,6 +53,15 @@ export function servingOptionsFromConfig(c: ApiserverConfig): ServingOptions {
     minRequestTimeout: c.minRequestTimeout,
     maxConnectionBytesPerSec: c.maxConnectionBytesPerSec,
     corsAllowedOrigins: c.corsAllowedOrigins,
+    authenticationTokenWebhookCacheTtl: c.authenticationTokenWebhookCacheTtl,
+    requestheaderAllowedNames: c.requestheaderAllowedNames,
+    requestheaderUsernameHeaders: c.requestheaderUsernameHeaders,
+    requestheaderGroupHeaders: c.requestheaderGroupHeaders,
+    requestheaderExtraHeadersPrefix: c.requestheaderExtraHeadersPrefix,
+    profiling: c.profiling,
+    enableLogsHandler: c.enableLogsHandler,
+    logsDir: c.logsDir,
+    enableApiDocsUi: c.enableApiDocsUi,
   };
   try {
     corsPatterns(c.corsAllowedOrigins);
@@ -61,6 +71,8 @@ export function servingOptionsFromConfig(c: ApiserverConfig): ServingOptions {
   const strings: Array<[keyof ServingOptions, string]> = [
     ['advertiseAddress', c.advertiseAddress], ['tlsCertFile', c.tlsCertFile], ['tlsPrivateKeyFile', c.tlsPrivateKeyFile],
     ['tlsMinVersion', c.tlsMinVersion], ['clientCaFile', c.clientCaFile], ['tokenAuthFile', c.tokenAuthFile],
+    ['basicAuthFile', c.basicAuthFile], ['authenticationTokenWebhookConfigFile', c.authenticationTokenWebhookConfigFile],
+    ['requestheaderClientCaFile', c.requestheaderClientCaFile],
   ];
   for (const [k, v] of strings) {
     const value = opt(v);
@@ -164,6 +176,7 @@ export async function startApiserverParts(config: ApiserverConfig, log: Logger, 
     options, log, metrics, ...(portOverride !== undefined ? { portOverride } : {}),
     extraAuthorizationModes: authzModes.authorizers,
     ...(serviceAccounts.authenticator ? { extraTokenAuthenticators: [serviceAccounts.authenticator] } : {}),
+    apiAudiences: serviceAccounts.apiAudiences,
   };
   const prepared = await prepareServing(serveOptions);
   // Background work of the authenticators (OIDC discovery) stops last.
@@ -232,6 +245,10 @@ export async function startApiserverParts(config: ApiserverConfig, log: Logger, 
     // Default RBAC roles and bindings, reconciled in the background; /readyz waits for them.
     const rbacBootstrap = startRbacBootstrap(config, rest.registry, log);
     cleanups.unshift(() => rbacBootstrap.stop());
+    // kube-system/extension-apiserver-authentication: the client CAs and front-proxy settings.
+    const authInfo = new AuthenticationInfoPublisher({ registry: rest.registry, store, published: prepared.authn.published, log: log.child({ component: 'authentication-info' }) });
+    await authInfo.start();
+    cleanups.unshift(() => authInfo.stop());
     // Authorizers that read the store answer once their caches are synced, before serving.
     await authzModes.start(store);
     cleanups.unshift(() => authzModes.stop());

@@ -108,6 +108,7 @@ export async function run(config: ServerConfig, ctx: ServerRunContext): Promise<
   const { layout } = plan;
   try {
     await mkdir(layout.dataDir, { recursive: true, mode: 0o700 });
+    await mkdir(layout.logsDir, { recursive: true, mode: 0o700 });
   } catch (e) {
     process.stderr.write(`server: --data-dir: cannot create ${layout.dataDir}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}\n`);
     return 1;
