@@ -123,3 +123,22 @@ t.test('a stalled receiver: the buffer fills, the rest is dropped and counted; r
   await waitFor('the buffered events delivered', () => delivered().length === 21);
   t.same(delivered(), ids.slice(0, 21), 'the in-flight one and the whole buffer, in order');
 });
+
+t.test('blocking mode: the answer waits for the receiver, retries included', async (t) => {
+  const blocking = await startApiserver({
+    args: [
+      `--audit-policy-file=${join(dir, 'policy.yaml')}`, `--audit-webhook-config-file=${join(dir, 'webhook.yaml')}`,
+      '--audit-webhook-mode=blocking', '--audit-webhook-initial-backoff=50ms',
+    ],
+  });
+  t.teardown(() => blocking.stop());
+  const tls = { ca: await readFile(blocking.caFile), cert: await readFile(blocking.clientCertFile), key: await readFile(blocking.clientKeyFile) };
+  received.length = 0;
+  calls.length = 0;
+  mode = { fail: 2 };
+  const r = await h2request(blocking.url, { ...tls, path: '/api/v1/namespaces/wh/configmaps' });
+  t.equal(r.status, 200);
+  t.same(delivered(), [r.headers['audit-id']], 'delivered before the answer came back');
+  t.equal(received[0].items.length, 1, 'one event per call');
+  t.same(calls.map((c) => c.status), [503, 503, 200]);
+});

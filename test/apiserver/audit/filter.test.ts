@@ -51,7 +51,7 @@ type Any = any;
 
 function sink() {
   const events: AuditEvent[] = [];
-  return { events, s: { policy, emit(evs: AuditEvent[]) { events.push(...evs); } } };
+  return { events, s: { policy, blocking: false, emit(evs: AuditEvent[]) { events.push(...evs); } } };
 }
 
 t.test('a failure that is no API error is a Panic', async (t) => {
@@ -117,4 +117,28 @@ t.test('bodies: kept at Request level only', async (t) => {
   });
   t.same(events.at(-1)!.requestObject, { kind: 'ConfigMap', metadata: { managedFields: [] } });
   t.notOk('responseObject' in events.at(-1)!, 'no response object below RequestResponse');
+});
+
+t.test('blocking: the response ends only once ResponseComplete is written', async (t) => {
+  const events: string[] = [];
+  let release = (): void => undefined;
+  const s = {
+    policy, blocking: true,
+    emit(evs: AuditEvent[]): void | Promise<void> {
+      events.push(evs[0]!.stage);
+      if (evs[0]!.stage === 'ResponseComplete') return new Promise<void>((r) => { release = () => { events.push('written'); r(); }; });
+    },
+  };
+  const x = exchange('/api/v1/configmaps');
+  let ended = false;
+  const realEnd = x.res.end;
+  x.res.end = function (this: unknown) { ended = true; return realEnd.call(x.res); };
+  const done = audit(s).run(x, async () => { x.res.end(); });
+  await new Promise((r) => setImmediate(r));
+  t.same(events, ['RequestReceived', 'ResponseComplete']);
+  t.notOk(ended, 'the end is held while the event is being written');
+  release();
+  await done;
+  t.ok(ended, 'then the response ends');
+  t.same(events, ['RequestReceived', 'ResponseComplete', 'written']);
 });

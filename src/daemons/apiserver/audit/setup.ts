@@ -139,6 +139,7 @@ export async function setupAudit(c: AuditConfig, log: Logger, registry: Registry
   }
   return {
     policy,
+    blocking: (wantLog && logMode === 'blocking') || (wantWebhook && webhookMode === 'blocking'),
     emit(evs: AuditEvent[]): void | Promise<void> {
       events.inc(evs.length);
       let pending: Promise<void>[] | undefined;

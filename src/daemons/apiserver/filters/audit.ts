@@ -19,6 +19,8 @@ export interface AuditSink {
   readonly policy: AuditPolicy;
   /** Hands events to every backend; a promise when a blocking backend is still writing. */
   emit(events: AuditEvent[]): void | Promise<void>;
+  /** Some backend is blocking: a response ends only once its ResponseComplete is written. */
+  readonly blocking: boolean;
 }
 
 export function audit(sink?: AuditSink): Filter {
@@ -51,27 +53,31 @@ async function withAudit(sink: AuditSink, d: AuditDecision, x: Exchange, next: (
   };
   const received = emit('RequestReceived');
   if (received) await received;
-  // A long-running request reports its start once: when its headers go out, or with its failure.
+  // Blocking backends: the response's end waits until ResponseComplete is written.
+  const hold = res && sink.blocking ? holdEnd(res) : undefined;
+  // A long-running request reports its start once: when its headers go out, or with its end.
   let startReported = false;
+  const reportStart = (): void | Promise<void> => {
+    if (startReported || !ctx.isLongRunning) return;
+    startReported = true;
+    return emit('ResponseStarted');
+  };
   if (res && ctx.isLongRunning) {
     onHeadersSent(res, () => {
-      startReported = true;
       rec.responseStatus ??= { metadata: {}, code: res.statusCode };
-      void emit('ResponseStarted');
+      void reportStart();
     });
   } else if (res && rec.wantsResponseBody) keepResponseBody(res, rec);
   try {
     await next();
   } catch (e) {
+    hold?.restore();
     if (isApiError(e)) {
       rec.noteStatus(e.status);
       // The Status is the response object (written by panic recovery once audit is done).
       if (rec.wantsResponseBody && !(res?.headersSent)) rec.responseBody = [Buffer.from(JSON.stringify(e.status))];
-      if (ctx.isLongRunning && !startReported) {
-        startReported = true;
-        const s = emit('ResponseStarted');
-        if (s) await s;
-      }
+      const s = reportStart();
+      if (s) await s;
       const p = emit('ResponseComplete');
       if (p) await p;
     } else {
@@ -89,16 +95,56 @@ async function withAudit(sink: AuditSink, d: AuditDecision, x: Exchange, next: (
     }
     return;
   }
-  const complete = (): void | Promise<void> => {
+  let completed = false;
+  const complete = async (): Promise<void> => {
+    if (completed) return;
+    completed = true;
     rec.responseStatus ??= { metadata: {}, code: res!.statusCode };
-    return emit('ResponseComplete');
+    const s = reportStart();
+    if (s) await s;
+    const p = emit('ResponseComplete');
+    if (p) await p;
   };
+  if (hold) {
+    // The handler ended the response (held), or will later (a stream): audit, then end it.
+    if (hold.ended()) {
+      await complete();
+      hold.release();
+    } else {
+      hold.onEnd(() => { void complete().finally(() => hold.release()); });
+      x.onClose(() => { void complete(); });
+    }
+    return;
+  }
   if (res && !res.writableEnded) {
     x.onClose(() => { void complete(); });
     return;
   }
-  const p = complete();
-  if (p) await p;
+  await complete();
+}
+
+/** Holds a response's end() until released (blocking audit backends). */
+function holdEnd(res: ApiResponse): { ended(): boolean; onEnd(fn: () => void): void; release(): void; restore(): void } {
+  const r = res as unknown as Record<string, (...a: unknown[]) => unknown>;
+  const realEnd = r.end!;
+  let args: unknown[] | undefined;
+  let late: (() => void) | undefined;
+  r.end = function (this: unknown, ...a: unknown[]): unknown {
+    if (args) return res;
+    args = a;
+    late?.();
+    return res;
+  };
+  const restore = (): void => { r.end = realEnd; };
+  return {
+    ended: () => args !== undefined,
+    onEnd: (fn) => { late = fn; },
+    restore,
+    release: () => {
+      restore();
+      if (args) realEnd.apply(res, args);
+    },
+  };
 }
 
 /** Calls `fn` once, right after the response's headers go out (long-running requests only: four wrapped methods). */
