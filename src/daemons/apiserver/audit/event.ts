@@ -60,9 +60,17 @@ export interface AuditEvent {
  */
 export const auditBodies = new WeakMap<object, AuditRecord>();
 
-/** Kubernetes' MicroTime: RFC 3339 with six fraction digits, UTC. */
+let lastMs = -1;
+let lastTime = '';
+
+/** Kubernetes' MicroTime: RFC 3339 with six fraction digits, UTC (made once per millisecond). */
 export function microTime(ms: number): string {
-  return new Date(ms).toISOString().replace('Z', '000Z');
+  if (ms !== lastMs) {
+    lastMs = ms;
+    const iso = new Date(ms).toISOString();
+    lastTime = `${iso.slice(0, -1)}000Z`;
+  }
+  return lastTime;
 }
 
 export function auditUser(u: UserInfo): AuditUser {
@@ -96,6 +104,20 @@ export function sourceIPs(req: ApiRequest): string[] {
   if (remote?.startsWith('::ffff:')) remote = remote.slice(7);
   if (remote && !out.includes(remote)) out.push(remote);
   return out;
+}
+
+/** A copy with Kubernetes' field order and its omitted empties. */
+function orderedRef(r: ObjectReference): ObjectReference {
+  const ref: ObjectReference = {};
+  if (r.resource) ref.resource = r.resource;
+  if (r.namespace) ref.namespace = r.namespace;
+  if (r.name) ref.name = r.name;
+  if (r.uid) ref.uid = r.uid;
+  if (r.apiGroup) ref.apiGroup = r.apiGroup;
+  if (r.apiVersion) ref.apiVersion = r.apiVersion;
+  if (r.resourceVersion) ref.resourceVersion = r.resourceVersion;
+  if (r.subresource) ref.subresource = r.subresource;
+  return ref;
 }
 
 function objectRefOf(info: RequestInfo): ObjectReference | undefined {
@@ -140,6 +162,9 @@ export class AuditRecord {
   requestBody: Buffer | undefined;
   /** The response body bytes, kept only at RequestResponse for requests that are not long-running. */
   responseBody: Buffer[] | undefined;
+  /** What the events carry, shared by the stages until it changes (so encoders can cache by identity). */
+  private refOut: ObjectReference | undefined;
+  private annotationsOut: Record<string, string> | undefined;
   private readonly base: Omit<AuditEvent, 'stage' | 'stageTimestamp' | 'level' | 'user' | 'objectRef' | 'annotations'>;
 
   constructor(readonly decision: AuditDecision, readonly id: string, req: ApiRequest, info: RequestInfo, originalUser: UserInfo) {
@@ -159,6 +184,7 @@ export class AuditRecord {
 
   annotate(key: string, value: string): void {
     (this.annotations ??= {})[key] = value;
+    this.annotationsOut = undefined;
   }
 
   /** The Status an answered failure carried (the REST layer writes its own errors). */
@@ -177,6 +203,7 @@ export class AuditRecord {
   noteObject(meta: { namespace?: unknown; name?: unknown; uid?: unknown; resourceVersion?: unknown } | undefined): void {
     const ref = this.objectRef;
     if (!ref || !meta) return;
+    this.refOut = undefined;
     if (!ref.namespace && typeof meta.namespace === 'string' && meta.namespace) ref.namespace = meta.namespace;
     if (!ref.name && typeof meta.name === 'string' && meta.name) ref.name = meta.name;
     if (!ref.uid && typeof meta.uid === 'string' && meta.uid) ref.uid = meta.uid;
@@ -192,21 +219,7 @@ export class AuditRecord {
     if (impersonated) ev.impersonatedUser = auditUser(impersonated);
     if (b.sourceIPs?.length) ev.sourceIPs = b.sourceIPs;
     if (b.userAgent) ev.userAgent = b.userAgent;
-    if (this.objectRef) {
-      // apiVersion after apiGroup and before resourceVersion, as Kubernetes writes it.
-      const r = this.objectRef;
-      const ref: ObjectReference = {};
-      if (r.resource) ref.resource = r.resource;
-      if (r.namespace) ref.namespace = r.namespace;
-      if (r.name) ref.name = r.name;
-      if (r.uid) ref.uid = r.uid;
-      ref.apiGroup = r.apiGroup ?? '';
-      if (r.apiVersion) ref.apiVersion = r.apiVersion;
-      if (r.resourceVersion) ref.resourceVersion = r.resourceVersion;
-      if (r.subresource) ref.subresource = r.subresource;
-      if (!ref.apiGroup) delete ref.apiGroup;
-      ev.objectRef = ref;
-    }
+    if (this.objectRef) ev.objectRef = (this.refOut ??= orderedRef(this.objectRef));
     if (stage !== 'RequestReceived' && this.responseStatus) ev.responseStatus = this.responseStatus;
     if (this.requestBody && this.wantsRequestBody) {
       const o = parseJsonBody(this.requestBody, reqContentType);
@@ -218,7 +231,7 @@ export class AuditRecord {
     }
     ev.requestReceivedTimestamp = b.requestReceivedTimestamp;
     ev.stageTimestamp = microTime(Date.now());
-    if (this.annotations && stage !== 'RequestReceived') ev.annotations = { ...this.annotations };
+    if (this.annotations && stage !== 'RequestReceived') ev.annotations = (this.annotationsOut ??= { ...this.annotations });
     return ev;
   }
 }

@@ -48,6 +48,34 @@ export function legacyLine(ev: AuditEvent): string {
 
 export type LogFormat = 'json' | 'legacy';
 
+/**
+ * Parts two stages of one request share (user, source IPs, object reference, status,
+ * annotations), encoded once: the record hands the same objects to both events.
+ */
+const ENCODED = Symbol('audit.encoded');
+const str = JSON.stringify as (s: string) => string;
+
+/** `enc(o)`, kept on `o` under a symbol (JSON.stringify and the webhook's EventList never see it). */
+function cached(o: object): string {
+  const c = o as { [ENCODED]?: string };
+  return (c[ENCODED] ??= JSON.stringify(o));
+}
+
+/** JSON.stringify(ev) for an Event, field by field (the same bytes, a fraction of the time). */
+export function encodeEvent(ev: AuditEvent): string {
+  let s = `{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"${ev.level}","auditID":${str(ev.auditID)},"stage":"${ev.stage}","requestURI":${str(ev.requestURI)},"verb":${str(ev.verb)},"user":${cached(ev.user)}`;
+  if (ev.impersonatedUser) s += `,"impersonatedUser":${cached(ev.impersonatedUser)}`;
+  if (ev.sourceIPs) s += `,"sourceIPs":${cached(ev.sourceIPs)}`;
+  if (ev.userAgent !== undefined) s += `,"userAgent":${str(ev.userAgent)}`;
+  if (ev.objectRef) s += `,"objectRef":${cached(ev.objectRef)}`;
+  if (ev.responseStatus) s += `,"responseStatus":${cached(ev.responseStatus)}`;
+  if (ev.requestObject !== undefined) s += `,"requestObject":${JSON.stringify(ev.requestObject)}`;
+  if (ev.responseObject !== undefined) s += `,"responseObject":${JSON.stringify(ev.responseObject)}`;
+  s += `,"requestReceivedTimestamp":"${ev.requestReceivedTimestamp}","stageTimestamp":"${ev.stageTimestamp}"`;
+  if (ev.annotations) s += `,"annotations":${cached(ev.annotations)}`;
+  return `${s}}`;
+}
+
 export function formatLine(ev: AuditEvent, format: LogFormat): string {
-  return (format === 'json' ? JSON.stringify(ev) : legacyLine(ev)) + '\n';
+  return (format === 'json' ? encodeEvent(ev) : legacyLine(ev)) + '\n';
 }
