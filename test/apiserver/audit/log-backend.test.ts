@@ -34,6 +34,20 @@ t.test('the legacy line, as Kubernetes writes it', async (t) => {
   t.equal(legacyLine({ ...bare, user: { username: '' }, impersonatedUser: { username: 'bob', groups: ['g'] } }),
     '2026-12-07T19:30:00Z AUDIT: id="id-2" stage="RequestReceived" ip="<unknown>" method="get" user="<none>" groups="<none>" as="bob" asgroups="\\"g\\"" user-agent="kubectl/v1.33.0" namespace="<none>" uri="/api/v1/namespaces/ns/configmaps/c2" response="<deferred>"');
   t.same(JSON.parse(formatLine(event(3), 'json')), event(3), 'json: the event, one line');
+  const full = event(4, {
+    impersonatedUser: { username: 'bob', uid: 'u', groups: ['g'], extra: { 'a/b': ['c\n"d'] } }, annotations: { 'authorization.k8s.io/decision': 'allow', 'authorization.k8s.io/reason': 'RBAC: "x"' },
+    requestObject: { kind: 'ConfigMap', data: { k: 'v\u2028' } }, responseObject: { kind: 'Status', code: 404 },
+    responseStatus: { metadata: {}, status: 'Failure', message: 'm', reason: 'NotFound', details: { name: 'x' }, code: 404 },
+    requestURI: '/api/v1/x?labelSelector=a%3Db&q="quoted"\u0001',
+  });
+  // Kubernetes' field order (the events the server makes are built in it).
+  const ORDER = ['kind', 'apiVersion', 'level', 'auditID', 'stage', 'requestURI', 'verb', 'user', 'impersonatedUser', 'sourceIPs', 'userAgent',
+    'objectRef', 'responseStatus', 'requestObject', 'responseObject', 'requestReceivedTimestamp', 'stageTimestamp', 'annotations'] as const;
+  const ordered = (e: AuditEvent): AuditEvent => Object.fromEntries(ORDER.filter((k) => k in e).map((k) => [k, e[k]])) as unknown as AuditEvent;
+  for (const ev of [event(5), full, { ...full, userAgent: '', objectRef: { resource: 'pods', subresource: 'exec' } }].map(ordered)) {
+    t.equal(formatLine(ev, 'json'), `${JSON.stringify(ev)}\n`, 'the same bytes as JSON.stringify');
+    t.equal(formatLine(ev, 'json'), `${JSON.stringify(ev)}\n`, 'twice (the shared parts cached)');
+  }
   t.match(formatLine(event(3), 'json'), /^\{"kind":"Event","apiVersion":"audit.k8s.io\/v1","level":"Metadata","auditID":"id-3","stage":"ResponseComplete",[^\n]*\}\n$/);
 });
 
