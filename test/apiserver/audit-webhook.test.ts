@@ -108,6 +108,8 @@ t.test('a receiver failing with 503 and recovering loses nothing', async (t) => 
   t.same([...new Set(delivered())].sort(), [...ids].sort(), 'each event once');
   t.equal(delivered().length, ids.length, 'no duplicates');
   t.equal(await metric(), 0, 'nothing dropped');
+  const m = await h2request(api.url, { ...admin, path: '/metrics' });
+  t.ok(Number(/^apiserver_audit_event_total (\d+)$/m.exec(m.body)?.[1]) >= 14, 'apiserver_audit_event_total counts the events');
 });
 
 t.test('a stalled receiver: the buffer fills, the rest is dropped and counted; requests go on', async (t) => {

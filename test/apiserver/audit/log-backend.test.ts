@@ -135,3 +135,16 @@ t.test('batch throttle: burst batches at once, then qps', async (t) => {
   t.ok(Date.now() - start >= 300, 'the last two waited for the throttle');
   await b.shutdown();
 });
+
+t.test('"-": events on standard output', async (t) => {
+  const { StdoutSink } = await import('../../../src/daemons/apiserver/audit/log-backend.js');
+  const write = process.stdout.write.bind(process.stdout);
+  let out = '';
+  process.stdout.write = ((chunk: string | Uint8Array) => { out += String(chunk); return true; }) as typeof process.stdout.write;
+  try {
+    new LogBackend(new StdoutSink(), 'legacy', log, () => undefined).process([event(7), event(8)]);
+  } finally {
+    process.stdout.write = write;
+  }
+  t.same(out.split('\n').filter(Boolean).map((l) => /id="([^"]+)"/.exec(l)?.[1]), ['id-7', 'id-8']);
+});
