@@ -51,6 +51,19 @@ t.test('the legacy line, as Kubernetes writes it', async (t) => {
   t.match(formatLine(event(3), 'json'), /^\{"kind":"Event","apiVersion":"audit.k8s.io\/v1","level":"Metadata","auditID":"id-3","stage":"ResponseComplete",[^\n]*\}\n$/);
 });
 
+t.test('remembered JSON never mixes up two users or two annotation sets', async (t) => {
+  const line = (user: AuditEvent['user'], annotations?: Record<string, string>) => JSON.parse(formatLine(event(1, { user, ...(annotations ? { annotations } : {}) }), 'json'));
+  t.same(line({ username: 'a', groups: ['b'] }).user, { username: 'a', groups: ['b'] });
+  t.same(line({ username: 'a\u0000b', groups: [] }).user, { username: 'a\u0000b', groups: [] });
+  t.same(line({ username: 'a1:b', groups: [] }).user, { username: 'a1:b', groups: [] });
+  t.same(line({ username: 'a', groups: ['1:b'] }).user, { username: 'a', groups: ['1:b'] });
+  t.same(line({ username: 'a' }).user, { username: 'a' });
+  t.same(line({ username: 'a', groups: [] }).user, { username: 'a', groups: [] });
+  t.same(line({ username: 'a' }).user, { username: 'a' });
+  t.same(line({ username: 'a' }, { 'x': '1:y' }).annotations, { 'x': '1:y' });
+  t.same(line({ username: 'a' }, { 'x1:y': '' }).annotations, { 'x1:y': '' });
+});
+
 t.test('rotation by size with maxbackup; maxage by the time in the name', async (t) => {
   const path = join(dir, 'rot', 'audit.log');
   await import('node:fs/promises').then((f) => f.mkdir(join(dir, 'rot')));
