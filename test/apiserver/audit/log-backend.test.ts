@@ -53,6 +53,10 @@ t.test('the legacy line, as Kubernetes writes it', async (t) => {
 
 t.test('remembered JSON never mixes up two users or two annotation sets', async (t) => {
   const line = (user: AuditEvent['user'], annotations?: Record<string, string>) => JSON.parse(formatLine(event(1, { user, ...(annotations ? { annotations } : {}) }), 'json'));
+  t.same(line({ username: 'a', groups: ['b', 'c'] }).user, { username: 'a', groups: ['b', 'c'] });
+  t.same(line({ username: 'a\u0000b', groups: ['c'] }).user, { username: 'a\u0000b', groups: ['c'] }, 'not the user before');
+  t.same(line({ username: 'a,b', groups: ['c'] }).user, { username: 'a,b', groups: ['c'] });
+  t.same(line({ username: 'a', groups: ['b,c'] }).user, { username: 'a', groups: ['b,c'] });
   t.same(line({ username: 'a', groups: ['b'] }).user, { username: 'a', groups: ['b'] });
   t.same(line({ username: 'a\u0000b', groups: [] }).user, { username: 'a\u0000b', groups: [] });
   t.same(line({ username: 'a1:b', groups: [] }).user, { username: 'a1:b', groups: [] });
