@@ -142,3 +142,16 @@ t.test('blocking: the response ends only once ResponseComplete is written', asyn
   t.ok(ended, 'then the response ends');
   t.same(events, ['RequestReceived', 'ResponseComplete', 'written']);
 });
+
+t.test('blocking: an answer from outside the handler (a timeout) is not held', async (t) => {
+  const s = { policy, blocking: true, emit(): void { /* written at once */ } };
+  const x = exchange('/api/v1/configmaps');
+  let ended = false;
+  const realEnd = x.res.end;
+  x.res.end = function (this: unknown) { ended = true; return realEnd.call(x.res); };
+  (x as unknown as { fail: () => void }).fail = () => { x.res.statusCode = 504; x.res.end(); };
+  void audit(s).run(x, () => new Promise<void>(() => { /* a handler that never ends */ }));
+  await new Promise((r) => setImmediate(r));
+  x.fail(undefined as never);
+  t.ok(ended, 'the 504 goes out at once');
+});

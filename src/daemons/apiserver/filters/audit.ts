@@ -55,6 +55,11 @@ async function withAudit(sink: AuditSink, d: AuditDecision, x: Exchange, next: (
   if (received) await received;
   // Blocking backends: the response's end waits until ResponseComplete is written.
   const hold = res && sink.blocking ? holdEnd(res) : undefined;
+  if (hold) {
+    // An answer from outside the handler (the request timeout's 504) is never held.
+    const fail = x.fail;
+    (x as { fail: Exchange['fail'] }).fail = (err) => { hold.restore(); fail.call(x, err); };
+  }
   // A long-running request reports its start once: when its headers go out, or with its end.
   let startReported = false;
   const reportStart = (): void | Promise<void> => {
@@ -142,7 +147,7 @@ function holdEnd(res: ApiResponse): { ended(): boolean; onEnd(fn: () => void): v
     restore,
     release: () => {
       restore();
-      if (args) realEnd.apply(res, args);
+      if (args && !res.writableEnded) realEnd.apply(res, args);
     },
   };
 }
