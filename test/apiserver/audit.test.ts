@@ -116,6 +116,13 @@ t.test('every answer carries Audit-Id; a client-given Audit-ID is kept', async (
   const unauth = await h2request(api.url, { ca: admin.ca, path: '/api/v1/pods', headers: { authorization: 'Bearer nope' } });
   t.equal(unauth.status, 401);
   t.match(unauth.headers['audit-id'], /^[0-9a-f-]{36}$/, 'a 401 too');
+  // A refused authentication is one ResponseStarted event without a user (Kubernetes' failed-authentication audit).
+  const [failed, ...more] = await eventsOf(unauth.headers['audit-id'] as string, 1);
+  t.same(plain(failed), {
+    kind: 'Event', apiVersion: 'audit.k8s.io/v1', level: 'Metadata', stage: 'ResponseStarted', requestURI: '/api/v1/pods', verb: 'list', user: {},
+    objectRef: { resource: 'pods', apiVersion: 'v1' }, responseStatus: { metadata: {}, message: 'Authentication failed, attempted: bearer', code: 401 },
+  });
+  t.equal(more.length, 0, 'only that event');
   const given = await req({ path: '/api/v1/namespaces/meta/configmaps', headers: { 'audit-id': 'my-own-id' } });
   t.equal(given.headers['audit-id'], 'my-own-id');
   const ev = await eventsOf('my-own-id', 1);

@@ -3,7 +3,8 @@
  * happens to every request before a handler sees it:
  *
  *   panic recovery → request info → (metrics) → in-flight limit → timeout → (connection
- *   throttle) → (CORS) → authentication → audit → impersonation → authorization → handler
+ *   throttle) → (CORS) → (failed-authentication audit) → authentication → audit → impersonation →
+ *   authorization → handler
  *
  * The handler serves the non-resource paths (/healthz, /livez, /readyz, /version, /metrics, and
  * with their options /debug/pprof/, /logs/, /api-docs-ui/) and hands everything else to the REST layer; unknown paths without a REST layer are 404.
@@ -17,7 +18,7 @@ import { ApiError, errors } from '../../api/meta/status.js';
 import type { Authenticator } from '../../auth/authenticator.js';
 import type { Authorizer } from '../../auth/authorizer.js';
 import type { ApiRequest, ApiResponse, RequestContext } from './context.js';
-import { audit, type AuditSink } from './filters/audit.js';
+import { audit, failedAuthenticationAudit, type AuditSink } from './filters/audit.js';
 import { authentication } from './filters/authentication.js';
 import { authorization } from './filters/authorization.js';
 import { impersonation } from './filters/impersonation.js';
@@ -71,6 +72,8 @@ export function buildFilters(d: ChainDeps): Filter[] {
     connectionThrottle(d.options),
     // Only with --cors-allowed-origins; before authentication, so a preflight needs no credentials.
     ...(corsFilter ? [corsFilter] : []),
+    // With audit on, a refused authentication is audited too (there is no user to audit it by later).
+    ...(d.audit ? [failedAuthenticationAudit(d.audit)] : []),
     authentication(d.authenticator),
     audit(d.audit),
     // Impersonate-* headers: checked against the authenticated user, then the request runs as the impersonated one.

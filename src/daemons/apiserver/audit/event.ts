@@ -74,6 +74,8 @@ export function microTime(ms: number): string {
 }
 
 export function auditUser(u: UserInfo): AuditUser {
+  // No user (a refused authentication): Kubernetes writes an empty object.
+  if (!u.name) return {} as AuditUser;
   const out: AuditUser = { username: u.name };
   if (u.uid) out.uid = u.uid;
   if (u.groups.length) out.groups = [...u.groups];

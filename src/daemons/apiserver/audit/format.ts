@@ -85,6 +85,7 @@ const statuses = new Remembered();
 const annotationSets = new Remembered();
 
 function userJson(u: AuditUser): string {
+  if (u.username === undefined) return '{}';
   if (u.uid !== undefined || u.extra) return cached(u);
   // Length-prefixed parts: no two users share a key, whatever characters their names hold.
   let key = `${u.username.length}:${u.username}`;

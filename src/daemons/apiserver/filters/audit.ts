@@ -12,7 +12,7 @@ import type { Duplex } from 'node:stream';
 import { isApiError } from '../../../api/meta/status.js';
 import { auditBodies, auditVerb, AuditRecord, type AuditEvent } from '../audit/event.js';
 import type { AuditDecision, AuditPolicy, Stage } from '../audit/policy.js';
-import type { ApiResponse } from '../context.js';
+import type { ApiRequest, ApiResponse } from '../context.js';
 import type { Exchange, Filter } from './filter.js';
 
 export interface AuditSink {
@@ -126,6 +126,54 @@ async function withAudit(sink: AuditSink, d: AuditDecision, x: Exchange, next: (
     return;
   }
   await complete();
+}
+
+/**
+ * Failed authentication (Kubernetes' WithFailedAuthenticationAudit), placed before the
+ * authentication filter: a 401 from it is one ResponseStarted event with no user and the
+ * methods tried, when the policy gives the user-less request a level.
+ */
+export function failedAuthenticationAudit(sink: AuditSink): Filter {
+  return {
+    name: 'failed-authentication-audit',
+    run(x: Exchange, next: () => Promise<void>): Promise<void> {
+      const before = x.ctx.user;
+      let p: Promise<void>;
+      try { p = next(); } catch (e) { p = Promise.reject(e); }
+      return p.catch(async (e: unknown) => {
+        // Authentication sets the user when it succeeds: a 401 before that is its refusal.
+        if (isApiError(e) && e.code === 401 && x.ctx.user === before) await auditFailedAuthentication(sink, x);
+        throw e;
+      });
+    },
+  };
+}
+
+const NO_USER = Object.freeze({ name: '', groups: Object.freeze([]) as unknown as string[] });
+
+/** What credentials the refused request brought, in Kubernetes' words. */
+export function authMethodsMessage(req: ApiRequest): string {
+  const methods: string[] = [];
+  const auth = String(req.headers['authorization'] ?? '').trim();
+  const scheme = auth.split(' ')[0]!.toLowerCase();
+  if (scheme === 'basic') methods.push('basic');
+  if (scheme === 'bearer' && auth.split(' ').length > 1) methods.push('bearer');
+  const sock = req.socket as { getPeerCertificate?: () => { raw?: Buffer } } | undefined;
+  if (typeof sock?.getPeerCertificate === 'function' && sock.getPeerCertificate()?.raw) methods.push('x509');
+  return methods.length ? `Authentication failed, attempted: ${methods.join(', ')}` : 'Authentication failed, no credentials provided';
+}
+
+async function auditFailedAuthentication(sink: AuditSink, x: Exchange): Promise<void> {
+  const i = x.ctx.info;
+  const d = sink.policy.evaluate({
+    user: NO_USER, verb: auditVerb(i, x.req.method), isResourceRequest: i.isResourceRequest, path: i.path,
+    apiGroup: i.apiGroup, namespace: i.namespace, resource: i.resource, subresource: i.subresource, name: i.name,
+  });
+  if (d.level === 'None' || d.omitStages.has('ResponseStarted')) return;
+  const rec = new AuditRecord(d, x.ctx.requestId, x.req, i, NO_USER);
+  rec.noteStatus({ message: authMethodsMessage(x.req), code: 401 });
+  const p = sink.emit([rec.event('ResponseStarted', undefined, undefined, undefined)]);
+  if (p) await p;
 }
 
 /** Holds a response's end() until released (blocking audit backends). */
