@@ -4,7 +4,7 @@
  * mode), so a blocking-mode response never waits on a queue behind other requests' writes.
  *
  * Rotation as Kubernetes' (lumberjack): before a write that would take the file past
- * `--audit-log-maxsize` MB, the file is renamed `<name>-<UTC time>.<ext>` (time as
+ * `--audit-log-maxsize` MB (0: lumberjack's default, 100 MB), the file is renamed `<name>-<UTC time>.<ext>` (time as
  * 2006-01-02T15-04-05.000) and a new one started; then backups beyond `--audit-log-maxbackup`
  * and those older than `--audit-log-maxage` days, by the time in their names, are removed.
  */
@@ -108,7 +108,7 @@ export class StdoutSink implements LineSink {
 
 export class LogBackend implements AuditBackend {
   readonly name = 'log';
-  /** Events that could not be written (apiserver_audit_error_total{plugin="log"}). */
+  /** `onError` counts events that could not be written (apiserver_audit_error_total{plugin="log"}). */
   constructor(private readonly sink: LineSink, private readonly format: LogFormat, private readonly log: Logger, private readonly onError: (n: number) => void) {}
 
   process(events: AuditEvent[]): void {

@@ -19,6 +19,7 @@ import { AuditPolicy, PolicyError } from './policy.js';
 import { WebhookBackend } from './webhook-backend.js';
 
 const MB = 1024 * 1024;
+const DEFAULT_MAX_MB = 100;
 
 export interface AuditConfig {
   auditPolicyFile?: string | undefined;
@@ -95,7 +96,8 @@ export async function setupAudit(c: AuditConfig, log: Logger, registry: Registry
   const webhookMode = mode(c.auditWebhookMode, '--audit-webhook-mode');
   if (c.auditLogFormat !== 'json' && c.auditLogFormat !== 'legacy') throw new StartupError('--audit-log-format', `unknown format "${c.auditLogFormat}" (want json or legacy)`);
   const rotation = {
-    maxBytes: nonNegative(c.auditLogMaxsize, '--audit-log-maxsize') * MB,
+    // 0 is lumberjack's default size, as in Kubernetes: 100 MB.
+    maxBytes: (nonNegative(c.auditLogMaxsize, '--audit-log-maxsize') || DEFAULT_MAX_MB) * MB,
     maxBackups: nonNegative(c.auditLogMaxbackup, '--audit-log-maxbackup'),
     maxAgeDays: nonNegative(c.auditLogMaxage, '--audit-log-maxage'),
   };
