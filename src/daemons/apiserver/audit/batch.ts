@@ -40,7 +40,8 @@ const SHUTDOWN_GRACE_MS = 10_000;
 
 export class BufferedBackend implements AuditBackend {
   readonly name = 'buffered';
-  private buffer: AuditEvent[] = [];
+  /** Events, or what the backend keeps of them (prepare). */
+  private buffer: unknown[] = [];
   private wake: (() => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
   private stopping = false;
@@ -61,9 +62,10 @@ export class BufferedBackend implements AuditBackend {
 
   process(events: AuditEvent[]): void {
     let dropped = 0;
+    const prepare = this.delegate.prepare?.bind(this.delegate);
     for (const ev of events) {
       if (this.stopping || this.buffer.length >= this.opts.bufferSize) dropped++;
-      else this.buffer.push(ev);
+      else this.buffer.push(prepare ? prepare(ev) : ev);
     }
     if (dropped) this.drop(dropped);
     if (this.buffer.length >= this.opts.maxBatchSize) this.release();
@@ -121,7 +123,8 @@ export class BufferedBackend implements AuditBackend {
         if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       }
       try {
-        await this.delegate.process(batch);
+        const d = this.delegate;
+        await (d.processPrepared ? d.processPrepared(batch) : d.process(batch as AuditEvent[]));
       } catch (e) {
         this.log.error({ err: (e as Error).message, backend: this.delegate.name }, 'audit batch failed');
       }

@@ -11,6 +11,12 @@ export interface AuditBackend {
   process(events: AuditEvent[]): void | Promise<void>;
   /** Writes out what is buffered, then stops. */
   shutdown(): Promise<void>;
+  /**
+   * What batch mode keeps of an event instead of the event itself, and how such a batch is
+   * written (the log keeps its line, encoded while the event's objects are fresh).
+   */
+  prepare?(ev: AuditEvent): unknown;
+  processPrepared?(items: unknown[]): void | Promise<void>;
 }
 
 /** Go's %q for the strings audit carries (JSON's quoting agrees for printable text). */

@@ -114,11 +114,23 @@ export class LogBackend implements AuditBackend {
   process(events: AuditEvent[]): void {
     let text = '';
     for (const ev of events) text += formatLine(ev, this.format);
+    this.write(text, events.length);
+  }
+
+  prepare(ev: AuditEvent): string {
+    return formatLine(ev, this.format);
+  }
+
+  processPrepared(lines: unknown[]): void {
+    this.write((lines as string[]).join(''), lines.length);
+  }
+
+  private write(text: string, count: number): void {
     try {
       this.sink.write(text);
     } catch (e) {
-      this.onError(events.length);
-      this.log.error({ err: (e as Error).message, events: events.length }, "Error in audit plugin 'log'");
+      this.onError(count);
+      this.log.error({ err: (e as Error).message, events: count }, "Error in audit plugin 'log'");
     }
   }
 
