@@ -83,6 +83,8 @@ async function main(): Promise<void> {
     }
     const batchShare = rate[1]! / rate[0]!;
     console.log(`  batch mode keeps ${(100 * batchShare).toFixed(1)}% of the throughput (bar: ≥ 80%): ${batchShare >= 0.8 ? 'met' : 'NOT met'}; blocking mode ${(100 * rate[2]! / rate[0]!).toFixed(1)}%`);
+    // Steadier than throughput when other work loads the machine: what a saturated server keeps, from its CPU per request.
+    console.log(`  by server CPU per request (a saturated server's share): batch ${(100 * cpuPer[0]! / cpuPer[1]!).toFixed(1)}%, blocking ${(100 * cpuPer[0]! / cpuPer[2]!).toFixed(1)}%`);
   } finally {
     for (const s of servers) { closeSessions(s.sessions); await s.child.stop(); }
     await rm(base, { recursive: true, force: true });
