@@ -146,14 +146,13 @@ const CLOUD = 'no cloud provider is built in';
 
 /** The reference's options this API server does not act on yet (see DaemonFlagSet.notActedOn). */
 export const APISERVER_NOT_ACTED_ON: Readonly<Record<string, string>> = {
-  'admission-control-config-file': 'admission plugins take no configuration file yet',
   'cloud-config': CLOUD,
   'cloud-provider': CLOUD,
   'vendor-container-registry-config': CLOUD,
   'contention-profiling': 'Node.js has no lock contention profile',
   'deserialization-cache-size': 'there is no deserialization cache: reads are served from the stored bytes',
   'enable-aggregator-routing': 'the aggregation layer is not built yet',
-  'enable-bootstrap-token-auth': 'bootstrap token authentication is not built yet',
+
   'external-hostname': 'no externalized URLs are generated',
   'master-service-namespace': 'the kubernetes service always lives in default',
   'nodeagent-read-only-port': 'the API server never calls the node agent\'s read-only port',

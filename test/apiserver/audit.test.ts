@@ -269,3 +269,15 @@ t.test('an exec: ResponseStarted with 101, ResponseComplete when the stream ends
   t.same(plain(all[1]), { ...base, stage: 'ResponseStarted', ...done });
   t.same(plain(all[2]), { ...base, stage: 'ResponseComplete', ...done });
 });
+
+t.test("admission plugins' audit annotations join the event (PodSecurity's enforce-policy)", async (t) => {
+  const ns = await post('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'psa', labels: { 'pod-security.kubernetes.io/enforce': 'baseline' } } });
+  t.equal(ns.status, 201);
+  const r = await post('/api/v1/namespaces/psa/pods', { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: { containers: [{ name: 'a', image: 'x' }] } });
+  t.equal(r.status, 201, r.body);
+  const all = await eventsOf(r.headers['audit-id'] as string, 2);
+  const complete = all.find((e) => e.stage === 'ResponseComplete');
+  t.equal(complete?.annotations['pod-security.kubernetes.io/enforce-policy'], 'baseline:latest');
+  t.equal(complete?.annotations['authorization.k8s.io/decision'], 'allow');
+  t.notOk(all.find((e) => e.stage === 'RequestReceived')?.annotations, 'none on RequestReceived');
+});

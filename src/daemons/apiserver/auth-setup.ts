@@ -13,6 +13,7 @@ import type { Authorizer } from '../../auth/authorizer.js';
 import { BearerTokenAuthenticator } from '../../auth/bearer-token.js';
 import { CaBundle } from '../../auth/authenticators/ca-bundle.js';
 import { identityHeaderRemover, STANDARD_REQUEST_HEADERS } from '../../auth/authenticators/request-header.js';
+import { BootstrapTokenAuthenticator, type SecretSource } from '../../auth/authenticators/bootstrap-token.js';
 import { PrivilegedGroupsAuthorizer } from '../../auth/privileged-groups.js';
 import { TokenFileAuthenticator } from '../../auth/token-file.js';
 import { UnionAuthenticator } from '../../auth/union-authenticator.js';
@@ -31,6 +32,8 @@ export interface AuthenticationSetup {
   published: PublishedAuthentication;
   /** Releases what the authenticators hold (webhook connections, OIDC discovery). */
   close(): void;
+  /** With --enable-bootstrap-token-auth: gives the bootstrap-token authenticator its Secrets once storage is open. */
+  useBootstrapTokenSecrets?(source: SecretSource): void;
 }
 
 /**
@@ -51,7 +54,7 @@ export type AuthenticationOptions = Pick<ServingOptions, 'clientCaFile' | 'token
 
 /** The chain in Kubernetes' order: request-header, basic, x509, bearer tokens (file, service accounts, ..., webhook), anonymous. */
 export async function buildAuthentication(
-  opts: AuthenticationOptions & Pick<ServingOptions, 'oidc'> & Partial<Pick<ServingOptions, 'authorizationMode'>>,
+  opts: AuthenticationOptions & Pick<ServingOptions, 'oidc'> & Partial<Pick<ServingOptions, 'authorizationMode' | 'enableBootstrapTokenAuth'>>,
   log: Logger,
   extraTokenAuthenticators: TokenAuthenticator[] = [],
   more: { apiAudiences?: readonly string[] } = {},
@@ -86,6 +89,11 @@ export async function buildAuthentication(
     }
   }
   tokens.push(...extraTokenAuthenticators);
+  // Bootstrap tokens after the service-account tokens, as in Kubernetes.
+  let bootstrapSecrets: SecretSource | undefined;
+  if (opts.enableBootstrapTokenAuth) {
+    tokens.push(new BootstrapTokenAuthenticator({ secrets: () => bootstrapSecrets, log: log.child({ component: 'bootstrap-token' }) }));
+  }
   // OpenID Connect after the service-account tokens, as in Kubernetes.
   const oidc = opts.oidc ? await buildOidcAuthenticator(opts.oidc, log) : undefined;
   if (oidc) { tokens.push(oidc); closers.push(() => oidc.close()); }
@@ -104,6 +112,7 @@ export async function buildAuthentication(
     close: () => { for (const c of closers) c(); },
   };
   if (listenerCa.length) setup.clientCaPem = listenerCa.map((p) => p.trimEnd()).join('\n') + '\n';
+  if (opts.enableBootstrapTokenAuth) setup.useBootstrapTokenSecrets = (source) => { bootstrapSecrets = source; };
   return setup;
 }
 

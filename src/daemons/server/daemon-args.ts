@@ -100,13 +100,20 @@ export function derivedArgs(d: DeriveInput): PartArgs {
     `--tls-cert-file=${pki.cert('apiserver')}`,
     `--tls-private-key-file=${pki.key('apiserver')}`,
     `--client-ca-file=${pki.caCert}`,
-    // Authorization is AlwaysAllow until RBAC exists: only certificate holders get in.
-    '--anonymous-auth=false',
+    // kubeadm's secure defaults: nodes by the Node authorizer, everyone else by RBAC (the
+    // bootstrap policy), anonymous requests allowed in but granted only what
+    // system:public-info-viewer gives system:unauthenticated (/healthz, /livez, /readyz,
+    // /version), and nodes restricted to their own Node and pods.
+    '--authorization-mode=Node,RBAC',
+    '--anonymous-auth=true',
+    '--enable-admission-plugins=NodeRestriction',
     `--service-account-key-file=${pki.serviceAccountPub}`,
     // TokenRequest (kubectl create token, projected service-account tokens) signs with the
     // same pair the token controller uses; the option needs its (alpha) gate.
     `--service-account-signing-key-file=${pki.serviceAccountKey}`,
     '--feature-gates=TokenRequest=true',
+    // Nodes on other machines join with a bootstrap token (`corectl token create`), as kubeadm.
+    '--enable-bootstrap-token-auth=true',
     `--nodeagent-certificate-authority=${pki.caCert}`,
     `--nodeagent-client-certificate=${pki.cert('apiserver-nodeagent-client')}`,
     `--nodeagent-client-key=${pki.key('apiserver-nodeagent-client')}`,
@@ -131,6 +138,10 @@ export function derivedArgs(d: DeriveInput): PartArgs {
     `--cluster-signing-key-file=${pki.caKey}`,
     `--root-ca-file=${pki.caCert}`,
     `--service-account-private-key-file=${pki.serviceAccountKey}`,
+    // As kubeadm: the bootstrap-token controllers, off by default, sign cluster-info and delete expired tokens.
+    '--controllers=*,bootstrapsigner,tokencleaner',
+    // As kubeadm: each controller acts as its own service account (system:controller:<name>).
+    '--use-service-account-credentials=true',
   ];
   const scheduler = [
     `--coreconfig=${d.coreconfigs.scheduler}`,
@@ -154,7 +165,7 @@ export function derivedArgs(d: DeriveInput): PartArgs {
     '--anonymous-auth=false',
     // As kubeadm: bearer tokens via TokenReview, every request via SubjectAccessReview (the
     // API server's node agent client certificate, CN corectl-apiserver-nodeagent-client, no
-    // groups: allowed by AlwaysAllow today, by a binding of its own under RBAC).
+    // groups, is bound to system:kubelet-api-admin by the server: see nodeagent-client-rbac.ts).
     '--authentication-token-webhook=true',
     '--authorization-mode=Webhook',
     `--container-runtime=${d.runtime}`,

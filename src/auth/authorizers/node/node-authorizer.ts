@@ -13,6 +13,7 @@
  */
 import type { Logger } from 'pino';
 import type { AuthorizationAttributes, AuthorizationResult, Authorizer } from '../../authorizer.js';
+import type { UserInfo } from '../../user.js';
 import type { ObjectStore } from '../../../storage/object-store-types.js';
 import { rulesAllow, type PolicyRule } from '../rbac/rule-match.js';
 import { NodeGraph, type VertexKind } from './graph.js';
@@ -44,6 +45,17 @@ export class NodeAuthorizer implements Authorizer {
       ['coordination.k8s.io/leases', (n, a) => this.lease(n, a)],
       ['storage.k8s.io/csinodes', (n, a) => this.csiNode(n, a)],
     ]);
+  }
+
+  /**
+   * The RuleResolver capability (SelfSubjectRulesReview, kubectl auth can-i --list), as
+   * Kubernetes' node authorizer answers: a node's rules depend on the graph and are not
+   * enumerated (incomplete, with Kubernetes' message); anyone else gets nothing from this mode,
+   * completely.
+   */
+  async rulesFor(user: UserInfo, _namespace: string): Promise<{ resourceRules: []; nonResourceRules: []; incomplete: boolean; evaluationError?: string }> {
+    if (nodeIdentity(user).isNode) return { resourceRules: [], nonResourceRules: [], incomplete: true, evaluationError: 'node authorizer does not support user rule resolution' };
+    return { resourceRules: [], nonResourceRules: [], incomplete: false };
   }
 
   authorize(a: AuthorizationAttributes): AuthorizationResult {

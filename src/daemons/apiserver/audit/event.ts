@@ -166,7 +166,6 @@ export class AuditRecord {
   responseBody: Buffer[] | undefined;
   /** What the events carry, shared by the stages until it changes (so encoders can cache by identity). */
   private refOut: ObjectReference | undefined;
-  private annotationsOut: Record<string, string> | undefined;
   private readonly base: Omit<AuditEvent, 'stage' | 'stageTimestamp' | 'level' | 'user' | 'objectRef' | 'annotations'>;
 
   constructor(readonly decision: AuditDecision, readonly id: string, req: ApiRequest, info: RequestInfo, originalUser: UserInfo) {
@@ -186,7 +185,11 @@ export class AuditRecord {
 
   annotate(key: string, value: string): void {
     (this.annotations ??= {})[key] = value;
-    this.annotationsOut = undefined;
+  }
+
+  /** The annotations, for others to add to (admission plugins' audit annotations). */
+  annotationSink(): Record<string, string> {
+    return (this.annotations ??= {});
   }
 
   /** The Status an answered failure carried (the REST layer writes its own errors). */
@@ -233,7 +236,8 @@ export class AuditRecord {
     }
     ev.requestReceivedTimestamp = b.requestReceivedTimestamp;
     ev.stageTimestamp = microTime(Date.now());
-    if (this.annotations && stage !== 'RequestReceived') ev.annotations = (this.annotationsOut ??= { ...this.annotations });
+    // A copy: a batch may encode this event after later stages added annotations.
+    if (this.annotations && stage !== 'RequestReceived') ev.annotations = { ...this.annotations };
     return ev;
   }
 }

@@ -83,3 +83,11 @@ t.test('the static node rules for everything else', async (t) => {
   t.equal(decide(req('list', 'deployments', { apiGroup: 'apps' })), 'no: ');
   t.equal(decide({ ...req('get', ''), isResourceRequest: false, path: '/healthz' }), 'no: ');
 });
+
+// SelfSubjectRulesReview (kubectl auth can-i --list) under Node,RBAC: Kubernetes' node
+// authorizer leaves everyone's list complete and marks only a node's incomplete.
+t.test('rules for the rules review: incomplete for nodes only', async (t) => {
+  t.same(await authz.rulesFor({ name: 'alice', groups: ['system:authenticated'] }, 'default'), { resourceRules: [], nonResourceRules: [], incomplete: false });
+  t.same(await authz.rulesFor({ name: 'system:node:n1', groups: ['system:nodes', 'system:authenticated'] }, 'default'),
+    { resourceRules: [], nonResourceRules: [], incomplete: true, evaluationError: 'node authorizer does not support user rule resolution' });
+});
