@@ -22,6 +22,7 @@ import { loadCoreconfig, type ClientConnection } from '../../client/coreconfig.j
 import { FlagError } from '../../flags/flag-error.js';
 import { SERVER_PARTS, type ServerConfig, type ServerPart } from '../../flags/server.js';
 import { writeServerCoreconfigs } from './admin-coreconfig.js';
+import { startServerClusterDns, type RunningClusterDns } from './cluster-dns-setup.js';
 import { ensureNodeagentClientBinding } from './nodeagent-client-rbac.js';
 import { keepJoinInfo } from './join-setup.js';
 import { RestClient } from '../../client/rest-client.js';
@@ -157,8 +158,10 @@ async function runCluster(plan: ServerPlan, ctx: ServerRunContext, io: Io): Prom
 
   const running: RunningPart[] = [];
   const stopping = new AbortController();
+  let clusterDns: RunningClusterDns | undefined;
   const stopAll = async (): Promise<void> => {
     stopping.abort();
+    await clusterDns?.stop();
     const order = (p: RunningPart): number => SERVER_PARTS.indexOf(p.name);
     for (const part of [...running].sort((a, b) => order(b) - order(a))) {
       if (part.ended) continue;
@@ -212,6 +215,19 @@ async function runCluster(plan: ServerPlan, ctx: ServerRunContext, io: Io): Prom
   // Loading the other parts' modules only now keeps the main thread free for the API server's
   // own start (the aim that is tight); the node still becomes Ready well within its aim.
   preloadOthers();
+
+  if (plan.clusterDns) {
+    const d = plan.clusterDns;
+    try {
+      clusterDns = await startServerClusterDns(d, { connection: admin, nodeName: plan.nodeName, log: ctx.log.child({ part: 'cluster-dns' }) });
+      const via = d.agentClusterDns.length ? `; pods' resolv.conf names ${d.agentClusterDns.join(',')}` : '';
+      say(`cluster DNS on ${d.nodeIp}:${d.port} for ${d.domain} (kube-dns Service ${d.serviceIp ?? 'without an IP'})${via} (${at()})`);
+    } catch (e) {
+      say(`cluster DNS not started: ${d.nodeIp}:${d.port}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}; pods get the host's resolvers (--disable-cluster-dns or --cluster-dns-port)`);
+      // No pod is to name a resolver that does not answer.
+      if (d.agentClusterDns.length) plan = { ...plan, nodeagent: { ...plan.nodeagent, config: { ...plan.nodeagent.config, clusterDns: [] } } };
+    }
+  }
 
   const others = plan.enabled.filter((p) => p !== 'apiserver');
   for (const part of ['controller-manager', 'scheduler', 'nodeagent'] as const) {
