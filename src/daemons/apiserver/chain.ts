@@ -3,8 +3,7 @@
  * happens to every request before a handler sees it:
  *
  *   panic recovery → request info → (metrics) → in-flight limit → timeout → (connection
- *   throttle) → (CORS) → (failed-authentication audit) → authentication → audit → impersonation →
- *   authorization → handler
+ *   throttle) → (CORS) → authentication → audit → impersonation → authorization → handler
  *
  * The handler serves the non-resource paths (/healthz, /livez, /readyz, /version, /metrics, and
  * with their options /debug/pprof/, /logs/, /api-docs-ui/) and hands everything else to the REST layer; unknown paths without a REST layer are 404.
@@ -73,8 +72,7 @@ export function buildFilters(d: ChainDeps): Filter[] {
     // Only with --cors-allowed-origins; before authentication, so a preflight needs no credentials.
     ...(corsFilter ? [corsFilter] : []),
     // With audit on, a refused authentication is audited too (there is no user to audit it by later).
-    ...(d.audit ? [failedAuthenticationAudit(d.audit)] : []),
-    authentication(d.authenticator),
+    authentication(d.authenticator, d.audit ? failedAuthenticationAudit(d.audit) : undefined),
     audit(d.audit),
     // Impersonate-* headers: checked against the authenticated user, then the request runs as the impersonated one.
     impersonation(d.authorizer),

@@ -101,14 +101,12 @@ async function withAudit(sink: AuditSink, d: AuditDecision, x: Exchange, next: (
     return;
   }
   let completed = false;
-  const complete = async (): Promise<void> => {
+  const complete = (): void | Promise<void> => {
     if (completed) return;
     completed = true;
     rec.responseStatus ??= { metadata: {}, code: res!.statusCode };
     const s = reportStart();
-    if (s) await s;
-    const p = emit('ResponseComplete');
-    if (p) await p;
+    return s ? s.then(() => emit('ResponseComplete')) : emit('ResponseComplete');
   };
   if (hold) {
     // The handler ended the response (held), or will later (a stream): audit, then end it.
@@ -116,7 +114,7 @@ async function withAudit(sink: AuditSink, d: AuditDecision, x: Exchange, next: (
       await complete();
       hold.release();
     } else {
-      hold.onEnd(() => { void complete().finally(() => hold.release()); });
+      hold.onEnd(() => { void Promise.resolve(complete()).finally(() => hold.release()); });
       x.onClose(() => { void complete(); });
     }
     return;
@@ -125,28 +123,17 @@ async function withAudit(sink: AuditSink, d: AuditDecision, x: Exchange, next: (
     x.onClose(() => { void complete(); });
     return;
   }
-  await complete();
+  const p = complete();
+  if (p) await p;
 }
 
 /**
- * Failed authentication (Kubernetes' WithFailedAuthenticationAudit), placed before the
- * authentication filter: a 401 from it is one ResponseStarted event with no user and the
- * methods tried, when the policy gives the user-less request a level.
+ * Failed authentication (Kubernetes' WithFailedAuthenticationAudit): the authentication filter
+ * calls this before its 401; one ResponseStarted event with no user and the methods tried,
+ * when the policy gives the user-less request a level.
  */
-export function failedAuthenticationAudit(sink: AuditSink): Filter {
-  return {
-    name: 'failed-authentication-audit',
-    run(x: Exchange, next: () => Promise<void>): Promise<void> {
-      const before = x.ctx.user;
-      let p: Promise<void>;
-      try { p = next(); } catch (e) { p = Promise.reject(e); }
-      return p.catch(async (e: unknown) => {
-        // Authentication sets the user when it succeeds: a 401 before that is its refusal.
-        if (isApiError(e) && e.code === 401 && x.ctx.user === before) await auditFailedAuthentication(sink, x);
-        throw e;
-      });
-    },
-  };
+export function failedAuthenticationAudit(sink: AuditSink): (x: Exchange) => void | Promise<void> {
+  return (x) => auditFailedAuthentication(sink, x);
 }
 
 const NO_USER = Object.freeze({ name: '', groups: Object.freeze([]) as unknown as string[] });
@@ -163,7 +150,7 @@ export function authMethodsMessage(req: ApiRequest): string {
   return methods.length ? `Authentication failed, attempted: ${methods.join(', ')}` : 'Authentication failed, no credentials provided';
 }
 
-async function auditFailedAuthentication(sink: AuditSink, x: Exchange): Promise<void> {
+function auditFailedAuthentication(sink: AuditSink, x: Exchange): void | Promise<void> {
   const i = x.ctx.info;
   const d = sink.policy.evaluate({
     user: NO_USER, verb: auditVerb(i, x.req.method), isResourceRequest: i.isResourceRequest, path: i.path,
@@ -172,8 +159,7 @@ async function auditFailedAuthentication(sink: AuditSink, x: Exchange): Promise<
   if (d.level === 'None' || d.omitStages.has('ResponseStarted')) return;
   const rec = new AuditRecord(d, x.ctx.requestId, x.req, i, NO_USER);
   rec.noteStatus({ message: authMethodsMessage(x.req), code: 401 });
-  const p = sink.emit([rec.event('ResponseStarted', undefined, undefined, undefined)]);
-  if (p) await p;
+  return sink.emit([rec.event('ResponseStarted', undefined, undefined, undefined)]);
 }
 
 /** Holds a response's end() until released (blocking audit backends). */
