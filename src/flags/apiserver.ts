@@ -142,13 +142,10 @@ export const APISERVER_OPTIONS = [
 
 export type ApiserverConfig = ConfigOf<typeof APISERVER_OPTIONS>;
 
-const AUDIT = 'the audit backends are not built yet';
-
 const CLOUD = 'no cloud provider is built in';
 
 /** The reference's options this API server does not act on yet (see DaemonFlagSet.notActedOn). */
 export const APISERVER_NOT_ACTED_ON: Readonly<Record<string, string>> = {
-  ...Object.fromEntries(APISERVER_OPTIONS.filter((o) => o.name.startsWith('audit-')).map((o) => [o.name, AUDIT])),
   'cloud-config': CLOUD,
   'cloud-provider': CLOUD,
   'vendor-container-registry-config': CLOUD,

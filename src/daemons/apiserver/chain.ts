@@ -17,7 +17,7 @@ import { ApiError, errors } from '../../api/meta/status.js';
 import type { Authenticator } from '../../auth/authenticator.js';
 import type { Authorizer } from '../../auth/authorizer.js';
 import type { ApiRequest, ApiResponse, RequestContext } from './context.js';
-import { audit, type AuditSink } from './filters/audit.js';
+import { audit, failedAuthenticationAudit, type AuditSink } from './filters/audit.js';
 import { authentication } from './filters/authentication.js';
 import { authorization } from './filters/authorization.js';
 import { impersonation } from './filters/impersonation.js';
@@ -71,7 +71,8 @@ export function buildFilters(d: ChainDeps): Filter[] {
     connectionThrottle(d.options),
     // Only with --cors-allowed-origins; before authentication, so a preflight needs no credentials.
     ...(corsFilter ? [corsFilter] : []),
-    authentication(d.authenticator),
+    // With audit on, a refused authentication is audited too (there is no user to audit it by later).
+    authentication(d.authenticator, d.audit ? failedAuthenticationAudit(d.audit) : undefined),
     audit(d.audit),
     // Impersonate-* headers: checked against the authenticated user, then the request runs as the impersonated one.
     impersonation(d.authorizer),

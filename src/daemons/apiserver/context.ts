@@ -9,6 +9,7 @@ import type { UserInfo } from '../../auth/user.js';
 import type { H2Request } from './h2-request.js';
 import type { H2Response } from './h2-response.js';
 import type { RequestInfo } from './request-info.js';
+import type { AuditRecord } from './audit/event.js';
 
 /**
  * A request as the listener delivers it: Node's HTTP/1.1 classes (including upgrades), or for an
@@ -39,6 +40,11 @@ export interface RequestContext {
   log: Logger;
   /** Watches, exec/attach/portforward, proxy, followed logs: no timeout, not counted in-flight. */
   isLongRunning: boolean;
+  /**
+   * The request's audit record, present only when the audit policy gave it a level above None:
+   * filters and handlers add what audit reports (authorization decision, the object's name).
+   */
+  audit?: AuditRecord;
 }
 
 /** The anonymous user, before (or instead of) authentication. A fresh object each call. */

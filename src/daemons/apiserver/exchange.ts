@@ -16,6 +16,7 @@ import { writeStatus, writeStatusToSocket } from './filters/write-status.js';
 import { RequestAbort } from './request-abort.js';
 import type { RequestInfo } from './request-info.js';
 import type { RequestTarget } from './request-target.js';
+import type { AuditRecord } from './audit/event.js';
 
 /** What a request is before the request-info filter reads it. */
 function placeholderInfo(path: string, method: string): RequestInfo {
@@ -25,12 +26,16 @@ function placeholderInfo(path: string, method: string): RequestInfo {
   };
 }
 
+const MAX_AUDIT_ID = 128;
+const PRINTABLE = /^[\x21-\x7e]+$/;
+
 export class ChainContext implements RequestContext {
   info: RequestInfo;
   user: UserInfo = anonymousUser();
   readonly query: URLSearchParams;
   deadline?: number;
   isLongRunning = false;
+  audit?: AuditRecord;
   private id: string | undefined;
   private logger: Logger | undefined;
 
@@ -47,6 +52,8 @@ export class ChainContext implements RequestContext {
 
   get signal(): AbortSignal { return this.abort.signal; }
   get requestId(): string { return (this.id ??= randomUUID()); }
+  /** An Audit-ID the client sent, used as the request's id (as Kubernetes does). */
+  useRequestId(id: string): void { this.id = id; }
   get log(): Logger { return (this.logger ??= this.baseLog.child({ requestId: this.requestId, method: this.method, path: this.path })); }
   set log(l: Logger) { this.logger = l; }
 }
@@ -66,6 +73,10 @@ export class ChainExchange implements Exchange {
     readonly upgrade?: { socket: Duplex; head: Buffer },
   ) {
     this.ctx = new ChainContext(this.abort, log, req.method ?? 'GET', url.pathname, url.searchParams);
+    // Every answer names its audit id, audited or not (Kubernetes' WithAuditInit).
+    const given = req.headers['audit-id'];
+    if (typeof given === 'string' && given.length > 0 && given.length <= MAX_AUDIT_ID && PRINTABLE.test(given)) this.ctx.useRequestId(given);
+    if (res) res.setHeader('Audit-Id', this.ctx.requestId);
   }
 
   started(): boolean { return this.res ? this.res.headersSent : this.handedOver; }

@@ -26,6 +26,7 @@ import { loadAdmissionPluginConfigs } from './admission/load-configs.js';
 import type { RestConfig } from './rest/types.js';
 import { createApiserverMetrics, type ApiserverMetrics } from './metrics.js';
 import { prepareServing, startServing, type Serving } from './serve.js';
+import { setupAudit } from './audit/setup.js';
 import { resolveAdvertiseAddress } from './tls/serving-certs.js';
 import { readOptionFile, StartupError, withServingDefaults, type ServingOptions } from './serving-options.js';
 import { setAllowPrivileged } from '../../api/resources/core/pod-spec.js';
@@ -186,6 +187,12 @@ export async function startApiserverParts(config: ApiserverConfig, log: Logger, 
   const prepared = await prepareServing(serveOptions);
   // Background work of the authenticators (OIDC discovery) stops last.
   cleanups.push(async () => prepared.authn.close());
+  // Audit: policy and backends (--audit-*); buffered events are written out after the listener closes.
+  const auditSink = await setupAudit(config, log, metrics.registry);
+  if (auditSink) {
+    Object.assign(serveOptions, { audit: auditSink });
+    cleanups.push(() => auditSink.shutdown());
+  }
   try {
     const tls: { -readonly [K in keyof EtcdTlsOptions]: EtcdTlsOptions[K] } = {};
     if (config.kvstoreCafile) tls.caFile = config.kvstoreCafile;

@@ -44,7 +44,10 @@ export function authRequestOf(req: ApiRequest): AuthRequest {
  */
 const certificateUsers = new WeakMap<TLSSocket, UserInfo>();
 
-export function authentication(authenticator: Authenticator): Filter {
+/** Told of each refused request before its 401 (audit records failed authentication). */
+export type OnRefused = (x: Exchange) => void | Promise<void>;
+
+export function authentication(authenticator: Authenticator, onRefused?: OnRefused): Filter {
   return {
     name: 'authentication',
     run(x: Exchange, next: () => Promise<void>): Promise<void> {
@@ -52,15 +55,16 @@ export function authentication(authenticator: Authenticator): Filter {
       const known = sock && x.req.headers['authorization'] === undefined ? certificateUsers.get(sock) : undefined;
       // A connection whose certificate already named its user passes on without a promise of its own.
       if (known) return authenticated(authenticator, x, known, next);
-      return authenticateAndRun(authenticator, x, sock, next);
+      return authenticateAndRun(authenticator, x, sock, next, onRefused);
     },
   };
 }
 
-async function authenticateAndRun(authenticator: Authenticator, x: Exchange, sock: TLSSocket | undefined, next: () => Promise<void>): Promise<void> {
+async function authenticateAndRun(authenticator: Authenticator, x: Exchange, sock: TLSSocket | undefined, next: () => Promise<void>, onRefused: OnRefused | undefined): Promise<void> {
   const r = await authenticator.authenticate(authRequestOf(x.req));
   if (!r.ok) {
     x.ctx.log.debug({ reason: r.error ?? 'no credentials' }, 'unable to authenticate the request');
+    if (onRefused) await onRefused(x);
     throw errors.unauthorized('Unauthorized');
   }
   const user = r.user;

@@ -50,6 +50,9 @@ export function forbiddenError(a: AuthorizationAttributes, reason: string): ApiE
   return new ApiError(403, 'Forbidden', message, details);
 }
 
+const DECISION_ANNOTATION = 'authorization.k8s.io/decision';
+const REASON_ANNOTATION = 'authorization.k8s.io/reason';
+
 export function authorization(authorizer: Authorizer): Filter {
   return {
     name: 'authorization',
@@ -58,6 +61,12 @@ export function authorization(authorizer: Authorizer): Filter {
     run(x: Exchange, next: () => Promise<void>): Promise<void> {
       const attrs = attributesOf(x.ctx, x.req.method);
       const decided = (r: AuthorizationResult): Promise<void> => {
+        // Audit shows every decision and its reason (Kubernetes' authorization.k8s.io/* annotations).
+        const rec = x.ctx.audit;
+        if (rec) {
+          rec.annotate(DECISION_ANNOTATION, r.decision === 'allow' ? 'allow' : 'forbid');
+          rec.annotate(REASON_ANNOTATION, r.reason);
+        }
         if (r.decision === 'allow') return next();
         x.ctx.log.debug({ reason: r.reason }, 'forbidden');
         return Promise.reject(forbiddenError(attrs, r.reason));

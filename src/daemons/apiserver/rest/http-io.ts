@@ -6,6 +6,7 @@ import { encodeYaml } from '../../../api/codec/yaml.js';
 import { MAX_BODY_BYTES } from './types.js';
 import type { OutputFormat } from './negotiate.js';
 import { encodeProtobufOrUndefined } from './codec-adapter.js';
+import { auditBodies } from '../audit/event.js';
 import { bufferSource, markBusy, pieceBytesFor, writeFromSource, type BodySource } from '../body-writer.js';
 
 /**
@@ -41,7 +42,10 @@ export function readBody(req: ApiRequest, limit = MAX_BODY_BYTES): Promise<Buffe
     };
     const onEnd = (): void => {
       cleanup();
-      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+      const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+      const audited = auditBodies.get(req);
+      if (audited) audited.requestBody = body;
+      resolve(body);
     };
     const onError = (e: Error): void => { cleanup(); reject(e); };
     // The client went away before the end: nothing more will come.

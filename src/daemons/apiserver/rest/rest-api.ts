@@ -226,6 +226,7 @@ export function createRestApi(deps: RestDeps): RestApi {
       } catch (e) {
         const err = toApiError(e);
         if (err.code >= 500) log.error({ err: e, path: ctx.info.path }, 'request failed');
+        ctx.audit?.noteStatus(err.status);
         if (!res.headersSent) {
           // Warnings gathered before the failure (an admission webhook's, say) go out with it, as in Kubernetes.
           if (scope?.warnings.length) for (const [k, v] of Object.entries(warningHeaders(scope))) res.setHeader(k, v);

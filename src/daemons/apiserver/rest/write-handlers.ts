@@ -37,7 +37,9 @@ export function fieldManagerOf(s: Scope, required: boolean): string | undefined 
 
 /** What admission (webhooks) is told of this request: who asks, in which version, with which field manager; where warnings go. */
 export function admissionRequest(s: Scope, fieldManager?: string): AdmissionRequestInfo {
-  return { user: s.ctx.user, version: s.version, warnings: s.warnings, fieldManager };
+  // Audited requests collect the plugins' audit annotations on their audit record.
+  const auditAnnotations = s.ctx.audit?.annotationSink();
+  return { user: s.ctx.user, version: s.version, warnings: s.warnings, fieldManager, ...(auditAnnotations ? { auditAnnotations } : {}) };
 }
 
 function managedFieldsHook(s: Scope, manager: string | undefined, operation: 'Update' | 'Apply', subresource: string): WriteOptions['beforeStore'] {
@@ -83,6 +85,7 @@ async function readWrite(s: Scope): Promise<{ fmt: ReturnType<typeof outputForma
   } else {
     raw = decodeObject(contentType, body, s.def.kind);
   }
+  s.ctx.audit?.noteObject(raw.metadata);
   const warnings = checkFields(parseFieldValidation(s.query.get('fieldValidation')), raw, servedApiVersion(s), s.def.kind, text, s.def);
   if (warnings.length) s.warnings.push(...warnings);
   return { fmt, body, raw, dryRun: parseDryRun(s.query), manager: fieldManagerOf(s, false) };

@@ -1,0 +1,243 @@
+/**
+ * audit.k8s.io/v1 Event, and the per-request record that fills it (Kubernetes' audit context:
+ * request.go). The record lives on the request context (`ctx.audit`) only when the policy gave
+ * the request a level above None; handlers and filters add to it through that field:
+ * the authorization filter its decision and reason, the REST layer the decoded object's name.
+ *
+ * Fields are assigned in Kubernetes' order so `JSON.stringify` writes them as its encoder does.
+ */
+import type { ApiRequest } from '../context.js';
+import type { UserInfo } from '../../../auth/user.js';
+import type { RequestInfo } from '../request-info.js';
+import { levelAtLeast, type AuditDecision, type Level, type Stage } from './policy.js';
+
+export interface AuditUser { username: string; uid?: string; groups?: string[]; extra?: Record<string, string[]> }
+
+export interface ObjectReference {
+  resource?: string;
+  namespace?: string;
+  name?: string;
+  uid?: string;
+  apiGroup?: string;
+  apiVersion?: string;
+  resourceVersion?: string;
+  subresource?: string;
+}
+
+export interface ResponseStatus {
+  metadata: Record<string, never>;
+  status?: string;
+  message?: string;
+  reason?: string;
+  details?: unknown;
+  code: number;
+}
+
+export interface AuditEvent {
+  kind: 'Event';
+  apiVersion: 'audit.k8s.io/v1';
+  level: Level;
+  auditID: string;
+  stage: Stage;
+  requestURI: string;
+  verb: string;
+  user: AuditUser;
+  impersonatedUser?: AuditUser;
+  sourceIPs?: string[];
+  userAgent?: string;
+  objectRef?: ObjectReference;
+  responseStatus?: ResponseStatus;
+  requestObject?: unknown;
+  responseObject?: unknown;
+  requestReceivedTimestamp: string;
+  stageTimestamp: string;
+  annotations?: Record<string, string>;
+}
+
+/**
+ * Requests whose body audit logs (Request level and above): readBody hands the bytes over
+ * through this map, so other requests pay one lookup and no copy.
+ */
+export const auditBodies = new WeakMap<object, AuditRecord>();
+
+let lastMs = -1;
+let lastTime = '';
+
+/** Kubernetes' MicroTime: RFC 3339 with six fraction digits, UTC (made once per millisecond). */
+export function microTime(ms: number): string {
+  if (ms !== lastMs) {
+    lastMs = ms;
+    const iso = new Date(ms).toISOString();
+    lastTime = `${iso.slice(0, -1)}000Z`;
+  }
+  return lastTime;
+}
+
+export function auditUser(u: UserInfo): AuditUser {
+  // No user (a refused authentication): Kubernetes writes an empty object.
+  if (!u.name) return {} as AuditUser;
+  const out: AuditUser = { username: u.name };
+  if (u.uid) out.uid = u.uid;
+  if (u.groups.length) out.groups = [...u.groups];
+  if (u.extra && Object.keys(u.extra).length) out.extra = u.extra;
+  return out;
+}
+
+/** The verb audit reports: request info's, with streaming `connect` read back from the HTTP method as Kubernetes' request info does. */
+export function auditVerb(info: RequestInfo, method: string | undefined): string {
+  if (info.verb !== 'connect') return info.verb;
+  switch ((method ?? 'GET').toUpperCase()) {
+    case 'POST': return 'create';
+    case 'PUT': return 'update';
+    case 'PATCH': return 'patch';
+    case 'DELETE': return 'delete';
+    default: return 'get';
+  }
+}
+
+/** X-Forwarded-For, then X-Real-Ip, then the peer address, without repeats (Kubernetes' SourceIPs). */
+export function sourceIPs(req: ApiRequest): string[] {
+  const out: string[] = [];
+  const xff = req.headers['x-forwarded-for'];
+  if (typeof xff === 'string') for (const p of xff.split(',')) { const ip = p.trim(); if (ip) out.push(ip); }
+  const real = req.headers['x-real-ip'];
+  if (typeof real === 'string' && real.trim() && !out.includes(real.trim())) out.push(real.trim());
+  let remote = req.socket?.remoteAddress;
+  if (remote?.startsWith('::ffff:')) remote = remote.slice(7);
+  if (remote && !out.includes(remote)) out.push(remote);
+  return out;
+}
+
+/** A copy with Kubernetes' field order and its omitted empties. */
+function orderedRef(r: ObjectReference): ObjectReference {
+  const ref: ObjectReference = {};
+  if (r.resource) ref.resource = r.resource;
+  if (r.namespace) ref.namespace = r.namespace;
+  if (r.name) ref.name = r.name;
+  if (r.uid) ref.uid = r.uid;
+  if (r.apiGroup) ref.apiGroup = r.apiGroup;
+  if (r.apiVersion) ref.apiVersion = r.apiVersion;
+  if (r.resourceVersion) ref.resourceVersion = r.resourceVersion;
+  if (r.subresource) ref.subresource = r.subresource;
+  return ref;
+}
+
+function objectRefOf(info: RequestInfo): ObjectReference | undefined {
+  if (!info.isResourceRequest) return undefined;
+  const ref: ObjectReference = {};
+  if (info.resource) ref.resource = info.resource;
+  if (info.namespace) ref.namespace = info.namespace;
+  if (info.name) ref.name = info.name;
+  ref.apiGroup = info.apiGroup;
+  if (info.apiVersion) ref.apiVersion = info.apiVersion;
+  if (info.subresource) ref.subresource = info.subresource;
+  return ref;
+}
+
+/** Drops metadata.managedFields (of a List's items too) from a copy-free parsed object. */
+export function omitManagedFields(obj: unknown): unknown {
+  if (typeof obj !== 'object' || obj === null) return obj;
+  const o = obj as { metadata?: { managedFields?: unknown }; items?: unknown[] };
+  if (o.metadata && typeof o.metadata === 'object') delete o.metadata.managedFields;
+  if (Array.isArray(o.items)) for (const i of o.items) omitManagedFields(i);
+  return obj;
+}
+
+/** A JSON body as an object, or undefined (protobuf and other encodings are not logged). */
+export function parseJsonBody(body: Buffer | undefined, contentType: string | undefined): unknown {
+  if (!body || body.length === 0) return undefined;
+  const ct = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+  if (ct !== '' && !ct.endsWith('json')) return undefined;
+  try { return JSON.parse(body.toString('utf8')); } catch { return undefined; }
+}
+
+/** One request's audit state. */
+export class AuditRecord {
+  readonly level: Level;
+  readonly receivedAt: number;
+  readonly user: AuditUser;
+  readonly objectRef: ObjectReference | undefined;
+  annotations: Record<string, string> | undefined;
+  /** Set once the answer is known. */
+  responseStatus: ResponseStatus | undefined;
+  /** The raw request body, kept only at Request level and above (readBody hands it over). */
+  requestBody: Buffer | undefined;
+  /** The response body bytes, kept only at RequestResponse for requests that are not long-running. */
+  responseBody: Buffer[] | undefined;
+  /** What the events carry, shared by the stages until it changes (so encoders can cache by identity). */
+  private refOut: ObjectReference | undefined;
+  private readonly base: Omit<AuditEvent, 'stage' | 'stageTimestamp' | 'level' | 'user' | 'objectRef' | 'annotations'>;
+
+  constructor(readonly decision: AuditDecision, readonly id: string, req: ApiRequest, info: RequestInfo, originalUser: UserInfo) {
+    this.level = decision.level;
+    this.receivedAt = Date.now();
+    this.user = auditUser(originalUser);
+    this.objectRef = objectRefOf(info);
+    const ua = req.headers['user-agent'];
+    this.base = {
+      kind: 'Event', apiVersion: 'audit.k8s.io/v1', auditID: id, requestURI: req.url ?? '/', verb: auditVerb(info, req.method),
+      sourceIPs: sourceIPs(req), ...(ua ? { userAgent: ua } : {}), requestReceivedTimestamp: microTime(this.receivedAt),
+    } as AuditRecord['base'];
+  }
+
+  get wantsRequestBody(): boolean { return levelAtLeast(this.level, 'Request'); }
+  get wantsResponseBody(): boolean { return this.level === 'RequestResponse'; }
+
+  annotate(key: string, value: string): void {
+    (this.annotations ??= {})[key] = value;
+  }
+
+  /** The annotations, for others to add to (admission plugins' audit annotations). */
+  annotationSink(): Record<string, string> {
+    return (this.annotations ??= {});
+  }
+
+  /** The Status an answered failure carried (the REST layer writes its own errors). */
+  noteStatus(s: { status?: string; message?: string; reason?: string; details?: unknown; code: number }): void {
+    // Kubernetes' field order: metadata, status, message, reason, details, code.
+    const out = { metadata: {} } as ResponseStatus;
+    if (s.status) out.status = s.status;
+    if (s.message) out.message = s.message;
+    if (s.reason) out.reason = s.reason;
+    if (s.details) out.details = s.details;
+    out.code = s.code;
+    this.responseStatus = out;
+  }
+
+  /** Fills the object reference from a decoded request object's metadata, where the URL did not say (create). */
+  noteObject(meta: { namespace?: unknown; name?: unknown; uid?: unknown; resourceVersion?: unknown } | undefined): void {
+    const ref = this.objectRef;
+    if (!ref || !meta) return;
+    this.refOut = undefined;
+    if (!ref.namespace && typeof meta.namespace === 'string' && meta.namespace) ref.namespace = meta.namespace;
+    if (!ref.name && typeof meta.name === 'string' && meta.name) ref.name = meta.name;
+    if (!ref.uid && typeof meta.uid === 'string' && meta.uid) ref.uid = meta.uid;
+    if (!ref.resourceVersion && typeof meta.resourceVersion === 'string' && meta.resourceVersion) ref.resourceVersion = meta.resourceVersion;
+  }
+
+  /** The event for one stage; `impersonated` is the user the request ran as, when not the authenticated one. */
+  event(stage: Stage, impersonated: UserInfo | undefined, reqContentType: string | undefined, resContentType: string | undefined): AuditEvent {
+    const b = this.base;
+    const ev: AuditEvent = {
+      kind: b.kind, apiVersion: b.apiVersion, level: this.level, auditID: b.auditID, stage, requestURI: b.requestURI, verb: b.verb, user: this.user,
+    } as AuditEvent;
+    if (impersonated) ev.impersonatedUser = auditUser(impersonated);
+    if (b.sourceIPs?.length) ev.sourceIPs = b.sourceIPs;
+    if (b.userAgent) ev.userAgent = b.userAgent;
+    if (this.objectRef) ev.objectRef = (this.refOut ??= orderedRef(this.objectRef));
+    if (stage !== 'RequestReceived' && this.responseStatus) ev.responseStatus = this.responseStatus;
+    if (this.requestBody && this.wantsRequestBody) {
+      const o = parseJsonBody(this.requestBody, reqContentType);
+      if (o !== undefined) ev.requestObject = this.decision.omitManagedFields ? omitManagedFields(o) : o;
+    }
+    if (stage === 'ResponseComplete' && this.responseBody && this.wantsResponseBody) {
+      const o = parseJsonBody(Buffer.concat(this.responseBody), resContentType);
+      if (o !== undefined) ev.responseObject = this.decision.omitManagedFields ? omitManagedFields(o) : o;
+    }
+    ev.requestReceivedTimestamp = b.requestReceivedTimestamp;
+    ev.stageTimestamp = microTime(Date.now());
+    // A copy: a batch may encode this event after later stages added annotations.
+    if (this.annotations && stage !== 'RequestReceived') ev.annotations = { ...this.annotations };
+    return ev;
+  }
+}

@@ -1,0 +1,140 @@
+/**
+ * The log backend (`--audit-log-path`): events as lines in a file, or on standard output for
+ * `-`. Writes are synchronous (one write call per event in blocking mode, per batch in batch
+ * mode), so a blocking-mode response never waits on a queue behind other requests' writes.
+ *
+ * Rotation as Kubernetes' (lumberjack): before a write that would take the file past
+ * `--audit-log-maxsize` MB (0: lumberjack's default, 100 MB), the file is renamed `<name>-<UTC time>.<ext>` (time as
+ * 2006-01-02T15-04-05.000) and a new one started; then backups beyond `--audit-log-maxbackup`
+ * and those older than `--audit-log-maxage` days, by the time in their names, are removed.
+ */
+import { closeSync, fstatSync, openSync, readdirSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { basename, dirname, extname, join } from 'node:path';
+import type { Logger } from 'pino';
+import type { AuditEvent } from './event.js';
+import { formatLine, type AuditBackend, type LogFormat } from './format.js';
+
+export interface RotationOptions {
+  /** Bytes at which the file rotates; 0 never. */
+  maxBytes: number;
+  /** Backups kept; 0 keeps all. */
+  maxBackups: number;
+  /** Days a backup is kept; 0 keeps them whatever their age. */
+  maxAgeDays: number;
+}
+
+export interface LineSink {
+  write(text: string): void;
+  close(): void;
+}
+
+/** A backup name's time: `2006-01-02T15-04-05.000` (UTC). */
+function backupStamp(ms: number): string {
+  return new Date(ms).toISOString().replace(/:/g, '-').replace('Z', '');
+}
+
+function parseStamp(s: string): number | undefined {
+  const m = /^(\d{4}-\d{2}-\d{2})T(\d{2})-(\d{2})-(\d{2})\.(\d{3})$/.exec(s);
+  if (!m) return undefined;
+  const t = Date.parse(`${m[1]}T${m[2]}:${m[3]}:${m[4]}.${m[5]}Z`);
+  return Number.isNaN(t) ? undefined : t;
+}
+
+export class RotatingFile implements LineSink {
+  private fd: number;
+  private size: number;
+  private readonly dir: string;
+  private readonly prefix: string;
+  private readonly ext: string;
+
+  constructor(private readonly path: string, private readonly rot: RotationOptions, private readonly now: () => number = Date.now) {
+    this.dir = dirname(path);
+    this.ext = extname(path);
+    this.prefix = `${basename(path, this.ext)}-`;
+    this.fd = openSync(path, 'a', 0o600);
+    this.size = fstatSync(this.fd).size;
+  }
+
+  write(text: string): void {
+    const buf = Buffer.from(text);
+    if (this.rot.maxBytes > 0 && this.size > 0 && this.size + buf.length > this.rot.maxBytes) this.rotate();
+    let off = 0;
+    while (off < buf.length) off += writeSync(this.fd, buf, off);
+    this.size += buf.length;
+  }
+
+  close(): void {
+    closeSync(this.fd);
+  }
+
+  /** Backup files of this log, newest first. */
+  backups(): { name: string; time: number }[] {
+    const out: { name: string; time: number }[] = [];
+    for (const f of readdirSync(this.dir)) {
+      if (!f.startsWith(this.prefix) || !f.endsWith(this.ext)) continue;
+      const t = parseStamp(f.slice(this.prefix.length, f.length - this.ext.length));
+      if (t !== undefined) out.push({ name: f, time: t });
+    }
+    return out.sort((a, b) => b.time - a.time);
+  }
+
+  private rotate(): void {
+    closeSync(this.fd);
+    let stamp = this.now();
+    // Two rotations within one millisecond must not overwrite a backup.
+    while (this.backups().some((b) => b.time === stamp)) stamp++;
+    renameSync(this.path, join(this.dir, `${this.prefix}${backupStamp(stamp)}${this.ext}`));
+    this.fd = openSync(this.path, 'a', 0o600);
+    this.size = 0;
+    this.prune();
+  }
+
+  private prune(): void {
+    const { maxBackups, maxAgeDays } = this.rot;
+    if (!maxBackups && !maxAgeDays) return;
+    const cutoff = maxAgeDays > 0 ? this.now() - maxAgeDays * 24 * 3600_000 : -Infinity;
+    this.backups().forEach((b, i) => {
+      if ((maxBackups > 0 && i >= maxBackups) || b.time < cutoff) {
+        try { unlinkSync(join(this.dir, b.name)); } catch { /* already gone */ }
+      }
+    });
+  }
+}
+
+export class StdoutSink implements LineSink {
+  write(text: string): void { process.stdout.write(text); }
+  close(): void { /* standard output stays open */ }
+}
+
+export class LogBackend implements AuditBackend {
+  readonly name = 'log';
+  /** `onError` counts events that could not be written (apiserver_audit_error_total{plugin="log"}). */
+  constructor(private readonly sink: LineSink, private readonly format: LogFormat, private readonly log: Logger, private readonly onError: (n: number) => void) {}
+
+  process(events: AuditEvent[]): void {
+    let text = '';
+    for (const ev of events) text += formatLine(ev, this.format);
+    this.write(text, events.length);
+  }
+
+  prepare(ev: AuditEvent): string {
+    return formatLine(ev, this.format);
+  }
+
+  processPrepared(lines: unknown[]): void {
+    this.write((lines as string[]).join(''), lines.length);
+  }
+
+  private write(text: string, count: number): void {
+    try {
+      this.sink.write(text);
+    } catch (e) {
+      this.onError(count);
+      this.log.error({ err: (e as Error).message, events: count }, "Error in audit plugin 'log'");
+    }
+  }
+
+  async shutdown(): Promise<void> {
+    try { this.sink.close(); } catch { /* closing is best effort */ }
+  }
+}
