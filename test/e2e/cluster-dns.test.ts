@@ -1,8 +1,9 @@
 /**
  * `corectl server` on containerd (skipped unless root with containerd and kubectl 1.33), bound
  * to the host's own address: a busybox pod started with kubectl gets the cluster DNS in its
- * resolv.conf (the node's address, no service proxy on this branch), resolves the API server's
- * service through the search path, and finds it in its environment (KUBERNETES_SERVICE_HOST).
+ * resolv.conf (the kube-dns Service's 10.0.0.10 when the service proxy runs, so the query goes
+ * through it; the node's address when it does not), resolves the API server's service through
+ * the search path, and finds it in its environment (KUBERNETES_SERVICE_HOST).
  */
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
@@ -41,16 +42,22 @@ t.test('a pod resolves cluster names through corectl server\'s DNS', { skip, tim
     return { code: r.status, out: r.stdout + r.stderr };
   };
   const line = await server.waitFor(/corectl: cluster DNS/, 90_000);
-  t.match(line, new RegExp(`cluster DNS on ${hostIp?.replace(/\./g, '\\.')}:53 .*pods' resolv\\.conf names ${hostIp?.replace(/\./g, '\\.')}`), line);
+  // With the service proxy (root, nft) pods ask the kube-dns Service, else the node itself.
+  const proxied = !server.lines.some((l) => /proxy off/.test(l));
+  const nameserver = proxied ? '10.0.0.10' : hostIp!;
+  t.match(line, new RegExp(`cluster DNS on ${hostIp?.replace(/\./g, '\\.')}:53 .*pods' resolv\\.conf names ${nameserver.replace(/\./g, '\\.')}`), line);
   await server.waitFor(/corectl: node dns-e2e Ready/, 90_000);
   await waitFor('the default service account', () => kc('get', 'serviceaccount', 'default').code === 0, 60_000);
+  // Pods ask 10.0.0.10 only once the proxy has programmed the kube-dns Service (a pod started
+  // before would find no DNS, as on Kubernetes before kube-proxy's first sync).
+  if (proxied) await waitFor('the proxy\'s rules for kube-dns', () => /10\.0\.0\.10/.test(spawnSync('nft', ['list', 'table', 'ip', 'corectl-proxy'], { encoding: 'utf8' }).stdout ?? ''), 60_000);
   const script = 'cat /etc/resolv.conf; echo ======; nslookup kubernetes; echo ======; ping -c 1 -W 1 kubernetes.default; echo ======; env | grep ^KUBERNETES_SERVICE_HOST=';
   const run = kc('run', 'dnsclient', '--image=localhost/busybox:latest', '--image-pull-policy=IfNotPresent', '--restart=Never', '--command', '--', 'sh', '-c', script);
   t.equal(run.code, 0, run.out);
   await waitFor('the pod finished', () => /Succeeded|Failed/.test(kc('get', 'pod', 'dnsclient', '-o', 'jsonpath={.status.phase}').out), 90_000);
   const logs = kc('logs', 'dnsclient').out;
   const [conf = '', short = '', ping = '', envOut = ''] = logs.split('======\n');
-  t.match(conf, new RegExp(`nameserver ${hostIp?.replace(/\./g, '\\.')}\\n`), 'resolv.conf names the node\'s address');
+  t.match(conf, new RegExp(`nameserver ${nameserver.replace(/\./g, '\\.')}\\n`), `resolv.conf names ${proxied ? 'the kube-dns Service' : 'the node\'s address'}`);
   t.match(conf, /search default\.svc\.cluster\.local svc\.cluster\.local cluster\.local/);
   t.match(conf, /options ndots:5/);
   t.match(short, /Name:\s+kubernetes\.default\.svc\.cluster\.local\s+Address:\s+10\.0\.0\.1/, `nslookup kubernetes (${short})`);
