@@ -36,7 +36,7 @@ interface Answer { status: number; body: Buffer; headers: Record<string, string 
 
 const FIXTURE_KINDS = ['pods', 'configmaps', 'secrets', 'services', 'endpoints', 'deployments', 'jobs', 'roles', 'leases', 'nodes', 'namespaces', 'persistentvolumeclaims', 'priorityclasses', 'endpointslices'];
 
-export interface FuzzOptions { requests: number; seed: number; log?: (line: string) => void; /** Log every case before it is sent. */ trace?: boolean }
+export interface FuzzOptions { requests: number; seed: number; log?: (line: string) => void; /** Log every case before it is sent. */ trace?: boolean; /** Log a progress line every this many cases. */ progressEvery?: number }
 
 export async function fuzzRun(o: FuzzOptions): Promise<FuzzReport> {
   const api = await startApiserver({ process: true, args: ['--disable-admission-plugins=ServiceAccount,StorageObjectInUseProtection'] });
@@ -118,6 +118,7 @@ export async function fuzzRun(o: FuzzOptions): Promise<FuzzReport> {
     for (let n = 0; n < o.requests; n++) {
       const c = nextCase(rng, fixtures);
       if (o.trace) o.log?.(`#${n} ${c.label} ${c.method} ${c.path.slice(0, 120)} ${c.body?.length ?? 0} B`);
+      if (o.progressEvery && n > 0 && n % o.progressEvery === 0) o.log?.(`progress: ${n} cases, ${report.serverErrors} 5xx, ${report.partialWrites} partial writes, ${report.nonStatus} non-Status, ${report.hangs} hangs`);
       const h1 = rng.chance(0.5);
       // The fixture as it is now (an earlier deletecollection may have taken it: make it anew).
       let before = '';
