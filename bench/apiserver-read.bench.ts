@@ -14,7 +14,8 @@
  * READBENCH_WATCHERS (default 1000; 0 skips the watch row), READBENCH_PIN=0 (no taskset pinning),
  * READBENCH_CPU_PROF=<dir> (the apiserver child runs with --cpu-prof into <dir>),
  * READBENCH_CLI=<path to a compiled src/cli.js> (compare another build, e.g. a baseline tree),
- * READBENCH_ONLY=get,list,watch (a subset of the rows).
+ * READBENCH_ONLY=get,list,watch (a subset of the rows),
+ * READBENCH_APISERVER_ARGS='--opt=v ...' (more API server options, e.g. other authenticators).
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -40,6 +41,7 @@ const PAGE_PASSES = 25;
 const WATCHERS = Number(process.env['READBENCH_WATCHERS'] ?? 1000);
 const PROF_DIR = process.env['READBENCH_CPU_PROF'];
 const ONLY = new Set((process.env['READBENCH_ONLY'] ?? 'get,list,watch').split(','));
+const EXTRA_ARGS = (process.env['READBENCH_APISERVER_ARGS'] ?? '').split(/\s+/).filter(Boolean);
 const CLI = process.env['READBENCH_CLI'] ? resolve(process.env['READBENCH_CLI']) : fileURLToPath(new URL('../src/cli.js', import.meta.url));
 const JSON_CT = { 'content-type': 'application/json', accept: 'application/json' };
 
@@ -230,7 +232,7 @@ async function main(): Promise<void> {
     const prof = PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${resolve(PROF_DIR)}`] : [];
     const tokens = join(dir, 'tokens.csv');
     await writeFile(tokens, `${BENCH_TOKEN},bench-admin,bench-admin,"system:masters"\n`);
-    api = await spawnReady([...apiserverArgs(CLI, dir, pki, port, prof), `--token-auth-file=${tokens}`], cpu, url, pki.client, '/healthz');
+    api = await spawnReady([...apiserverArgs(CLI, dir, pki, port, prof), `--token-auth-file=${tokens}`, ...EXTRA_ARGS], cpu, url, pki.client, '/healthz');
     apiChild = api;
     const sessions = await openSessions(url, pki.client, 2);
     for (const ns of ['bench', `watch-${WATCHERS}`]) {

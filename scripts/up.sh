@@ -6,7 +6,8 @@
 #      the background, pid recorded, offline busybox images imported); otherwise the node runs
 #      simulated containers (the fake runtime);
 #   3. bin/corectl server --data-dir=$DATA_DIR ... in the foreground; its logs go to
-#      $DATA_DIR/server.log, its progress lines to the terminal.
+#      $DATA_DIR/logs/server.log (the API server's /logs/ shows that directory), its progress
+#      lines to the terminal.
 # A second `make up` resumes the same cluster (same data dir, same PKI, same objects).
 # Settings (environment or make variables): DATA_DIR (default /var/lib/core as root, else
 # $HOME/.local/share/corectl), SERVER_ARGS (more `corectl server` options), RUNTIME=fake (skip
@@ -26,7 +27,8 @@ fi
 mkdir -p "$DATA_DIR"
 chmod 700 "$DATA_DIR"
 DATA_DIR=$(cd "$DATA_DIR" && pwd)
-LOG=$DATA_DIR/server.log
+mkdir -p "$DATA_DIR/logs"
+LOG=$DATA_DIR/logs/server.log
 
 # CORECTL_DIST runs another build directory than dist/ (development).
 DIST=${CORECTL_DIST:-dist}

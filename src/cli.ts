@@ -49,6 +49,10 @@ function topLevelHelp(): string {
     '  scheduler            binds pending pods to nodes',
     '  server               all of the above in one process',
     '',
+    'Commands:',
+    '  token create         make a bootstrap token; --print-join-command prints the command that joins a node',
+    '  join                 join this machine to a cluster as a node, with a bootstrap token (runs the node agent)',
+    '',
     'Options:',
     '  -h, --help           print this help',
     '      --version        print the version',
@@ -95,11 +99,20 @@ export async function main(argv: string[]): Promise<number> {
       process.stdout.write(versionText('corectl', first.slice('--version='.length) || 'true'));
       return 0;
     }
-    if (!(first in DAEMONS)) {
-      return fail('corectl', `unknown daemon "${first}" (one of ${DAEMON_NAMES.join(', ')}); see corectl --help`);
+    if (first === 'token') return (await import('./commands/token.js')).runTokenCommand(argv.slice(3));
+    if (first === 'join') {
+      // Token discovery, then the node agent in this process with what it found.
+      const joined = await (await import('./commands/join.js')).runJoinCommand(argv.slice(3));
+      if (typeof joined === 'number') return joined;
+      daemon = 'nodeagent';
+      args = joined.nodeagent;
+    } else {
+      if (!(first in DAEMONS)) {
+        return fail('corectl', `unknown daemon "${first}" (one of ${DAEMON_NAMES.join(', ')}); see corectl --help`);
+      }
+      daemon = first;
+      args = argv.slice(3);
     }
-    daemon = first;
-    args = argv.slice(3);
   }
   const load = DAEMONS[daemon];
   // Fast path: a lone --version needs no option table.

@@ -10,6 +10,8 @@ import type { UserInfo } from './user.js';
 /** What authenticators see of a request: headers and the TLS facts of its connection. */
 export interface AuthRequest {
   headers: Record<string, string | string[] | undefined>;
+  /** name, value, ... with repeated headers apart (HTTP/1.1 and HTTP/2 both keep them). */
+  rawHeaders?: readonly string[];
   tls?: {
     /** The peer certificate verified against the client CA (by the TLS layer). */
     authorized: boolean;
@@ -20,12 +22,21 @@ export interface AuthRequest {
 }
 
 export type AuthResult =
-  | { ok: true; user: UserInfo; method: string }
+  /** perRequest: the user holds for this request only, not for its connection (see UnionAuthenticator). */
+  | { ok: true; user: UserInfo; method: string; perRequest?: boolean }
   | { ok: false; error?: string };
 
 export interface Authenticator {
   readonly name: string;
   authenticate(req: AuthRequest): Promise<AuthResult>;
+  /**
+   * True when this authenticator could name a user for a later request on the same connection
+   * by that request's headers (a trusted front proxy's connection): a client certificate's user
+   * then does not hold for the whole connection.
+   */
+  trustsConnection?(req: AuthRequest): boolean;
+  /** Removes identity headers (front-proxy ones) from an authenticated request, whoever authenticated it. */
+  clearIdentityHeaders?(headers: AuthRequest['headers']): void;
 }
 
 /** A bearer-token checker (token file, later service-account JWTs, webhooks). */

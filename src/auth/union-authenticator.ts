@@ -9,18 +9,28 @@ import { AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP, type UserInfo } from './use
 
 export class UnionAuthenticator implements Authenticator {
   readonly name = 'union';
-  constructor(private readonly chain: Authenticator[], private readonly anonymous?: Authenticator) {}
+  readonly clearIdentityHeaders?: (headers: AuthRequest['headers']) => void;
+
+  constructor(private readonly chain: Authenticator[], private readonly anonymous?: Authenticator, clearIdentityHeaders?: (headers: AuthRequest['headers']) => void) {
+    if (clearIdentityHeaders) this.clearIdentityHeaders = clearIdentityHeaders;
+  }
 
   async authenticate(req: AuthRequest): Promise<AuthResult> {
     const errors: string[] = [];
-    for (const a of this.chain) {
-      const r = await a.authenticate(req);
-      if (r.ok) return withAuthenticatedGroup(r);
+    for (let i = 0; i < this.chain.length; i++) {
+      const r = await this.chain[i]!.authenticate(req);
+      if (r.ok) return withAuthenticatedGroup(this.earlierTrusts(i, req) ? { ...r, perRequest: true } : r);
       if (r.error) errors.push(r.error);
     }
     if (errors.length) return { ok: false, error: errors.join('; ') };
     if (this.anonymous) return this.anonymous.authenticate(req);
     return { ok: false };
+  }
+
+  /** Whether an authenticator before the i-th could name another user for a later request on this connection. */
+  private earlierTrusts(i: number, req: AuthRequest): boolean {
+    for (let j = 0; j < i; j++) if (this.chain[j]!.trustsConnection?.(req)) return true;
+    return false;
   }
 }
 

@@ -136,37 +136,32 @@ export const APISERVER_OPTIONS = [
   { name: 'watch-cache-sizes', type: 'stringSlice', syntax: 'watch-cache-sizes', group: G.storage, description: 'Per-resource cache sizes: resource[.group]#size.' },
   ...OURS_LOGGING,
   { name: 'data-dir', type: 'string', default: '/var/lib/core', group: G.ours, ours: true, description: 'Directory of the embedded LevelDB store (used when --kvstore-servers is empty).' },
+  { name: 'logs-dir', type: 'string', default: '/var/log', group: G.ours, ours: true, description: 'Directory /logs/ lists and serves (with --enable-logs-handler); the daemon itself logs to stderr, so point it where that output is kept (corectl server: <data-dir>/logs).' },
   { name: 'nodeagent-allow-loopback', type: 'bool', default: 'false', group: G.ours, ours: true, description: 'Also connect to node agents at loopback addresses (a cluster on one machine\'s loopback interface); link-local and unspecified node addresses are always refused.' },
 ] as const satisfies readonly OptionSpec[];
 
 export type ApiserverConfig = ConfigOf<typeof APISERVER_OPTIONS>;
 
 const AUDIT = 'the audit backends are not built yet';
-const FRONT_PROXY = 'request-header (front proxy) authentication is not built yet';
+
 const CLOUD = 'no cloud provider is built in';
 
 /** The reference's options this API server does not act on yet (see DaemonFlagSet.notActedOn). */
 export const APISERVER_NOT_ACTED_ON: Readonly<Record<string, string>> = {
-  'admission-control-config-file': 'admission plugins take no configuration file yet',
   ...Object.fromEntries(APISERVER_OPTIONS.filter((o) => o.name.startsWith('audit-')).map((o) => [o.name, AUDIT])),
-  'authentication-token-webhook-cache-ttl': 'token webhook authentication is not built yet',
-  'authentication-token-webhook-config-file': 'token webhook authentication is not built yet',
-  'basic-auth-file': 'basic authentication is not built yet',
   'cloud-config': CLOUD,
   'cloud-provider': CLOUD,
   'vendor-container-registry-config': CLOUD,
   'contention-profiling': 'Node.js has no lock contention profile',
   'deserialization-cache-size': 'there is no deserialization cache: reads are served from the stored bytes',
   'enable-aggregator-routing': 'the aggregation layer is not built yet',
-  'enable-api-docs-ui': 'the API docs UI is not served',
-  'enable-bootstrap-token-auth': 'bootstrap token authentication is not built yet',
-  'enable-logs-handler': 'there is no /logs handler yet',
+
   'external-hostname': 'no externalized URLs are generated',
   'master-service-namespace': 'the kubernetes service always lives in default',
   'nodeagent-read-only-port': 'the API server never calls the node agent\'s read-only port',
   'storage-media-type': 'objects are stored as JSON',
   'target-ram-mb': 'cache sizes do not depend on it',
-  ...Object.fromEntries(APISERVER_OPTIONS.filter((o) => o.name.startsWith('requestheader-')).map((o) => [o.name, FRONT_PROXY])),
+
 };
 
 export const APISERVER_FLAGS: DaemonFlagSet<ApiserverConfig> = {

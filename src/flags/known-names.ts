@@ -39,7 +39,7 @@ export const ADMISSION_PLUGINS: readonly string[] = [
   'LimitRanger', 'MutatingAdmissionWebhook', 'NamespaceAutoProvision', 'NamespaceExists',
   'NamespaceLifecycle', 'NodeRestriction', 'OwnerReferencesPermissionEnforcement',
   'PersistentVolumeClaimResize', 'PersistentVolumeLabel', 'PodNodeSelector', 'PodPreset',
-  'PodSecurityPolicy', 'PodTolerationRestriction', 'Priority', 'ResourceQuota', 'SecurityContextDeny',
+  'PodSecurity', 'PodSecurityPolicy', 'PodTolerationRestriction', 'Priority', 'ResourceQuota', 'SecurityContextDeny',
   'ServiceAccount', 'StorageObjectInUseProtection', 'ValidatingAdmissionWebhook',
 ];
 

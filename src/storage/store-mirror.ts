@@ -28,7 +28,8 @@ export class StoreMirror {
   private markReady!: () => void;
   private stopped = false;
 
-  constructor(private readonly store: ObjectStore, readonly group: string, readonly resource: string, private readonly log: Logger) {
+  /** `namespace`: only that namespace's objects ('' = all, and cluster-scoped resources). */
+  constructor(private readonly store: ObjectStore, readonly group: string, readonly resource: string, private readonly log: Logger, readonly namespace = '') {
     this.ready = new Promise((resolve) => { this.markReady = resolve; });
     void this.run();
   }
@@ -81,7 +82,7 @@ export class StoreMirror {
 
   /** Lists every object and replaces what is known; the list's resourceVersion. */
   private async relist(): Promise<string> {
-    const { items, resourceVersion } = await this.store.list({ resource: this.resource, group: this.group, namespace: '' });
+    const { items, resourceVersion } = await this.store.list({ resource: this.resource, group: this.group, namespace: this.namespace });
     this.objects.clear();
     for (const o of items) this.objects.set(keyOf(o), o);
     if (!this.synced) { this.synced = true; this.markReady(); }
@@ -94,7 +95,7 @@ export class StoreMirror {
    * an ERROR event such as 410 Expired) and how many events came.
    */
   private async watch(rv: string): Promise<{ rv: string | undefined; events: number }> {
-    const w = this.store.watch({ resource: this.resource, group: this.group, namespace: '', resourceVersion: rv });
+    const w = this.store.watch({ resource: this.resource, group: this.group, namespace: this.namespace, resourceVersion: rv });
     let events = 0;
     for await (const ev of w) {
       events++;
@@ -117,12 +118,15 @@ export function keyOf(o: KubeObject): string {
 
 const mirrors = new WeakMap<ObjectStore, Map<string, StoreMirror>>();
 
-/** The store's mirror of `group`/`resource` (every namespace of a namespaced one), started on first use. */
-export function storeMirror(store: ObjectStore, group: string, resource: string, log?: Logger): StoreMirror {
+/**
+ * The store's mirror of `group`/`resource` (every namespace of a namespaced one, or only
+ * `namespace`'s, so a reader of one namespace keeps no copy of the others), started on first use.
+ */
+export function storeMirror(store: ObjectStore, group: string, resource: string, log?: Logger, namespace = ''): StoreMirror {
   let byResource = mirrors.get(store);
   if (!byResource) mirrors.set(store, byResource = new Map());
-  const key = `${group}/${resource}`;
+  const key = `${group}/${resource}/${namespace}`;
   let m = byResource.get(key);
-  if (!m) byResource.set(key, m = new StoreMirror(store, group, resource, log ?? pino({ level: 'silent' })));
+  if (!m) byResource.set(key, m = new StoreMirror(store, group, resource, log ?? pino({ level: 'silent' }), namespace));
   return m;
 }

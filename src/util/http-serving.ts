@@ -1,9 +1,8 @@
 /**
  * Small pieces the daemons' health/metrics/profiling listeners share: plain replies, listening
- * on a port, and a V8 CPU profile for /debug/pprof/profile.
+ * on a port.
  */
 import type { Server, ServerResponse } from 'node:http';
-import { Session } from 'node:inspector';
 
 /** Answers with a plain body (text by default) and no content sniffing. */
 export function send(res: ServerResponse, code: number, body: string, type = 'text/plain; charset=utf-8'): void {
@@ -24,25 +23,5 @@ export function closeServers(servers: readonly Server[]): Promise<void> {
   return Promise.all(servers.map((s) => new Promise<void>((resolve) => { s.close(() => resolve()); s.closeAllConnections(); }))).then(() => undefined);
 }
 
-/**
- * Records a V8 CPU profile of this process for `seconds` (ended early by the signal) and returns
- * it as .cpuprofile JSON (Chrome DevTools' format; Go's pprof format has no Node equivalent).
- */
-export async function cpuProfile(seconds: number, signal: AbortSignal): Promise<string> {
-  const session = new Session();
-  session.connect();
-  const post = <T>(method: string): Promise<T> => new Promise((resolve, reject) => {
-    session.post(method, {}, (err, r) => (err ? reject(err) : resolve(r as T)));
-  });
-  try {
-    await post('Profiler.enable');
-    await post('Profiler.start');
-    await new Promise<void>((resolve) => {
-      const t = setTimeout(resolve, seconds * 1000);
-      signal.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
-    });
-    return JSON.stringify((await post<{ profile: unknown }>('Profiler.stop')).profile);
-  } finally {
-    session.disconnect();
-  }
-}
+/** The CPU profile now lives with the rest of /debug/pprof (src/util/pprof.ts). */
+export { cpuProfile } from './pprof.js';

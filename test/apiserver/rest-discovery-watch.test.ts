@@ -149,6 +149,8 @@ t.test('watch: expired resourceVersion gives ERROR 410 then closes', async (t) =
   const fc = await connectClient(first);
   await fc.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'w' } } });
   const beforeRv = (await fc.request('POST', '/api/v1/namespaces/w/configmaps', { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'before' } } })).json.metadata.resourceVersion;
+  // A later write, so that beforeRv lies before the revision the second server loads at.
+  await fc.request('POST', '/api/v1/namespaces/w/configmaps', { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'after' } } });
   fc.close();
   await first.stop();
   const second = await startApiserver({ args });

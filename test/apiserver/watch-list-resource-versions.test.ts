@@ -63,6 +63,8 @@ t.test('410 Expired in Kubernetes\' words for a list and a watch past compaction
   const first = await startApiserver({ args: [`--data-dir=${data}`] });
   const fc = await connectClient(first);
   const old = await setup(fc);
+  // A later write, so that `old` lies before the revision the restarted server loads at.
+  await fc.request('POST', base, { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'later' } } });
   fc.close();
   await first.stop();
 

@@ -126,3 +126,52 @@ export async function sarWebhookServer(opts: { clientCaPem?: string } = {}): Pro
   state.close = async () => { server.closeAllConnections(); await new Promise((r) => server.close(r)); };
   return state;
 }
+
+/** What a token webhook fixture answers: a TokenReview status, 'hang', or a raw HTTP status and body. */
+export type TokenReviewAnswer = Obj | 'hang' | { status: number; body: string };
+
+export interface TokenReviewServer {
+  /** https://127.0.0.1:<port>/authenticate */
+  url: string;
+  /** PEM of the CA that signed the serving certificate. */
+  caPem: string;
+  /** Every TokenReview received (with the caller's Authorization header). */
+  reviews: Array<{ review: Any; authorization?: string }>;
+  /** Decides each answer (default: not authenticated). */
+  answer: (review: Any) => TokenReviewAnswer;
+  /** Stops listening and drops open connections (the webhook is down). */
+  close(): Promise<void>;
+}
+
+/**
+ * A real HTTPS token webhook (--authentication-token-webhook-config-file's server) for tests:
+ * records each TokenReview POSTed to /authenticate and answers with `answer`.
+ */
+export async function tokenReviewServer(): Promise<TokenReviewServer> {
+  const ca = await createCA({ commonName: 'authn-webhook-ca' });
+  const serving = await issueCert({ ca, commonName: 'authn', dnsNames: ['localhost'], ips: ['127.0.0.1'], usages: 'server' });
+  const state: TokenReviewServer = {
+    url: '', caPem: ca.certPem, reviews: [], answer: () => ({ authenticated: false }),
+    close: async () => undefined,
+  };
+  const server = https.createServer({ cert: serving.certPem, key: serving.keyPem }, (req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (d: Buffer) => chunks.push(d));
+    req.on('end', () => {
+      const review = JSON.parse(Buffer.concat(chunks).toString()) as Any;
+      state.reviews.push({ review, ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}) });
+      const a = state.answer(review);
+      if (a === 'hang') return;
+      if ('body' in a && typeof a.status === 'number') {
+        res.writeHead(a.status, { 'content-type': 'text/plain' }).end(String(a.body));
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', status: a }));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  state.url = `https://127.0.0.1:${(server.address() as AddressInfo).port}/authenticate`;
+  state.close = async () => { server.closeAllConnections(); await new Promise((r) => server.close(r)); };
+  return state;
+}

@@ -88,6 +88,7 @@ t.test('layers: derived, then the config file, then --<daemon>-arg', async (t) =
   t.same(a.watchCacheSizes, ['pods#500', 'nodes#50'], 'lists repeat the option');
   t.equal(a.securePort, 7443, 'derived from --secure-port');
   t.equal(a.dataDir, join(dir, 'data', 'db'));
+  t.equal(a.logsDir, join(dir, 'data', 'logs'), '/logs/ shows <data-dir>/logs, never the data dir with its keys');
   t.equal(a.clientCaFile, join(dir, 'data', 'pki', 'ca.crt'));
   t.equal(a.anonymousAuth, false);
   t.equal(a.nodeagentAllowLoopback, true, 'bound to loopback, the node is there too: the API server may reach it');

@@ -57,6 +57,7 @@ t.test('make up (fake runtime) prints the hints; make down stops it; make up res
   t.match(first.out(), `up:   export KUBECONFIG=${dataDir}/admin.coreconfig`);
   t.match(first.out(), /up: {3}kubectl create deployment web --image=localhost\/busybox:static -- httpd -f -p 80/);
   t.ok(existsSync(join(dataDir, 'server.pid')));
+  t.match(readFileSync(join(dataDir, 'logs', 'server.log'), 'utf8'), /make up/, 'the log is where /logs/ looks');
   const caBefore = readFileSync(join(dataDir, 'pki', 'ca.crt'), 'utf8');
   const d = down({ DATA_DIR: dataDir });
   t.equal(d.code, 0, d.out);

@@ -5,8 +5,8 @@
  *   panic recovery → request info → (metrics) → in-flight limit → timeout → (connection
  *   throttle) → (CORS) → authentication → audit → impersonation → authorization → handler
  *
- * The handler serves the non-resource paths (/healthz, /livez, /readyz, /version, /metrics) and
- * hands everything else to the REST layer; unknown paths without a REST layer are 404.
+ * The handler serves the non-resource paths (/healthz, /livez, /readyz, /version, /metrics, and
+ * with their options /debug/pprof/, /logs/, /api-docs-ui/) and hands everything else to the REST layer; unknown paths without a REST layer are 404.
  * HTTP/1.1 upgrades (exec, attach, port-forward, websockets) pass the same filters (the limits
  * skip them: they are long-running) and then go to the REST layer's handleUpgrade.
  */
@@ -30,6 +30,9 @@ import { panicRecovery } from './filters/panic-recovery.js';
 import { requestInfo } from './filters/request-info.js';
 import { requestTimeout } from './filters/request-timeout.js';
 import { writeStatus, writeStatusToSocket } from './filters/write-status.js';
+import { isApiDocsPath, serveApiDocs } from './debug/api-docs-ui.js';
+import { isLogsPath, serveLogs } from './debug/logs-handler.js';
+import { isPprofPath, serveApiserverPprof } from './debug/pprof.js';
 import type { HealthChecks } from './health.js';
 import type { ApiserverMetrics } from './metrics.js';
 import { OpenRequests } from './request-abort.js';
@@ -47,7 +50,8 @@ export interface RestHandler {
 
 export interface ChainDeps {
   log: Logger;
-  options: Pick<ServingOptions, 'maxRequestsInflight' | 'maxMutatingRequestsInflight' | 'requestTimeout' | 'maxConnectionBytesPerSec' | 'corsAllowedOrigins'>;
+  options: Pick<ServingOptions, 'maxRequestsInflight' | 'maxMutatingRequestsInflight' | 'requestTimeout' | 'maxConnectionBytesPerSec' | 'corsAllowedOrigins'
+    | 'profiling' | 'enableLogsHandler' | 'logsDir' | 'enableApiDocsUi'>;
   authenticator: Authenticator;
   authorizer: Authorizer;
   metrics: ApiserverMetrics;
@@ -187,6 +191,11 @@ export class RequestChain {
       res.end(body);
       return;
     }
+    // The operator's pages (debug/): each behind its option; off, the path is unknown (404).
+    const o = this.deps.options;
+    if (o.profiling !== false && isPprofPath(path)) return serveApiserverPprof(method, path, x.ctx, res);
+    if (o.enableLogsHandler !== false && isLogsPath(path)) return serveLogs(method, path, res, o.logsDir ?? '/var/log', x.ctx.signal);
+    if (o.enableApiDocsUi === true && isApiDocsPath(path)) return serveApiDocs(method, path, res);
     if (rest) return rest.handle(x.ctx, x.req, res);
     throw new ApiError(404, 'NotFound', NOT_FOUND_MESSAGE);
   }

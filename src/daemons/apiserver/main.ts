@@ -12,6 +12,7 @@ import { startCountMetrics } from '../../storage/count-metrics.js';
 import { allResources } from '../../api/resources/registry.js';
 import type { EtcdTlsOptions } from '../../storage/etcd/etcd-client.js';
 import { createObjectStore } from '../../storage/object-store.js';
+import { storeMirror } from '../../storage/store-mirror.js';
 import { loadEncryptionConfig, type EncryptionConfig } from '../../storage/encryption/config.js';
 import { installReviewResources } from './reviews/install.js';
 import { installComponentStatuses, storageComponents } from './componentstatus/handler.js';
@@ -20,7 +21,8 @@ import { installNodeProxies, installResourceProxies, nodeAgentClientOptionsFromC
 import { createReviewHandler } from './reviews/review-handler.js';
 import type { ObjectStore } from '../../storage/object-store-types.js';
 import { createRestApi, type RestApi } from './rest/rest-api.js';
-import { conflictingPlugins, selectedPlugins } from './admission/chain.js';
+import { conflictingPlugins, removedPlugins, selectedPlugins } from './admission/chain.js';
+import { loadAdmissionPluginConfigs } from './admission/load-configs.js';
 import type { RestConfig } from './rest/types.js';
 import { createApiserverMetrics, type ApiserverMetrics } from './metrics.js';
 import { prepareServing, startServing, type Serving } from './serve.js';
@@ -31,6 +33,7 @@ import { corsPatterns } from './filters/cors.js';
 import { buildAuthorizerModes } from './authorizer-modes.js';
 import { startRbacBootstrap } from './rbac-bootstrap.js';
 import { oidcOptionsFromConfig } from './oidc-setup.js';
+import { AuthenticationInfoPublisher } from './registry/extension-apiserver-authentication.js';
 
 /** ApiserverConfig → the serving subset (the option parser keeps '' for unset strings). */
 export function servingOptionsFromConfig(c: ApiserverConfig): ServingOptions {
@@ -44,6 +47,7 @@ export function servingOptionsFromConfig(c: ApiserverConfig): ServingOptions {
     http2MaxStreamsPerConnection: c.http2MaxStreamsPerConnection,
     serviceClusterIpRange: c.serviceClusterIpRange,
     anonymousAuth: c.anonymousAuth,
+    enableBootstrapTokenAuth: c.enableBootstrapTokenAuth,
     authorizationMode: c.authorizationMode.split(',').map((s) => s.trim()).filter((s) => s !== ''),
     maxRequestsInflight: c.maxRequestsInflight,
     maxMutatingRequestsInflight: c.maxMutatingRequestsInflight,
@@ -51,6 +55,15 @@ export function servingOptionsFromConfig(c: ApiserverConfig): ServingOptions {
     minRequestTimeout: c.minRequestTimeout,
     maxConnectionBytesPerSec: c.maxConnectionBytesPerSec,
     corsAllowedOrigins: c.corsAllowedOrigins,
+    authenticationTokenWebhookCacheTtl: c.authenticationTokenWebhookCacheTtl,
+    requestheaderAllowedNames: c.requestheaderAllowedNames,
+    requestheaderUsernameHeaders: c.requestheaderUsernameHeaders,
+    requestheaderGroupHeaders: c.requestheaderGroupHeaders,
+    requestheaderExtraHeadersPrefix: c.requestheaderExtraHeadersPrefix,
+    profiling: c.profiling,
+    enableLogsHandler: c.enableLogsHandler,
+    logsDir: c.logsDir,
+    enableApiDocsUi: c.enableApiDocsUi,
   };
   try {
     corsPatterns(c.corsAllowedOrigins);
@@ -60,6 +73,8 @@ export function servingOptionsFromConfig(c: ApiserverConfig): ServingOptions {
   const strings: Array<[keyof ServingOptions, string]> = [
     ['advertiseAddress', c.advertiseAddress], ['tlsCertFile', c.tlsCertFile], ['tlsPrivateKeyFile', c.tlsPrivateKeyFile],
     ['tlsMinVersion', c.tlsMinVersion], ['clientCaFile', c.clientCaFile], ['tokenAuthFile', c.tokenAuthFile],
+    ['basicAuthFile', c.basicAuthFile], ['authenticationTokenWebhookConfigFile', c.authenticationTokenWebhookConfigFile],
+    ['requestheaderClientCaFile', c.requestheaderClientCaFile],
   ];
   for (const [k, v] of strings) {
     const value = opt(v);
@@ -126,6 +141,8 @@ function admissionPluginsOf(c: ApiserverConfig): string[] {
   const sel = { enable: c.enableAdmissionPlugins, disable: c.disableAdmissionPlugins };
   const both = conflictingPlugins(sel);
   if (both.length) throw new StartupError('--disable-admission-plugins', `${both.join(', ')} also named in --enable-admission-plugins`);
+  const removed = removedPlugins(sel);
+  if (removed.length) throw new StartupError('--enable-admission-plugins', removed.join('; '));
   return selectedPlugins(sel);
 }
 
@@ -149,7 +166,8 @@ export interface ApiserverParts {
 /** Opens storage, the object store and the REST API, then starts serving; `portOverride` lets tests bind port 0. */
 export async function startApiserverParts(config: ApiserverConfig, log: Logger, portOverride?: number): Promise<ApiserverParts> {
   const options = servingOptionsFromConfig(config);
-  admissionPluginsOf(config); // option errors first
+  // Option errors first; then the admission configuration file (plugins may read files it names).
+  const admissionPluginConfigs = await loadAdmissionPluginConfigs(config.admissionControlConfigFile, admissionPluginsOf(config));
   setAllowPrivileged(config.allowPrivileged);
   const metrics = createApiserverMetrics();
   const cleanups: Array<() => Promise<void>> = [];
@@ -163,6 +181,7 @@ export async function startApiserverParts(config: ApiserverConfig, log: Logger, 
     options, log, metrics, ...(portOverride !== undefined ? { portOverride } : {}),
     extraAuthorizationModes: authzModes.authorizers,
     ...(serviceAccounts.authenticator ? { extraTokenAuthenticators: [serviceAccounts.authenticator] } : {}),
+    apiAudiences: serviceAccounts.apiAudiences,
   };
   const prepared = await prepareServing(serveOptions);
   // Background work of the authenticators (OIDC discovery) stops last.
@@ -200,7 +219,7 @@ export async function startApiserverParts(config: ApiserverConfig, log: Logger, 
       backends: () => store.backends(), intervalMs: config.kvstoreCompactionInterval, log: log.child({ component: 'compactor' }),
     });
     cleanups.unshift(() => compactor.stop());
-    const restConfig = restConfigOf(config, options, resolveAdvertiseAddress(options));
+    const restConfig = { ...restConfigOf(config, options, resolveAdvertiseAddress(options)), admissionPluginConfigs };
     const rest = createRestApi({
       store, config: restConfig, log: log.child({ component: 'rest' }), authorizer: prepared.authorizer,
     });
@@ -225,9 +244,20 @@ export async function startApiserverParts(config: ApiserverConfig, log: Logger, 
     // Default RBAC roles and bindings, reconciled in the background; /readyz waits for them.
     const rbacBootstrap = startRbacBootstrap(config, rest.registry, log);
     cleanups.unshift(() => rbacBootstrap.stop());
+    // kube-system/extension-apiserver-authentication: the client CAs and front-proxy settings.
+    const authInfo = new AuthenticationInfoPublisher({ registry: rest.registry, store, published: prepared.authn.published, log: log.child({ component: 'authentication-info' }) });
+    await authInfo.start();
+    cleanups.unshift(() => authInfo.stop());
     // Authorizers that read the store answer once their caches are synced, before serving.
     await authzModes.start(store);
     cleanups.unshift(() => authzModes.stop());
+    // Bootstrap tokens are read from an in-process copy of the Secrets, synced before serving.
+    if (prepared.authn.useBootstrapTokenSecrets) {
+      // Bootstrap tokens live in kube-system only: no copy of other namespaces' Secrets.
+      const secrets = storeMirror(store, '', 'secrets', log.child({ component: 'bootstrap-token' }), 'kube-system');
+      await secrets.ready;
+      prepared.authn.useBootstrapTokenSecrets(secrets);
+    }
     const serving = await startServing({
       ...serveOptions,
       rest,

@@ -30,6 +30,8 @@ export interface ServeOptions {
   extraAuthorizationModes?: Record<string, Authorizer>;
   /** More bearer-token checkers (service-account JWTs ...), after the token file. */
   extraTokenAuthenticators?: TokenAuthenticator[];
+  /** The server's token audiences (the token webhook asks for them). */
+  apiAudiences?: readonly string[];
 }
 
 export interface Serving {
@@ -52,7 +54,7 @@ export interface PreparedServing {
 
 export async function prepareServing(o: ServeOptions): Promise<PreparedServing> {
   const authorizer = buildAuthorizer(o.options.authorizationMode, o.extraAuthorizationModes);
-  const authn = await buildAuthentication(o.options, o.log, o.extraTokenAuthenticators);
+  const authn = await buildAuthentication(o.options, o.log, o.extraTokenAuthenticators, o.apiAudiences ? { apiAudiences: o.apiAudiences } : {});
   minTlsVersion(o.options.tlsMinVersion);
   cipherList(o.options.tlsCipherSuites);
   const listening = o.portOverride !== undefined || o.options.securePort > 0;
@@ -85,6 +87,7 @@ export async function startServing(o: ServeOptions, prepared?: PreparedServing):
       health.markShuttingDown();
       if (server) await server.close(graceMs);
       else chain.abortAll();
+      authn.close();
     },
   };
 }

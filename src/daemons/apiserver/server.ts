@@ -21,6 +21,9 @@ import { buildSniMap, sniCallback, type SniEntry } from './tls/sni.js';
 import type { ServingPair } from './tls/serving-certs.js';
 import { cipherList, minTlsVersion } from './tls/tls-options.js';
 
+/** Streams per HTTP/2 connection when --http2-max-streams-per-connection is 0 (Kubernetes' default). */
+export const DEFAULT_HTTP2_MAX_STREAMS = 250;
+
 export interface SecureServer {
   readonly host: string;
   readonly port: number;
@@ -82,8 +85,11 @@ export async function startSecureServer(o: SecureServerOptions): Promise<SecureS
     rejectUnauthorized: false,
   };
   if (sni) serverOptions.SNICallback = sniCallback(sni, defaultContext);
+  // Advertised in SETTINGS_MAX_CONCURRENT_STREAMS. As in Kubernetes, a value that is not
+  // positive means the Go runtime's default (golang.org/x/net/http2: 250); Node's own default
+  // advertises no limit at all.
   const maxStreams = o.options.http2MaxStreamsPerConnection ?? 0;
-  if (maxStreams > 0) serverOptions.settings = { maxConcurrentStreams: maxStreams };
+  serverOptions.settings = { maxConcurrentStreams: maxStreams > 0 ? maxStreams : DEFAULT_HTTP2_MAX_STREAMS };
 
   const server = http2.createSecureServer(serverOptions);
   let warnedShape = false;

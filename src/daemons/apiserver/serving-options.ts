@@ -27,13 +27,25 @@ export interface ServingOptions {
   /** Go constant names, e.g. TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256. */
   tlsCipherSuites?: string[];
   tlsSniCertKey?: NamedCertKeyOption[];
-  /** 0 or unset: Node's default. */
+  /** Advertised SETTINGS_MAX_CONCURRENT_STREAMS; 0 or unset: 250, Go's default, as Kubernetes. */
   http2MaxStreamsPerConnection?: number;
   /** The first IP of this range is a SAN of a generated serving certificate. */
   serviceClusterIpRange?: string;
 
   clientCaFile?: string;
   tokenAuthFile?: string;
+  basicAuthFile?: string;
+  /** coreconfig of the token webhook, and how long its answers are kept (ms; default 2 min). */
+  authenticationTokenWebhookConfigFile?: string;
+  authenticationTokenWebhookCacheTtl?: number;
+  /** Front proxy (request-header) authentication: on when the CA file is set. */
+  requestheaderClientCaFile?: string;
+  requestheaderAllowedNames?: string[];
+  requestheaderUsernameHeaders?: string[];
+  requestheaderGroupHeaders?: string[];
+  requestheaderExtraHeadersPrefix?: string[];
+  /** --enable-bootstrap-token-auth: bootstrap-token Secrets in kube-system authenticate. */
+  enableBootstrapTokenAuth?: boolean;
   /** Default true. */
   anonymousAuth: boolean;
   /** Ordered authorizer names. Default ['AlwaysAllow']. */
@@ -53,6 +65,15 @@ export interface ServingOptions {
   corsAllowedOrigins?: string[];
   /** The --oidc-* options; undefined: OpenID Connect tokens are not accepted. */
   oidc?: OidcServingOptions;
+
+  /** --profiling: /debug/pprof/ (authorized users). Default true. */
+  profiling?: boolean;
+  /** --enable-logs-handler: /logs/ lists and serves logsDir (authorized users). Default true. */
+  enableLogsHandler?: boolean;
+  /** --logs-dir (ours): the directory /logs/ serves. Default /var/log, as Kubernetes. */
+  logsDir?: string;
+  /** --enable-api-docs-ui: the API documentation page at /api-docs-ui/. Default false. */
+  enableApiDocsUi?: boolean;
 }
 
 export const SERVING_DEFAULTS: ServingOptions = {
@@ -66,6 +87,10 @@ export const SERVING_DEFAULTS: ServingOptions = {
   requestTimeout: 60_000,
   minRequestTimeout: 1800,
   maxConnectionBytesPerSec: 0,
+  profiling: true,
+  enableLogsHandler: true,
+  logsDir: '/var/log',
+  enableApiDocsUi: false,
 };
 
 /** Fills unset fields from SERVING_DEFAULTS. */

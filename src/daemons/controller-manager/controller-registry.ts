@@ -104,5 +104,7 @@ export const IMPLEMENTED: ControllerFactories = {
   csrapproving: async () => (await import('./controllers/csrapproving.js')).newCsrApprovingController(),
   csrcleaner: async () => (await import('./controllers/csrcleaner.js')).newCsrCleanerController(),
   ttl: async () => (await import('./controllers/ttl.js')).newTtlController(),
+  bootstrapsigner: async () => (await import('./controllers/bootstrapsigner.js')).newBootstrapSigner(),
+  tokencleaner: async () => (await import('./controllers/tokencleaner.js')).newTokenCleaner(),
   'clusterrole-aggregation': async () => (await import('./controllers/clusterrole-aggregation.js')).newClusterRoleAggregationController(),
 };

@@ -10,10 +10,11 @@
  *    --tls-min-version and --tls-cipher-suites apply; --tls-sni-cert-key and
  *    --http2-max-streams-per-connection are not used (the listener speaks HTTP/1.1).
  *
- * Profiling: /debug/pprof/ lists what exists; /debug/pprof/profile?seconds=N records a V8 CPU
- * profile with node:inspector for N seconds (default 30, at most 300) and returns it as
- * JSON (.cpuprofile, loadable in Chrome DevTools; not Go's pprof protobuf); the other Go
- * profile names answer 501.
+ * Profiling (src/util/pprof.ts, shared with the API server): /debug/pprof/ lists what exists;
+ * /debug/pprof/profile?seconds=N (at most 300) returns a V8 CPU profile (.cpuprofile JSON for
+ * Chrome DevTools; not Go's pprof protobuf); /debug/pprof/heap a V8 heap snapshot on the secure
+ * port only (it holds memory contents; the insecure port has no authentication); the other
+ * Go profile names answer 501.
  */
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
@@ -24,7 +25,8 @@ import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createSelfSignedServing } from '../../util/pki.js';
 import { cipherList, minTlsVersion } from '../apiserver/tls/tls-options.js';
-import { cpuProfile, listen, send, closeServers } from '../../util/http-serving.js';
+import { listen, send, closeServers } from '../../util/http-serving.js';
+import { servePprof } from '../../util/pprof.js';
 
 export interface ServingConfig {
   address: string;
@@ -52,8 +54,6 @@ export interface Servers {
   close(): Promise<void>;
 }
 
-const PPROF_NAMES = ['allocs', 'block', 'cmdline', 'goroutine', 'heap', 'mutex', 'profile', 'threadcreate', 'trace'];
-
 
 
 export async function startServers(cfg: ServingConfig, log: Logger, signal: AbortSignal): Promise<Servers> {
@@ -76,27 +76,16 @@ export async function startServers(cfg: ServingConfig, log: Logger, signal: Abor
       registry.metrics().then((text) => send(res, 200, text, registry.contentType), (e: Error) => send(res, 500, `${e.message}\n`));
       return;
     }
-    if (path.startsWith('/debug/pprof')) {
+    if (path === '/debug/pprof' || path.startsWith('/debug/pprof/')) {
       if (!cfg.profiling) { send(res, 404, '404 page not found\n'); return; }
-      const name = path.replace(/^\/debug\/pprof\/?/, '');
-      if (name === '') {
-        const rows = PPROF_NAMES.map((n) => `<li><a href="${n}">${n}</a>${n === 'profile' ? ' (V8 CPU profile, JSON; ?seconds=N)' : ' (not available: 501)'}</li>`).join('\n');
-        send(res, 200, `<html><head><title>/debug/pprof/</title></head><body>\n<p>profiles:</p><ul>\n${rows}\n</ul></body></html>\n`, 'text/html; charset=utf-8');
-        return;
-      }
-      if (name === 'profile') {
-        const s = Number(url.searchParams.get('seconds') ?? '30');
-        if (!Number.isFinite(s) || s <= 0) { send(res, 400, 'seconds must be a positive number\n'); return; }
-        const ac = new AbortController();
-        res.on('close', () => ac.abort());
-        signal.addEventListener('abort', () => ac.abort(), { once: true });
-        cpuProfile(Math.min(s, 300), ac.signal).then(
-          (body) => { if (!res.writableEnded) { res.setHeader('content-disposition', 'attachment; filename="profile.cpuprofile"'); send(res, 200, body, 'application/json'); } },
-          (e: Error) => send(res, 500, `profiling failed: ${e.message}\n`),
-        );
-        return;
-      }
-      send(res, 501, `profile "${name}" is not available in this implementation; use /debug/pprof/profile for a CPU profile\n`);
+      if (path === '/debug/pprof') { res.writeHead(301, { location: '/debug/pprof/' }); res.end(); return; }
+      const ac = new AbortController();
+      res.on('close', () => ac.abort());
+      const stop = (): void => ac.abort();
+      signal.addEventListener('abort', stop, { once: true });
+      // A heap snapshot holds memory contents (keys, tokens): only for verified clients.
+      void servePprof(path.slice('/debug/pprof/'.length), url.searchParams, res, { signal: ac.signal, maxSeconds: 300, heapSnapshot: secure })
+        .finally(() => signal.removeEventListener('abort', stop));
       return;
     }
     send(res, 404, '404 page not found\n');

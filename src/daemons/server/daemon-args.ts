@@ -29,6 +29,8 @@ export interface ServerLayout {
   readonly dbDir: string;
   readonly nodeagentRoot: string;
   readonly controllerManagerDir: string;
+  /** What the API server's /logs/ shows (--logs-dir); make up writes server.log here. */
+  readonly logsDir: string;
 }
 
 export function serverLayout(dataDir: string): ServerLayout {
@@ -38,6 +40,7 @@ export function serverLayout(dataDir: string): ServerLayout {
     dbDir: join(dataDir, 'db'),
     nodeagentRoot: join(dataDir, 'nodeagent'),
     controllerManagerDir: join(dataDir, 'controller-manager'),
+    logsDir: join(dataDir, 'logs'),
   };
 }
 
@@ -89,6 +92,8 @@ export function derivedArgs(d: DeriveInput): PartArgs {
   const apiserver = [
     `--data-dir=${d.layout.dbDir}`,
     `--cert-dir=${d.layout.pkiDir}`,
+    // /logs/ shows this directory only: the data dir beside it holds keys.
+    `--logs-dir=${d.layout.logsDir}`,
     `--bind-address=${s.bindAddress || '0.0.0.0'}`,
     `--secure-port=${s.securePort}`,
     ...(s.advertiseAddress ? [`--advertise-address=${s.advertiseAddress}`] : []),
@@ -102,6 +107,8 @@ export function derivedArgs(d: DeriveInput): PartArgs {
     // same pair the token controller uses; the option needs its (alpha) gate.
     `--service-account-signing-key-file=${pki.serviceAccountKey}`,
     '--feature-gates=TokenRequest=true',
+    // Nodes on other machines join with a bootstrap token (`corectl token create`), as kubeadm.
+    '--enable-bootstrap-token-auth=true',
     `--nodeagent-certificate-authority=${pki.caCert}`,
     `--nodeagent-client-certificate=${pki.cert('apiserver-nodeagent-client')}`,
     `--nodeagent-client-key=${pki.key('apiserver-nodeagent-client')}`,
@@ -126,6 +133,8 @@ export function derivedArgs(d: DeriveInput): PartArgs {
     `--cluster-signing-key-file=${pki.caKey}`,
     `--root-ca-file=${pki.caCert}`,
     `--service-account-private-key-file=${pki.serviceAccountKey}`,
+    // As kubeadm: the bootstrap-token controllers, off by default, sign cluster-info and delete expired tokens.
+    '--controllers=*,bootstrapsigner,tokencleaner',
   ];
   const scheduler = [
     `--coreconfig=${d.coreconfigs.scheduler}`,

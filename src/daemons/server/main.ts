@@ -22,6 +22,8 @@ import { loadCoreconfig, type ClientConnection } from '../../client/coreconfig.j
 import { FlagError } from '../../flags/flag-error.js';
 import { SERVER_PARTS, type ServerConfig, type ServerPart } from '../../flags/server.js';
 import { writeServerCoreconfigs } from './admin-coreconfig.js';
+import { keepJoinInfo } from './join-setup.js';
+import { RestClient } from '../../client/rest-client.js';
 import { loadPart, startPart, type RunningPart } from './part-runner.js';
 import { APISERVER_LEAVES, bootstrapPki } from './pki-bootstrap.js';
 import { planServer, type ServerPlan } from './plan.js';
@@ -108,6 +110,7 @@ export async function run(config: ServerConfig, ctx: ServerRunContext): Promise<
   const { layout } = plan;
   try {
     await mkdir(layout.dataDir, { recursive: true, mode: 0o700 });
+    await mkdir(layout.logsDir, { recursive: true, mode: 0o700 });
   } catch (e) {
     process.stderr.write(`server: --data-dir: cannot create ${layout.dataDir}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}\n`);
     return 1;
@@ -211,6 +214,10 @@ async function runCluster(plan: ServerPlan, ctx: ServerRunContext, io: Io): Prom
     return ctx.signal.aborted ? 0 : 1;
   }
   say(`apiserver ready on ${plan.apiserverUrl} (${at()})`);
+  // cluster-info and the RBAC of joining nodes (`corectl token create --print-join-command`).
+  const joinClient = new RestClient({ connection: admin, contentType: 'application/json', qps: 0 });
+  const joinInfo = keepJoinInfo(joinClient, { server: plan.advertisedUrl, caPem: await readFile(plan.pki.caCert, 'utf8') },
+    log.child({ component: 'join-info' }), stopping.signal);
   const rest = await bootstrapPki({ dir: plan.layout.pkiDir, ...plan.certificates });
   if (rest.written.length) say(`PKI for the other parts written: ${rest.written.join(', ')} (${at()})`);
   // Loading the other parts' modules only now keeps the main thread free for the API server's
@@ -250,6 +257,8 @@ async function runCluster(plan: ServerPlan, ctx: ServerRunContext, io: Io): Prom
   await stopAll();
   await nodeWatch;
   await approval;
+  await joinInfo;
+  joinClient.close();
   const exit = await apiserver.done;
   log.info({ exitCode: exit.code }, 'server stopped');
   say('stopped');

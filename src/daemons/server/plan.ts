@@ -32,6 +32,8 @@ export interface ServerPlan {
   readonly nodeagent: ComposedPart<NodeagentConfig>;
   /** https://host:port the local clients (kubectl, the in-process daemons) use. */
   readonly apiserverUrl: string;
+  /** The API server's URL for other machines (the advertise address): published in cluster-info for joining nodes. */
+  readonly advertisedUrl: string;
   /** Everything bootstrapPki needs besides the directory. */
   readonly certificates: Omit<PkiRequest, 'dir'>;
   /** The parts to run, in start order. */
@@ -87,6 +89,7 @@ export async function planServer(config: ServerConfig): Promise<ServerPlan> {
     controllerManager: parts['controller-manager'] as ComposedPart<ControllerManagerConfig>,
     scheduler: parts.scheduler as ComposedPart<SchedulerConfig>,
     apiserverUrl: `https://${urlHost(localHost)}:${a.securePort}`,
+    advertisedUrl: `https://${urlHost(advertise)}:${a.securePort}`,
     certificates: {
       nodeName,
       apiserverDnsNames: unique(['localhost', nodeName, ...KUBERNETES_SERVICE_NAMES]),

@@ -12,7 +12,8 @@
  *
  * Subresource writes are admitted under the subresource's name with its own object: status
  * with the whole object, scale with the autoscaling/v1 Scale, binding and eviction (CREATE)
- * with the Binding and the Eviction.
+ * with the Binding and the Eviction. CONNECT requests (pods/exec, pods/attach) are admitted by
+ * the handler that serves them, through `connect`, with the pod they connect to.
  */
 import type { Logger } from 'pino';
 import type { Authorizer } from '../../../auth/authorizer.js';
@@ -49,6 +50,11 @@ export interface AdmissionRequestInfo {
   readonly fieldManager?: string;
   /** Collects warnings for the response's `Warning: 299` headers. */
   readonly warnings?: string[];
+  /**
+   * Collects the audit annotations plugins add (Kubernetes' keys, e.g.
+   * pod-security.kubernetes.io/audit-violations); the audit log puts them on the request's event.
+   */
+  readonly auditAnnotations?: Record<string, string>;
 }
 
 export interface AdmissionDeleteOptions {
@@ -59,11 +65,28 @@ export interface AdmissionDeleteOptions {
 
 export type AdmissionResult = void | Promise<void>;
 
+/**
+ * A CONNECT request (pods/exec, pods/attach ...): admitted by the REST handler that serves it,
+ * before it reaches the node, with the object it connects to.
+ */
+export interface ConnectAttributes {
+  readonly def: ResourceDefinition;
+  readonly subresource: string;
+  readonly namespace: string;
+  readonly name: string;
+  /** The object connected to (the pod), as stored. */
+  readonly object: KubeObject;
+  readonly request?: AdmissionRequestInfo;
+}
+
 export interface AdmissionPlugin {
   readonly name: string;
   handles(operation: AdmissionOperation, def: ResourceDefinition, subresource: string): boolean;
   admit?(a: AdmissionAttributes): AdmissionResult;
   validate?(a: AdmissionAttributes): AdmissionResult;
+  /** CONNECT requests this plugin checks (asked once per resource and subresource, remembered). */
+  handlesConnect?(def: ResourceDefinition, subresource: string): boolean;
+  connect?(a: ConnectAttributes): AdmissionResult;
 }
 
 /** What plugins may use: the object store (read through its watch cache) and, for plugins that create objects, a way to create one. */
@@ -83,6 +106,8 @@ export interface AdmissionContext {
    * at (ResourceQuota); 409 Conflict otherwise.
    */
   readonly chargeQuota?: (quota: KubeObject, used: Record<string, string>) => Promise<void>;
+  /** Plugin configurations from --admission-control-config-file, parsed by each plugin's parser (see chain.ts). */
+  readonly pluginConfigs?: ReadonlyMap<string, unknown>;
 }
 
 export const isPod = (def: ResourceDefinition): boolean => def.group === '' && def.plural === 'pods';

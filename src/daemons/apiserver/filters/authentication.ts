@@ -20,11 +20,12 @@ const tlsFacts = new WeakMap<TLSSocket, NonNullable<AuthRequest['tls']>>();
 
 export function authRequestOf(req: ApiRequest): AuthRequest {
   const sock = tlsSocketOf(req);
-  const out: AuthRequest = { headers: req.headers };
+  const out: AuthRequest = { headers: req.headers, rawHeaders: req.rawHeaders };
   if (sock) {
     let facts = tlsFacts.get(sock);
     if (!facts) {
-      facts = { authorized: sock.authorized, peerCertificate: sock.getPeerCertificate(false) };
+      // With its issuer chain: an authenticator checks the chain leads to its own CA (ca-bundle.ts).
+      facts = { authorized: sock.authorized, peerCertificate: sock.getPeerCertificate(true) };
       if (sock.authorizationError) facts.authorizationError = String(sock.authorizationError);
       tlsFacts.set(sock, facts);
     }
@@ -34,10 +35,12 @@ export function authRequestOf(req: ApiRequest): AuthRequest {
 }
 
 /**
- * Users authenticated by their connection's client certificate, per connection. The chain tries
- * the certificate first and a valid one decides (later credentials are not looked at), and the
- * certificate cannot change on a connection, so every later request on it gets the same user.
- * Frozen: shared by those requests.
+ * Users authenticated by their connection's client certificate, per connection. A valid
+ * certificate decides over bearer tokens, and the certificate cannot change on a connection,
+ * so every later request on it without an Authorization header gets the same user (with one,
+ * HTTP basic — tried before the certificate — may name another). Not kept for a trusted front
+ * proxy's connection, whose requests each name their user (result.perRequest). Frozen: shared
+ * by those requests.
  */
 const certificateUsers = new WeakMap<TLSSocket, UserInfo>();
 
@@ -46,9 +49,9 @@ export function authentication(authenticator: Authenticator): Filter {
     name: 'authentication',
     run(x: Exchange, next: () => Promise<void>): Promise<void> {
       const sock = tlsSocketOf(x.req);
-      const known = sock ? certificateUsers.get(sock) : undefined;
+      const known = sock && x.req.headers['authorization'] === undefined ? certificateUsers.get(sock) : undefined;
       // A connection whose certificate already named its user passes on without a promise of its own.
-      if (known) return authenticated(x, known, next);
+      if (known) return authenticated(authenticator, x, known, next);
       return authenticateAndRun(authenticator, x, sock, next);
     },
   };
@@ -61,14 +64,16 @@ async function authenticateAndRun(authenticator: Authenticator, x: Exchange, soc
     throw errors.unauthorized('Unauthorized');
   }
   const user = r.user;
-  if (sock && r.method === 'x509') certificateUsers.set(sock, freezeUser(user));
-  await authenticated(x, user, next);
+  if (sock && r.method === 'x509' && !r.perRequest) certificateUsers.set(sock, freezeUser(user));
+  await authenticated(authenticator, x, user, next);
 }
 
-function authenticated(x: Exchange, user: UserInfo, next: () => Promise<void>): Promise<void> {
+function authenticated(authenticator: Authenticator, x: Exchange, user: UserInfo, next: () => Promise<void>): Promise<void> {
   x.ctx.user = user;
-  // Credentials stop here: nothing downstream (proxies above all) may see or forward them.
+  // Credentials stop here: nothing downstream (proxies above all) may see or forward them,
+  // front-proxy identity headers included, whoever authenticated the request.
   if (x.req.headers['authorization'] !== undefined) delete x.req.headers['authorization'];
+  authenticator.clearIdentityHeaders?.(x.req.headers);
   return next();
 }
 

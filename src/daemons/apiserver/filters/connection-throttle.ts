@@ -3,7 +3,8 @@
  * connection share a token bucket of that many bytes per second (burst: one second's worth).
  * Writes are queued in order and released as tokens accrue; `write` returns false while the
  * queue is non-empty and 'drain' is emitted when it empties, so writers that honour back-pressure
- * slow down instead of buffering.
+ * slow down instead of buffering; and the queue itself waits for the connection to drain, so a
+ * reader slower than the rate holds back the queue instead of growing the socket's buffer.
  */
 import type { ApiRequest, ApiResponse } from '../context.js';
 import { tlsSocketOf } from './authentication.js';
@@ -48,6 +49,8 @@ export function throttleResponse(res: ApiResponse, bucket: TokenBucket, signal: 
     write(chunk: unknown, enc?: unknown, cb?: unknown): boolean;
     end(chunk?: unknown, enc?: unknown, cb?: unknown): unknown;
     emit(event: string): boolean;
+    on(event: 'drain', fn: () => void): unknown;
+    off(event: 'drain', fn: () => void): unknown;
   };
   const origWrite = target.write.bind(res);
   const origEnd = target.end.bind(res);
@@ -64,13 +67,21 @@ export function throttleResponse(res: ApiResponse, bucket: TokenBucket, signal: 
       if (pending === 0) target.emit('drain');
     });
   };
+  // While a job runs the wrapper emits no 'drain' of its own (pending > 0): one seen then is the
+  // connection's.
+  const drained = (): Promise<void> => new Promise((resolve) => {
+    const done = (): void => { target.off('drain', done); signal.removeEventListener('abort', done); resolve(); };
+    target.on('drain', done);
+    signal.addEventListener('abort', done, { once: true });
+  });
   const paced = async (buf: Buffer): Promise<void> => {
     // Pieces of at most a second's worth keep the flow steady.
     for (let off = 0; off < buf.length && !signal.aborted; off += bucket.rate) {
       const piece = buf.subarray(off, Math.min(buf.length, off + bucket.rate));
       await delay(bucket.reserve(piece.length), signal);
       if (signal.aborted) return;
-      origWrite(piece);
+      // A reader slower than the rate: wait for the connection, or its buffer grows without bound.
+      if (!origWrite(piece) && !signal.aborted) await drained();
     }
   };
 

@@ -1,7 +1,8 @@
 /**
  * --max-requests-inflight (reads) and --max-mutating-requests-inflight (writes). Long-running
  * requests (watch, exec, proxy, followed logs) take no seat. 0 = unlimited. A seat is held until
- * the handler finishes or the request times out.
+ * the handler finishes and its response body has been handed to the connection (a slow reader
+ * keeps it: body-writer.ts), or the request times out.
  *
  * Deliberate difference from a plain limiter: a request that finds every seat taken waits, FIFO,
  * for up to `maxQueueWaitMs` (default 1 s) in a bounded queue (default 2 × the limit) before it
@@ -15,6 +16,7 @@
  * never drops below the limit while anyone waits and newcomers cannot overtake the queue.
  */
 import { errors } from '../../../api/meta/status.js';
+import { bodyWriting } from '../body-writer.js';
 import type { ApiserverMetrics } from '../metrics.js';
 import { isReadOnlyRequest } from '../request-info.js';
 import type { Exchange, Filter } from './filter.js';
@@ -105,6 +107,8 @@ export function inflightLimit(opts: InflightLimitOptions): Filter {
       }
       try {
         await next();
+        // A body still being written to a slow reader keeps its seat (body-writer.ts).
+        for (let w = bodyWriting(x.res); w; w = bodyWriting(x.res)) await w;
       } finally {
         pool.release();
       }

@@ -6,6 +6,7 @@
  */
 import { ApiError, errors } from '../../../api/meta/status.js';
 import { parseDuration } from '../../../util/duration.js';
+import { bodyWriting } from '../body-writer.js';
 import { DeadlineList, type DeadlineEntry } from './deadline-list.js';
 import type { Exchange, Filter } from './filter.js';
 
@@ -48,7 +49,15 @@ export function requestTimeout(opts: { requestTimeout: number }): Filter {
         const deadline = ms === shared.ms ? shared.add(onExpiry) : ownTimer(onExpiry, ms);
         let handled: Promise<void>;
         try { handled = next(); } catch (e) { deadline.cancel(); reject(e); return; }
-        handled.then(() => { deadline.cancel(); resolve(); }, (e: unknown) => {
+        // The request is done once its body has been handed to the connection: a slow reader
+        // past the deadline is cut off (x.fail), as Kubernetes aborts a handler blocked writing.
+        const finished = (): void => {
+          const w = bodyWriting(x.res);
+          if (w) { void w.then(finished); return; }
+          deadline.cancel();
+          resolve();
+        };
+        handled.then(finished, (e: unknown) => {
           deadline.cancel();
           // The handler keeps running until it notices the aborted signal; its outcome is moot.
           if (expired) x.ctx.log.debug({ err: e }, 'handler failed after its request timed out');

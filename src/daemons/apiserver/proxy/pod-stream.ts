@@ -100,6 +100,8 @@ function upgradeHeaders(req: ApiRequest): Record<string, string | string[]> {
 
 async function proxyUpgrade(conn: NodeConnection, kind: PodStreamKind, ctx: RequestContext, req: ApiRequest, socket: Duplex, head: Buffer, target: SubresourceTarget): Promise<void> {
   const pod = await target.registry.get(target.def, target.namespace, target.name);
+  // CONNECT admission (DenyEscalatingExec, DenyExecOnPrivileged), as Kubernetes runs it before connecting.
+  await target.registry.admission.connect({ def: target.def, subresource: kind, namespace: target.namespace, name: target.name, object: pod, request: { user: ctx.user, version: 'v1' } });
   const path = agentPath(kind, pod, ctx.query);
   const nodeName = (pod as PodShape).spec?.nodeName;
   if (!nodeName) throw errors.badRequest(`pod ${target.name} does not have a host assigned`);

@@ -20,11 +20,13 @@ import type { ObjectStoreInternals } from '../../../storage/object-store.js';
 import type { ListResult, ObjectRef, StoredEntry } from '../../../storage/object-store-types.js';
 import { qualified } from '../registry/resource-registry.js';
 import { entrySerializations, ownedUtf8 } from './entry-serializations.js';
+import { pieceBytesFor, type BodySource } from '../body-writer.js';
 import { encodeFor, writeBody } from './http-io.js';
+import { jsonListSource, protobufListSource } from './list-body.js';
 import { servedJsonOf, servesSplicedJson, storedInOtherVersion } from './served-json.js';
-import { scanStored, splicePlan, splicedLength, writeSpliced, type SplicePlan } from './json-splice.js';
+import { scanStored, splicePlan, type SplicePlan } from './json-splice.js';
 import type { OutputFormat } from './negotiate.js';
-import { encodeListFromItems, encodeListItem, protobufListPlan, type ProtobufListPlan } from './protobuf-entries.js';
+import { encodeListItem, protobufListPlan } from './protobuf-entries.js';
 import type { ListParams } from './read-handlers.js';
 import { servedApiVersion, toServed, type Scope } from './scope.js';
 
@@ -178,8 +180,16 @@ export async function listFromEntries(s: Scope, p: ListParams, fmt: OutputFormat
   const metadata: Record<string, unknown> = { resourceVersion: res.resourceVersion };
   if (res.continue) metadata.continue = res.continue;
   if (res.remainingItemCount !== undefined && res.continue) metadata.remainingItemCount = res.remainingItemCount;
-  const body = plan ? protobufList(plan, apiVersion, s.def.listKind, metadata, items as Buffer[]) : jsonList(s.def.listKind, apiVersion, metadata, entries, items);
-  if (!body) return false;
+  // Made piece by piece as the connection drains (list-body.ts), not as one buffer.
+  const piece = pieceBytesFor(s.res);
+  let body: BodySource;
+  if (plan) {
+    try {
+      body = protobufListSource(plan, apiVersion, s.def.listKind, metadata, items as Buffer[], piece);
+    } catch {
+      return false; // no protobuf form for this list after all: the general path answers
+    }
+  } else body = jsonListSource(s.def.listKind, apiVersion, metadata, entries, items, piece);
   writeBody(s.res, 200, body, plan ? PROTOBUF : fmt.contentType ?? 'application/json');
   return true;
 }
@@ -189,33 +199,3 @@ export async function listFromEntries(s: Scope, p: ListParams, fmt: OutputFormat
  * every resource and version that splices; held weakly, like the serializations).
  */
 const splicePlans = new WeakMap<KeyValue, SplicePlan>();
-
-/** JSON.stringify({kind, apiVersion, metadata, items}) with the items written from their bytes or splice plans. */
-function jsonList(kind: string, apiVersion: string, metadata: Record<string, unknown>, entries: readonly KeyValue[], items: readonly (Buffer | SplicePlan)[]): Buffer {
-  const head = `${JSON.stringify({ kind, apiVersion, metadata }).slice(0, -1)},"items":[`; // head without its closing brace
-  const headLength = Buffer.byteLength(head, 'utf8');
-  let len = headLength + 2 + Math.max(0, items.length - 1);
-  for (let i = 0; i < items.length; i++) {
-    const item = items[i]!;
-    len += Buffer.isBuffer(item) ? item.length : splicedLength(item, entries[i]!.modRevision);
-  }
-  const out = Buffer.allocUnsafe(len);
-  let at = out.write(head, 0, 'utf8');
-  for (let i = 0; i < items.length; i++) {
-    if (i > 0) out[at++] = 0x2c;
-    const item = items[i]!;
-    if (Buffer.isBuffer(item)) at += item.copy(out, at);
-    else at = writeSpliced(item, entries[i]!.value, entries[i]!.modRevision, out, at);
-  }
-  out[at++] = 0x5d;
-  out[at++] = 0x7d;
-  return out;
-}
-
-function protobufList(plan: ProtobufListPlan, apiVersion: string, listKind: string, metadata: Record<string, unknown>, items: readonly Buffer[]): Buffer | undefined {
-  try {
-    return encodeListFromItems(plan, apiVersion, listKind, metadata, items);
-  } catch {
-    return undefined;
-  }
-}

@@ -6,6 +6,7 @@ import { encodeYaml } from '../../../api/codec/yaml.js';
 import { MAX_BODY_BYTES } from './types.js';
 import type { OutputFormat } from './negotiate.js';
 import { encodeProtobufOrUndefined } from './codec-adapter.js';
+import { bufferSource, markBusy, pieceBytesFor, writeFromSource, type BodySource } from '../body-writer.js';
 
 /**
  * Reads the whole body; 413 beyond the limit (checked on Content-Length first, then while
@@ -96,29 +97,45 @@ export function allowCompression(req: ApiRequest, res: ApiResponse): void {
   }
 }
 
-/** Writes an already encoded body with the headers writeObject sends. */
-export function writeBody(res: ApiResponse, code: number, body: Buffer, contentType: string, extraHeaders?: Record<string, string | string[]>): void {
+/**
+ * Writes an already encoded body with the headers writeObject sends. A body given as a source
+ * (the list writers') is made piece by piece as it is sent; a large body goes out as the
+ * connection drains (body-writer.ts).
+ */
+export function writeBody(res: ApiResponse, code: number, body: Buffer | BodySource, contentType: string, extraHeaders?: Record<string, string | string[]>): void {
   res.statusCode = code;
   for (const k in COMMON_HEADERS) res.setHeader(k, COMMON_HEADERS[k as keyof typeof COMMON_HEADERS]);
   if (extraHeaders) for (const k in extraHeaders) res.setHeader(k, extraHeaders[k]!);
   res.setHeader('Content-Type', contentType);
   if (body.length > GZIP_THRESHOLD_BYTES && compressible.has(res)) {
-    // Compressed on libuv's thread pool, not on the event loop; a response the request
+    // Compressed whole (gzip's output length is the Content-Length), on libuv's thread pool,
+    // not on the event loop; the response counts as busy meanwhile. A response the request
     // timeout or a disconnect finished meanwhile is left as it is.
-    gzip(body, { level: GZIP_LEVEL }, (err, zipped) => {
+    const whole = Buffer.isBuffer(body) ? body : wholeBody(body);
+    const done = markBusy(res);
+    gzip(whole, { level: GZIP_LEVEL }, (err, zipped) => {
+      done();
       if (res.headersSent || res.writableEnded || res.destroyed) return;
       if (!err) {
         res.setHeader('Content-Encoding', 'gzip');
         res.setHeader('Vary', 'Accept-Encoding');
       }
-      const out = err ? body : zipped;
+      const out = err ? whole : zipped;
       res.setHeader('Content-Length', String(out.length));
-      res.end(out);
+      writeFromSource(res, bufferSource(out, pieceBytesFor(res)));
     });
     return;
   }
   res.setHeader('Content-Length', String(body.length));
-  res.end(body);
+  if (!Buffer.isBuffer(body)) writeFromSource(res, body);
+  else if (body.length <= pieceBytesFor(res)) res.end(body);
+  else writeFromSource(res, bufferSource(body, pieceBytesFor(res)));
+}
+
+function wholeBody(source: BodySource): Buffer {
+  const pieces: Buffer[] = [];
+  for (let p = source.next(); p !== undefined; p = source.next()) pieces.push(p);
+  return Buffer.concat(pieces, source.length);
 }
 
 export function writeError(res: ApiResponse, err: ApiError, format?: OutputFormat): void {

@@ -97,9 +97,10 @@ export function createRestApi(deps: RestDeps): RestApi {
       }
     },
     chargeQuota: (quota, used) => registry.updateStatusAt(findResource('', 'v1', 'resourcequotas')!, quota, { used }),
+    ...(cfg.admissionPluginConfigs ? { pluginConfigs: cfg.admissionPluginConfigs } : {}),
   }, // RBAC's escalation check is no plugin of the options: it runs whenever the server authorizes.
   deps.authorizer ? [rbacEscalationCheck({ store: deps.store, authorizer: deps.authorizer })] : []);
-  if (admission.notImplemented.length) log.warn({ plugins: admission.notImplemented }, 'enabled admission plugins that are not implemented yet will not run');
+  for (const note of admission.startNotes) log.warn(note);
   const registry: ResourceRegistry = new ResourceRegistry(deps.store, { repairMalformedUpdates: cfg.repairMalformedUpdates, garbageCollection: cfg.enableGarbageCollector !== false, services, admission, log, storageVersions: cfg.storageVersions });
   const reconciler = new KubernetesServiceReconciler({
     registry, store: deps.store, ips, advertiseAddress: cfg.advertiseAddress, securePort: cfg.securePort,

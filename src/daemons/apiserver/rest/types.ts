@@ -36,6 +36,8 @@ export interface RestConfig {
    * alone, for embedders that do not parse the options.
    */
   readonly admissionPlugins?: readonly string[];
+  /** Parsed plugin configurations (--admission-control-config-file), by plugin name. */
+  readonly admissionPluginConfigs?: ReadonlyMap<string, unknown>;
   /** Reconcile interval of the `kubernetes` service endpoints (ms, default 10 s). */
   readonly endpointReconcileIntervalMs?: number;
   /** --proxy-client-cert-file and --proxy-client-key-file, read at start: the identity webhook calls present. */

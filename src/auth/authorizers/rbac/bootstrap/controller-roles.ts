@@ -15,6 +15,7 @@ import { clusterRole, clusterRoleBinding, eventsRule, G, READ, rule, serviceAcco
  * own credentials (it mints the tokens the others use).
  */
 export const CONTROLLER_SERVICE_ACCOUNTS: Readonly<Record<string, string>> = {
+  bootstrapsigner: 'bootstrap-signer',
   'clusterrole-aggregation': 'clusterrole-aggregation-controller',
   cronjob: 'cronjob-controller',
   csrapproving: 'certificate-controller',
@@ -41,8 +42,15 @@ export const CONTROLLER_SERVICE_ACCOUNTS: Readonly<Record<string, string>> = {
   'root-ca-cert-publisher': 'root-ca-cert-publisher',
   serviceaccount: 'service-account-controller',
   statefulset: 'statefulset-controller',
+  tokencleaner: 'token-cleaner',
   ttl: 'ttl-controller',
 };
+
+/**
+ * Accounts whose rights are only namespaced Roles (namespace-roles.ts: kube-system secrets,
+ * kube-public's cluster-info), as in Kubernetes: they have no system:controller: ClusterRole.
+ */
+export const NAMESPACED_ROLE_ACCOUNTS: readonly string[] = ['bootstrap-signer', 'token-cleaner'];
 
 /** Controllers that run with the controller manager's own identity (system:kube-controller-manager). */
 export const CONTROLLERS_WITHOUT_ACCOUNT: readonly string[] = ['serviceaccount-token'];
@@ -207,9 +215,9 @@ const CONTROLLER_RULES: Readonly<Record<string, () => PolicyRule[]>> = {
   'ttl-controller': () => [rule(['update', 'patch', 'list', 'watch'], [G.core], ['nodes']), eventsRule()],
 };
 
-/** The distinct service accounts of the controllers we run, sorted. */
+/** The distinct service accounts of the controllers we run that have a ClusterRole, sorted. */
 export function controllerAccounts(): string[] {
-  return [...new Set(Object.values(CONTROLLER_SERVICE_ACCOUNTS))].sort();
+  return [...new Set(Object.values(CONTROLLER_SERVICE_ACCOUNTS))].filter((a) => !NAMESPACED_ROLE_ACCOUNTS.includes(a)).sort();
 }
 
 export function controllerRoles(): KubeObject[] {

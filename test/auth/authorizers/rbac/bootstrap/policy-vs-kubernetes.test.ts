@@ -11,7 +11,7 @@ import t from 'tap';
 import { load } from 'js-yaml';
 import type { KubeObject } from '../../../../../src/api/resources/types.js';
 import { bootstrapPolicy } from '../../../../../src/auth/authorizers/rbac/bootstrap/policy.js';
-import { CONTROLLER_SERVICE_ACCOUNTS, CONTROLLERS_WITHOUT_ACCOUNT } from '../../../../../src/auth/authorizers/rbac/bootstrap/controller-roles.js';
+import { CONTROLLER_SERVICE_ACCOUNTS, CONTROLLERS_WITHOUT_ACCOUNT, NAMESPACED_ROLE_ACCOUNTS } from '../../../../../src/auth/authorizers/rbac/bootstrap/controller-roles.js';
 import { breakdownRule } from '../../../../../src/auth/authorizers/rbac/bootstrap/reconcile.js';
 import type { PolicyRule } from '../../../../../src/auth/authorizers/rbac/rule-match.js';
 import { nodeRules } from '../../../../../src/auth/authorizers/node/node-rules.js';
@@ -139,6 +139,11 @@ t.test('every controller we run has its role, or runs as the controller manager'
     const sa = CONTROLLER_SERVICE_ACCOUNTS[name];
     if (CONTROLLERS_WITHOUT_ACCOUNT.includes(name)) { t.notOk(sa, `${name}: no account`); continue; }
     t.ok(sa, `${name} has a service account`);
+    if (sa && NAMESPACED_ROLE_ACCOUNTS.includes(sa)) {
+      t.notOk(ours.has(`ClusterRole/system:controller:${sa}`), `${name}: no ClusterRole, as in Kubernetes`);
+      t.ok(ours.has(`RoleBinding/kube-system/system:controller:${sa}`), `${name}: RoleBinding kube-system/system:controller:${sa}`);
+      continue;
+    }
     t.ok(ours.has(`ClusterRole/system:controller:${sa}`), `${name}: ClusterRole system:controller:${sa}`);
     t.ok(ours.has(`ClusterRoleBinding/system:controller:${sa}`), `${name}: ClusterRoleBinding system:controller:${sa}`);
   }
