@@ -85,6 +85,7 @@ t.test('bootstrap keeps a usable coreconfig and reuses a stored pair before aski
   const fresh = await issueCert({ ca, commonName: 'system:node:n1', organizations: ['system:nodes'], usages: 'client', validityMs: 4 * 3600_000 });
   await storePair(certDir, CLIENT_PREFIX, fresh.certPem, fresh.keyPem);
   t.equal(await bootstrapClientCertificate({ ...opts, now: () => Date.now() + 2 * 3600_000 }), true, 'rewritten');
+  t.equal((await lstat(coreconfig)).mode & 0o777, 0o600, 'the written coreconfig is private');
   const conn = await loadCoreconfig({ path: coreconfig });
   t.equal(conn.cert?.toString(), fresh.certPem + fresh.keyPem, 'the coreconfig now names the stored pair');
   t.equal(conn.server, 'https://127.0.0.1:1');

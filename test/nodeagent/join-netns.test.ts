@@ -176,6 +176,7 @@ async function main(): Promise<void> {
     const text = await readFile(coreconfig, 'utf8');
     t.match(text, `client-certificate: ${join(certDir, 'nodeagent-client-current.pem')}`);
     t.notMatch(text, secret, 'the token is not in the node\'s coreconfig');
+    t.equal((await lstat(coreconfig)).mode & 0o777, 0o600, 'the coreconfig is private');
     const link = await readlink(join(certDir, 'nodeagent-client-current.pem'));
     t.match(link, /^nodeagent-client-\d{4}-\d\d-\d\d-\d\d-\d\d-\d\d\.pem$/, 'current is a symlink to a dated pair file');
     t.equal(((await lstat(join(certDir, link))).mode & 0o777), 0o600, 'the pair file is private');
@@ -231,5 +232,6 @@ async function main(): Promise<void> {
     t.equal(exec.code, 0, exec.err);
     t.match(exec.out, 'after-rotation');
     t.equal(agent.exitCode, null, 'the node agent still runs');
+    t.notMatch(await readFile(logFile, 'utf8'), secret, 'the token secret is in no log line');
   });
 }

@@ -1,8 +1,9 @@
 /**
  * corectl server approves node serving certificate requests (signer kubernetes.io/kubelet-serving)
  * whose names and addresses are the requesting node's own. Kubernetes' csrapproving controller
- * never approves serving requests — it leaves them to the cluster admin, because only the admin
- * knows which names a node may claim — so this lives in corectl server, not in csrapproving:
+ * approves client requests only (sarapprove.go: nodeclient, selfnodeclient) and leaves serving
+ * requests to the cluster admin, because only the admin knows which names a node may claim;
+ * so this lives in corectl server, not in csrapproving:
  * the server is that admin for the nodes that join it.
  *
  * Approved when all hold (anything else is left for a human: `kubectl certificate approve`):
