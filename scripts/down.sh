@@ -42,4 +42,8 @@ if [ -d "$DATA_DIR/containerd" ]; then
     rm -f "$DATA_DIR/containerd/containerd.pid"
   fi
 fi
+# The service proxy's nftables table (ip corectl-proxy): its pods are gone, so are its routes.
+if [ "$(id -u)" = 0 ] && command -v nft >/dev/null 2>&1 && nft list table ip corectl-proxy >/dev/null 2>&1; then
+  bin/corectl proxy --cleanup --v=0 >/dev/null 2>&1 && say "removed the service proxy's nftables table ip corectl-proxy" || say "could not remove nftables table ip corectl-proxy (nft delete table ip corectl-proxy)"
+fi
 say "done; make up resumes the cluster in $DATA_DIR"

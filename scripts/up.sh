@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make up: a one-node cluster on this machine, in the foreground (Ctrl-C stops it).
 #   1. as root on Debian: apt-get installs what is missing (containerd, runc,
-#      containernetworking-plugins, busybox-static);
+#      containernetworking-plugins, busybox-static, nftables for the service proxy);
 #   2. as root with those present: a private containerd under $DATA_DIR/containerd (started in
 #      the background, pid recorded, offline busybox images imported); otherwise the node runs
 #      simulated containers (the fake runtime);
@@ -57,7 +57,7 @@ fi
 rm -f "$DATA_DIR/down-requested"
 
 # 1. Packages.
-PACKAGES=(containerd runc containernetworking-plugins busybox-static)
+PACKAGES=(containerd runc containernetworking-plugins busybox-static nftables)
 if [ "${RUNTIME:-}" = fake ] || [ -n "${NO_APT:-}" ]; then
   :
 elif [ -z "$ROOT" ]; then

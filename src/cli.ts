@@ -30,6 +30,7 @@ const DAEMONS: Readonly<Record<string, (() => Promise<AnyFlagSet>) | null>> = {
   apiserver: async () => (await import('./flags/apiserver.js')).APISERVER_FLAGS as unknown as AnyFlagSet,
   'controller-manager': async () => (await import('./flags/controller-manager.js')).CONTROLLER_MANAGER_FLAGS as unknown as AnyFlagSet,
   nodeagent: async () => (await import('./flags/nodeagent.js')).NODEAGENT_FLAGS as unknown as AnyFlagSet,
+  proxy: async () => (await import('./flags/proxy.js')).PROXY_FLAGS as unknown as AnyFlagSet,
   scheduler: async () => (await import('./flags/scheduler.js')).SCHEDULER_FLAGS as unknown as AnyFlagSet,
   server: async () => (await import('./flags/server.js')).SERVER_FLAGS as unknown as AnyFlagSet,
 };
@@ -46,6 +47,7 @@ function topLevelHelp(): string {
     '  apiserver            validates and stores API objects and serves the REST API',
     '  controller-manager   runs the core control loops',
     '  nodeagent            runs the pods of one node',
+    '  proxy                routes Service addresses to their endpoints (nftables)',
     '  scheduler            binds pending pods to nodes',
     '  server               all of the above in one process',
     '',

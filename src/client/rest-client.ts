@@ -19,6 +19,7 @@ import type { KubeObject } from '../api/resources/types.js';
 import { messageForObject } from '../api/schema/registry.js';
 import { realClock, type Clock } from './clock.js';
 import type { ClientConnection } from './coreconfig.js';
+import type { BearerTokenSource } from './service-account-token-source.js';
 import { TokenBucket } from './rate-limiter.js';
 import { Http2Transport, readBody, TransportError, type TransportOptions } from './transport.js';
 import { decodeWatchBody, type WatchEvent } from './watch-stream.js';
@@ -41,6 +42,12 @@ export interface RestClientOptions {
   log?: Logger;
   /** Send over this (another client's) transport instead of opening one; close() leaves it open. */
   sharedTransport?: Http2Transport;
+  /**
+   * Bearer tokens that change (service-account tokens renewed before expiry): sent with every
+   * request; on a 401 the source is reset and the request sent once more with a fresh token.
+   * The connection should then carry no other credentials.
+   */
+  tokenSource?: BearerTokenSource;
 }
 
 /** A resource collection: group ('' for core), version, plural, and namespace when namespaced. */
@@ -98,13 +105,21 @@ const REASON_BY_CODE: Record<number, StatusReason> = {
   422: 'Invalid', 429: 'TooManyRequests', 500: 'InternalError', 503: 'ServiceUnavailable', 504: 'Timeout',
 };
 
+/**
+ * One path segment, escaped as Go's url.PathEscape does (client-go): ':' and '@' stay as they
+ * are, so names such as `system:controller:x` reach the server unescaped.
+ */
+function pathSegment(s: string): string {
+  return encodeURIComponent(s).replace(/%3A/gi, ':').replace(/%40/g, '@');
+}
+
 export function resourcePath(r: ResourceRef & { name?: string; subresource?: string }): string {
   let p = r.group === '' ? `/api/${r.version}` : `/apis/${r.group}/${r.version}`;
-  if (r.namespace) p += `/namespaces/${encodeURIComponent(r.namespace)}`;
+  if (r.namespace) p += `/namespaces/${pathSegment(r.namespace)}`;
   p += `/${r.resource}`;
   if (r.name !== undefined) {
     if (r.name === '') throw new Error(`a ${r.resource} name is required`);
-    p += `/${encodeURIComponent(r.name)}`;
+    p += `/${pathSegment(r.name)}`;
   }
   if (r.subresource) p += `/${r.subresource}`;
   return p;
@@ -175,9 +190,11 @@ export class RestClient {
   private readonly log: Logger;
   private readonly userAgent: string;
   private readonly ownsTransport: boolean;
+  private readonly tokenSource: BearerTokenSource | undefined;
 
   constructor(opts: RestClientOptions) {
     this.ownsTransport = !opts.sharedTransport;
+    this.tokenSource = opts.tokenSource;
     this.transport = opts.sharedTransport ?? new Http2Transport(opts.connection, opts.transport);
     this.clock = opts.clock ?? realClock;
     this.limiter = new TokenBucket({ qps: opts.qps ?? 20, burst: opts.burst ?? 30, clock: this.clock });
@@ -207,17 +224,27 @@ export class RestClient {
   }
 
   /** Sends with rate limiting and retries; resolves on a non-retried response (any status). */
-  private async open(spec: RequestSpec): Promise<Opened> {
+  private async open(spec: RequestSpec, rawPath?: string, accept?: string): Promise<Opened> {
     const { body, contentType } = this.encodeBody(spec);
-    const path = resourcePath(spec) + queryString(spec.query);
-    const headers: Record<string, string> = { accept: this.accept(), 'user-agent': this.userAgent };
+    const path = rawPath ?? resourcePath(spec) + queryString(spec.query);
+    const headers: Record<string, string> = { accept: accept ?? this.accept(), 'user-agent': this.userAgent };
     if (contentType) headers['content-type'] = contentType;
     const idempotent = IDEMPOTENT.has(spec.method);
+    let refreshedToken = false;
     for (let attempt = 0; ; attempt++) {
       await this.limiter.take(spec.signal);
       let wait: number | undefined;
       try {
+        if (this.tokenSource) headers.authorization = `Bearer ${await this.tokenSource.token(spec.signal)}`;
         const res = await this.transport.request({ method: spec.method, path, headers, ...(body ? { body } : {}), ...(spec.signal ? { signal: spec.signal } : {}) });
+        // A refused token (expired early, its account recreated): once more with a fresh one.
+        // A 401 is answered before anything is done, so even a POST may be resent.
+        if (res.status === 401 && this.tokenSource && !refreshedToken) {
+          refreshedToken = true;
+          this.tokenSource.reset();
+          res.close();
+          continue;
+        }
         const ra = retryAfterMs(res.headers);
         if (res.status === 429) wait = ra ?? 1000;
         else if (res.status >= 500 && ra !== undefined && idempotent) wait = ra;
@@ -232,6 +259,15 @@ export class RestClient {
       }
       await this.clock.sleep(wait, spec.signal);
     }
+  }
+
+  /**
+   * GET of a path outside the resource tree (discovery documents, /version) with this client's
+   * credentials, rate limit and retries; resolves any status with the whole body.
+   */
+  async getPath(path: string, opts: { accept?: string; signal?: AbortSignal } = {}): Promise<{ status: number; headers: Record<string, string>; body: Buffer }> {
+    const res = await this.open({ group: '', version: '', resource: '', method: 'GET', ...(opts.signal ? { signal: opts.signal } : {}) }, path, opts.accept);
+    return { status: res.status, headers: res.headers, body: await readBody(res.body) };
   }
 
   /** One request; resolves the decoded body, throws ApiError on failure. */

@@ -3,6 +3,7 @@ import { APISERVER_FLAGS } from './apiserver.js';
 import { CONTROLLER_MANAGER_FLAGS } from './controller-manager.js';
 import { NODEAGENT_FLAGS } from './nodeagent.js';
 import { optionDocsPage } from './option-docs.js';
+import { PROXY_FLAGS } from './proxy.js';
 import { SCHEDULER_FLAGS } from './scheduler.js';
 import { SERVER_FLAGS } from './server.js';
 
@@ -12,6 +13,7 @@ export function optionDocsPages(): Array<{ file: string; text: string }> {
     { file: 'controller-manager.md', text: optionDocsPage(CONTROLLER_MANAGER_FLAGS, 'corectl controller-manager options') },
     { file: 'scheduler.md', text: optionDocsPage(SCHEDULER_FLAGS, 'corectl scheduler options') },
     { file: 'nodeagent.md', text: optionDocsPage(NODEAGENT_FLAGS, 'corectl nodeagent options') },
+    { file: 'proxy.md', text: optionDocsPage(PROXY_FLAGS, 'corectl proxy options') },
     { file: 'server.md', text: optionDocsPage(SERVER_FLAGS, 'corectl server options') },
   ];
 }

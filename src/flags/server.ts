@@ -10,6 +10,7 @@ import { APISERVER_FLAGS } from './apiserver.js';
 import { CONTROLLER_MANAGER_FLAGS } from './controller-manager.js';
 import { FlagError } from './flag-error.js';
 import { NODEAGENT_FLAGS } from './nodeagent.js';
+import { PROXY_FLAGS } from './proxy.js';
 import { parseDaemonArgs, type CrossRule, type DaemonFlagSet, type ParseResult } from './parser.js';
 import { SCHEDULER_FLAGS } from './scheduler.js';
 import type { ConfigOf, OptionSpec } from './option-spec.js';
@@ -36,18 +37,22 @@ export const SERVER_OPTIONS = [
   { name: 'disable-agent', type: 'bool', group: S.parts, ours: true, description: 'Do not run the node agent (a control plane without a node).' },
   { name: 'disable-scheduler', type: 'bool', group: S.parts, ours: true, description: 'Do not run the scheduler.' },
   { name: 'disable-controller-manager', type: 'bool', group: S.parts, ours: true, description: 'Do not run the controller manager.' },
-  { name: 'config', type: 'string', group: S.parts, ours: true, description: 'YAML file with maps apiserver:, controller-manager:, scheduler:, nodeagent: of option name to value (lists repeat the option, maps become k=v,...); the --<daemon>-arg options win over it.' },
+  { name: 'disable-cluster-dns', type: 'bool', group: S.parts, ours: true, description: 'Do not run the cluster DNS (the kube-dns Service\'s server); pods then get the host\'s resolvers.' },
+  { name: 'cluster-dns-port', type: 'int', default: '53', group: S.parts, ours: true, description: 'Port of the cluster DNS on the node\'s address (UDP and TCP); pods\' resolv.conf can only name port 53, so another port serves only through the kube-dns Service.' },
+  { name: 'disable-proxy', type: 'bool', group: S.parts, ours: true, description: 'Do not run the service proxy (it runs only as root, with the nft command and a CRI runtime).' },
+  { name: 'config', type: 'string', group: S.parts, ours: true, description: 'YAML file with maps apiserver:, controller-manager:, scheduler:, nodeagent:, proxy: of option name to value (lists repeat the option, maps become k=v,...); the --<daemon>-arg options win over it.' },
   { name: 'apiserver-arg', type: 'stringArray', group: S.parts, ours: true, description: 'One API server option, e.g. --apiserver-arg=--audit-log-path=- (repeatable; the leading -- may be left out).' },
   { name: 'controller-manager-arg', type: 'stringArray', group: S.parts, ours: true, description: 'One controller manager option, e.g. --controller-manager-arg=--concurrent-deployment-syncs=10 (repeatable).' },
   { name: 'scheduler-arg', type: 'stringArray', group: S.parts, ours: true, description: 'One scheduler option, e.g. --scheduler-arg=--port=10251 (repeatable).' },
   { name: 'nodeagent-arg', type: 'stringArray', group: S.parts, ours: true, description: 'One node agent option, e.g. --nodeagent-arg=--max-pods=250 (repeatable).' },
+  { name: 'proxy-arg', type: 'stringArray', group: S.parts, ours: true, description: 'One service proxy option, e.g. --proxy-arg=--cluster-cidr=10.42.0.0/16 (repeatable).' },
   ...OURS_LOGGING,
 ] as const satisfies readonly OptionSpec[];
 
 export type ServerConfig = ConfigOf<typeof SERVER_OPTIONS>;
 
 /** The daemons the server runs, in start order. */
-export const SERVER_PARTS = ['apiserver', 'controller-manager', 'scheduler', 'nodeagent'] as const;
+export const SERVER_PARTS = ['apiserver', 'controller-manager', 'scheduler', 'nodeagent', 'proxy'] as const;
 export type ServerPart = typeof SERVER_PARTS[number];
 
 /** Each part's option table, by the name used in `--<part>-arg` and in the config file. */
@@ -56,6 +61,7 @@ export const PART_FLAGS: { readonly [P in ServerPart]: DaemonFlagSet<unknown> } 
   'controller-manager': CONTROLLER_MANAGER_FLAGS as unknown as DaemonFlagSet<unknown>,
   scheduler: SCHEDULER_FLAGS as unknown as DaemonFlagSet<unknown>,
   nodeagent: NODEAGENT_FLAGS as unknown as DaemonFlagSet<unknown>,
+  proxy: PROXY_FLAGS as unknown as DaemonFlagSet<unknown>,
 };
 
 /** The pass-through values of one part from the server config. */
@@ -65,6 +71,7 @@ export function passThroughArgs(config: ServerConfig, part: ServerPart): string[
     'controller-manager': config.controllerManagerArg,
     scheduler: config.schedulerArg,
     nodeagent: config.nodeagentArg,
+    proxy: config.proxyArg,
   }[part];
   // k3s style (name=value without dashes) is accepted too.
   return list.map((a) => (a.startsWith('-') ? a : `--${a}`));

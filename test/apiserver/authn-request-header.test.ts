@@ -41,7 +41,8 @@ async function stubServer(t: import('tap').Test, serving: Record<string, unknown
         res.end('{}');
       },
     },
-    serving: { authorizationMode: ['AlwaysAllow'], ...serving },
+    // The helper's allow-all authorizer (not AlwaysAllow, which turns anonymous requests off).
+    serving: { ...serving },
   });
   t.teardown(() => s.stop());
   return { s, seen };

@@ -116,3 +116,10 @@ t.test('long-running and read-only classification', async (t) => {
   t.notOk(isReadOnlyRequest(info('POST', '/api/v1/namespaces/a/pods')));
   t.notOk(isReadOnlyRequest(info('DELETE', '/api/v1/namespaces/a/pods')));
 });
+
+t.test('percent escapes in segments are decoded, as Go\'s URL.Path is', async (t) => {
+  const i = info('GET', '/apis/rbac.authorization.k8s.io/v1/clusterroles/system%3Acontroller%3Ax');
+  t.equal(i.name, 'system:controller:x');
+  t.equal(info('GET', '/api/v1/namespaces/a%2Db/pods/p').namespace, 'a-b');
+  t.equal(info('GET', '/api/v1/namespaces/a/pods/%ff').name, '%ff', 'an escape that is no UTF-8 stays as it came');
+});

@@ -59,7 +59,7 @@ t.test('corectl controller-manager --help (subcommand form)', async (t) => {
 t.test('corectl --help and --version', async (t) => {
   const h = run('corectl', ['--help']);
   t.equal(h.code, 0);
-  for (const d of ['apiserver', 'controller-manager', 'nodeagent', 'scheduler', 'server']) t.match(h.out, new RegExp(`\\n  ${d}\\s`));
+  for (const d of ['apiserver', 'controller-manager', 'nodeagent', 'proxy', 'scheduler', 'server']) t.match(h.out, new RegExp(`\\n  ${d}\\s`));
   const v = run('corectl', ['--version']);
   t.equal(v.code, 0);
   t.equal(v.out, `corectl ${GIT_VERSION}\n`);

@@ -3,7 +3,7 @@ import { isApiError } from '../../src/api/meta/status.js';
 import { ManualClock } from '../../src/client/clock.js';
 import { loadCoreconfig } from '../../src/client/coreconfig.js';
 import { TokenBucket } from '../../src/client/rate-limiter.js';
-import { RestClient, type ResourceRef } from '../../src/client/rest-client.js';
+import { RestClient, resourcePath, type ResourceRef } from '../../src/client/rest-client.js';
 import type { WatchEvent } from '../../src/client/watch-stream.js';
 import { startApiserver } from '../helpers/apiserver.js';
 import { startLocalH2 } from './local-h2-server.js';
@@ -147,4 +147,11 @@ t.test('retries honour Retry-After on 429 and never resend a POST that may have 
   t.ok(isApiError(err2, 'ServiceUnavailable'));
   t.equal(srv.requests.length - before2, 11, 'a GET 503 with Retry-After is retried 10 times');
   t.equal(sleeps.filter((s) => s === 1000).length, 10);
+});
+
+// Names such as system:controller:x travel unescaped, as client-go (url.PathEscape) sends them.
+t.test('path segments keep ":" and "@", escape the rest', async (t) => {
+  t.equal(resourcePath({ group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'clusterrolebindings', name: 'system:controller:job-controller' }),
+    '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/system:controller:job-controller');
+  t.equal(resourcePath({ group: '', version: 'v1', resource: 'configmaps', namespace: 'a', name: 'x y/z@w' }), '/api/v1/namespaces/a/configmaps/x%20y%2Fz@w');
 });

@@ -76,6 +76,14 @@ t.test('README tour', { skip: bin ? false : 'kubectl.1.33 not installed', timeou
     if (!noContainerd) spawnSync(process.execPath, ['scripts/containerd-setup.mjs', 'down', cdDir], { timeout: 120_000, env: { ...process.env, NODE_OPTIONS: '' } });
     await rm(dir, { recursive: true, force: true });
   });
+  // Every "forbidden" a part of the cluster logs: under Node,RBAC none may be refused anything.
+  const forbidden: string[] = [];
+  let partial = '';
+  server.child.stderr?.on('data', (d: Buffer) => {
+    const lines = (partial + d.toString()).split('\n');
+    partial = lines.pop() ?? '';
+    for (const l of lines) if (/forbidden/i.test(l) && /"part":"(controller-manager|scheduler|nodeagent)"/.test(l) && !/quota/.test(l)) forbidden.push(l);
+  });
   await server.waitFor(/node tour-node Ready/, 60_000);
 
   /** Runs a README line in bash; throws with its stderr unless it exits 0. */
@@ -209,6 +217,10 @@ t.test('README tour', { skip: bin ? false : 'kubectl.1.33 not installed', timeou
       t.ok(isWebPod(page), `httpd answered through kubectl proxy (${page})`);
     } },
     { re: /^kubectl debug -it /, skip: realOnly, run: async (l) => {
+      // The line picks the first app=web pod: wait until the rollout's old pods are gone, or it
+      // may pick one that is terminating, whose deletion ends the debug session (kubectl:
+      // 'pods "" not found'), as it would for a person typing it that early.
+      await poll(() => json('get', 'pods', '-l', 'app=web').items as Array<{ metadata: { deletionTimestamp?: string } }>, (ps) => ps.length === 3 && ps.every((p) => !p.metadata.deletionTimestamp), 120);
       const out = await interactive(l, 'ps', /httpd -f -p 80/);
       t.match(out, /httpd -f -p 80/, 'the ephemeral container sees the target container\'s httpd');
     } },
@@ -268,6 +280,21 @@ t.test('README tour', { skip: bin ? false : 'kubectl.1.33 not installed', timeou
       sh(l);
       t.match(sh('openssl x509 -in alice.crt -noout -subject'), /CN ?= ?alice/, 'alice.crt is her certificate');
     } },
+    { re: /^kubectl create rolebinding alice-view --clusterrole=view --user=alice$/, run: (l) => {
+      t.match(sh(l), /rolebinding.rbac.authorization.k8s.io\/alice-view created/);
+    } },
+    { re: /^kubectl auth can-i list pods --as=alice$/, run: (l) => { t.equal(sh(l).trim(), 'yes', 'view lets alice list pods'); } },
+    { re: /^kubectl auth can-i list secrets --as=alice$/, run: (l) => {
+      // kubectl answers "no" with exit code 1.
+      const r = spawnSync('bash', ['-c', l], { cwd: work, env, encoding: 'utf8', timeout: 30_000 });
+      t.equal(r.stdout.trim(), 'no', 'view does not let alice list secrets');
+      t.equal(r.status, 1);
+      // Her own certificate, not only the admin's impersonation, is refused.
+      const own = spawnSync(bin!, ['--server', json('config', 'view', '--minify', '--raw').clusters[0].cluster.server,
+        '--certificate-authority', join(dataDir, 'pki', 'ca.crt'), '--client-certificate', join(work, 'alice.crt'), '--client-key', join(work, 'alice.key'),
+        '--kubeconfig', '/dev/null', 'get', 'secrets'], { cwd: work, encoding: 'utf8', timeout: 30_000 });
+      t.match(own.stderr, /secrets is forbidden: User "alice" cannot list resource "secrets" in API group "" in the namespace "default"/);
+    } },
     { re: /^kubectl get pc$/, run: (l) => {
       const out = sh(l);
       t.match(out, /system-cluster-critical\s+2000000000/);
@@ -289,4 +316,5 @@ t.test('README tour', { skip: bin ? false : 'kubectl.1.33 not installed', timeou
     await step.run(line, comment);
   }
   for (const s of steps) if (!s.used) t.fail(`step ${s.re} matches no README tour line`);
+  t.same(forbidden, [], 'no controller, scheduler or node agent request was refused');
 });

@@ -20,6 +20,12 @@ const ODD_KEYS: readonly string[] = [
   'metadata', '__proto__', 'constructor', '$patch', '$retainKeys', '$setElementOrder/containers', '$deleteFromPrimitiveList/finalizers',
 ];
 
+/** A fresh copy of an odd value: mutations change values in place, never the shared table's. */
+function odd(rng: Prng): Json {
+  const v = rng.pick(ODD_VALUES);
+  return typeof v === 'object' && v !== null ? JSON.parse(JSON.stringify(v)) as Json : v;
+}
+
 function isObject(v: Json): v is { [k: string]: Json } {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
@@ -44,18 +50,18 @@ export function mutateJson(rng: Prng, value: unknown): unknown {
   const n = 1 + rng.int(3);
   for (let i = 0; i < n; i++) {
     const ps = places(v);
-    if (ps.length === 0) return rng.pick(ODD_VALUES);
+    if (ps.length === 0) return odd(rng);
     const p = rng.pick(ps);
     const parent = p.parent as Record<string | number, Json>;
     switch (rng.int(8)) {
       case 0: if (Array.isArray(p.parent)) p.parent.splice(p.key as number, 1); else delete parent[p.key]; break;
-      case 1: parent[p.key] = rng.pick(ODD_VALUES); break;
-      case 2: { const target = parent[p.key]; if (isObject(target)) target[rng.pick(ODD_KEYS)] = rng.pick(ODD_VALUES); else parent[p.key] = { [rng.pick(ODD_KEYS)]: rng.pick(ODD_VALUES) }; break; }
-      case 3: parent[p.key] = [parent[p.key]!, parent[p.key]!]; break;
+      case 1: parent[p.key] = odd(rng); break;
+      case 2: { const target = parent[p.key]; if (isObject(target)) target[rng.pick(ODD_KEYS)] = odd(rng); else parent[p.key] = { [rng.pick(ODD_KEYS)]: odd(rng) }; break; }
+      case 3: parent[p.key] = [parent[p.key]!, JSON.parse(JSON.stringify(parent[p.key] ?? null)) as Json]; break;
       case 4: parent[p.key] = deep(20 + rng.int(200)); break;
       case 5: { const t = parent[p.key]; parent[p.key] = typeof t === 'string' ? Number(t) || t.length : typeof t === 'number' ? String(t) : JSON.stringify(t); break; }
-      case 6: if (Array.isArray(parent[p.key])) (parent[p.key] as Json[]).push(...Array.from({ length: 50 }, () => rng.pick(ODD_VALUES))); else parent[p.key] = 'x'.repeat(rng.pick([63, 64, 253, 254, 65536])); break;
-      default: if (isObject(v)) v[rng.pick(ODD_KEYS)] = rng.pick(ODD_VALUES); break;
+      case 6: if (Array.isArray(parent[p.key])) (parent[p.key] as Json[]).push(...Array.from({ length: 50 }, () => odd(rng))); else parent[p.key] = 'x'.repeat(rng.pick([63, 64, 253, 254, 65536])); break;
+      default: if (isObject(v)) v[rng.pick(ODD_KEYS)] = odd(rng); break;
     }
   }
   return v;

@@ -6,10 +6,12 @@ import { Registry } from 'prom-client';
 import { startServers } from '../../src/daemons/scheduler/servers.js';
 import { parseSchedulerArgs } from '../../src/flags/scheduler.js';
 import { freePort } from '../helpers/apiserver.js';
+import { delegatedAccess, type ReviewCreate } from '../../src/auth/delegated.js';
+import type { KubeObject } from '../../src/api/resources/types.js';
 
-function get(port: number, path: string): Promise<{ status: number; body: string }> {
+function get(port: number, path: string, token?: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, rejectUnauthorized: false }, (res) => {
+    const req = request({ host: '127.0.0.1', port, path, rejectUnauthorized: false, ...(token ? { headers: { authorization: `Bearer ${token}` } } : {}) }, (res) => {
       let body = '';
       res.on('data', (d: Buffer) => { body += d.toString(); });
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
@@ -37,6 +39,40 @@ t.test('secure port: health is open, metrics need a client certificate; readines
   const h = await get(securePort, '/livez');
   t.equal(h.status, 500);
   t.match(h.body, /leader election lost/);
+});
+
+// Delegated authentication and authorization (as Kubernetes' components): a bearer token is
+// checked by TokenReview, the path by SubjectAccessReview; health paths need neither, anonymous
+// requests are asked about like anyone (and denied by RBAC), a refused token is a 401.
+t.test('secure port with delegated access: TokenReview, then SubjectAccessReview per path', async (t) => {
+  const reviews: KubeObject[] = [];
+  const create: ReviewCreate = async <T extends KubeObject>(ref: { resource: string }, obj: KubeObject): Promise<T> => {
+    reviews.push(obj);
+    const spec = (obj as { spec: Record<string, unknown> }).spec;
+    if (ref.resource === 'tokenreviews') {
+      const ok = spec.token === 'good' || spec.token === 'monitor';
+      return { ...obj, status: ok ? { authenticated: true, user: { username: spec.token === 'good' ? 'alice' : 'prometheus', groups: ['system:authenticated'] } } : { authenticated: false } } as unknown as T;
+    }
+    return { ...obj, status: { allowed: spec.user === 'prometheus' } } as unknown as T;
+  };
+  const ac = new AbortController();
+  const securePort = await freePort();
+  const s = await startServers({ port: 0, securePort, bindAddress: '127.0.0.1', profiling: false, access: delegatedAccess({ create, clientCa: false }) },
+    new Registry(), pino({ level: 'silent' }), ac.signal);
+  t.teardown(async () => { ac.abort(); await s.close(); });
+  s.setReady(true);
+  for (const p of ['/healthz', '/livez', '/readyz']) t.equal((await get(securePort, p)).status, 200, `${p} is always allowed`);
+  t.equal(reviews.length, 0, 'health paths ask nobody');
+  const anon = await get(securePort, '/metrics');
+  t.equal(anon.status, 403);
+  t.match(anon.body, 'forbidden: User "system:anonymous" cannot get path "/metrics"');
+  t.equal((await get(securePort, '/metrics', 'bad')).status, 401, 'a token the API server refuses');
+  const alice = await get(securePort, '/metrics', 'good');
+  t.equal(alice.status, 403);
+  t.match(alice.body, 'User "alice" cannot get path "/metrics"');
+  t.equal((await get(securePort, '/metrics', 'monitor')).status, 200, 'allowed by the SubjectAccessReview');
+  const sar = reviews.find((r) => r.kind === 'SubjectAccessReview' && (r as { spec: { user: string } }).spec.user === 'prometheus');
+  t.same((sar as { spec: { nonResourceAttributes: unknown } }).spec.nonResourceAttributes, { path: '/metrics', verb: 'get' });
 });
 
 function getHttp(port: number, path: string): Promise<{ status: number; body: string }> {

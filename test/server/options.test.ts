@@ -90,7 +90,11 @@ t.test('layers: derived, then the config file, then --<daemon>-arg', async (t) =
   t.equal(a.dataDir, join(dir, 'data', 'db'));
   t.equal(a.logsDir, join(dir, 'data', 'logs'), '/logs/ shows <data-dir>/logs, never the data dir with its keys');
   t.equal(a.clientCaFile, join(dir, 'data', 'pki', 'ca.crt'));
-  t.equal(a.anonymousAuth, false);
+  // kubeadm's secure defaults (issue 28).
+  t.equal(a.anonymousAuth, true);
+  t.equal(a.authorizationMode, 'Node,RBAC');
+  t.ok(a.enableAdmissionPlugins.includes('NodeRestriction'));
+  t.equal(plan.controllerManager.config.useServiceAccountCredentials, true);
   t.equal(a.nodeagentAllowLoopback, true, 'bound to loopback, the node is there too: the API server may reach it');
   t.equal(plan.nodeagent.config.nodeIp, '127.0.0.1');
   t.equal(plan.nodeagent.config.enableManifestApi, false, 'the manifest API stays off');

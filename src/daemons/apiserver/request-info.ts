@@ -68,8 +68,28 @@ function exactNameFromFieldSelector(selector: string | null): string {
   return found;
 }
 
-/** The path's segments without leading and trailing slashes ('' for none). */
+/**
+ * A segment with its percent escapes decoded, as Go's URL.Path (which Kubernetes splits) gives
+ * it: `system%3Acontroller%3Ax` names `system:controller:x`. An escape that is no valid UTF-8
+ * leaves the segment as it came.
+ */
+function decodeSegment(seg: string): string {
+  if (seg.indexOf('%') < 0) return seg;
+  try {
+    return decodeURIComponent(seg);
+  } catch {
+    return seg;
+  }
+}
+
+/** The path's segments without leading and trailing slashes ('' for none), percent escapes decoded. */
 function splitPath(path: string): string[] {
+  const parts = splitRaw(path);
+  if (path.indexOf('%') >= 0) for (let i = 0; i < parts.length; i++) parts[i] = decodeSegment(parts[i]!);
+  return parts;
+}
+
+function splitRaw(path: string): string[] {
   let start = 0;
   let end = path.length;
   while (start < end && path.charCodeAt(start) === 47) start++;

@@ -13,7 +13,9 @@ import {
 } from './controller-registry.js';
 import { SharedInformerFactory, loadConnection, newClient, runLeaderElection, type RestClient } from './deps.js';
 import { newEventRecorder } from './events.js';
+import { serviceAccountControllerClients, sharedControllerClients, type ControllerClients } from './controller-clients.js';
 import { startServers, type Servers } from './servers.js';
+import { delegatedAccess } from '../../auth/delegated.js';
 import { withOwnSignal } from '../../util/abort.js';
 
 export interface RunContext {
@@ -48,7 +50,7 @@ export async function selectControllers(selection: readonly string[]): Promise<{
 }
 
 /** Runs the controllers until the signal aborts; resolves after all of them stopped. */
-async function runControllers(controllers: Controller[], client: RestClient, apiServerCa: Buffer | undefined, config: ControllerManagerConfig, log: Logger, outer: AbortSignal): Promise<void> {
+async function runControllers(controllers: Controller[], client: RestClient, clients: ControllerClients, apiServerCa: Buffer | undefined, config: ControllerManagerConfig, log: Logger, outer: AbortSignal): Promise<void> {
   // Every informer, queue and request listens on this signal: lift Node's listener warning.
   const stop = new AbortController();
   setMaxListeners(0, stop.signal);
@@ -61,11 +63,13 @@ async function runControllers(controllers: Controller[], client: RestClient, api
   for (const c of controllers) {
     if (signal.aborted) break;
     const clog = log.child({ controller: c.name });
+    // Its own identity for what it writes (and its events); the informers stay shared.
+    const own = clients.clientFor(c.name);
     const ctx: ControllerContext = {
-      client, informers, config, log: clog, signal, events: (component) => newEventRecorder(client, component, clog),
+      client: own, informers, config, log: clog, signal, events: (component) => newEventRecorder(own, component, clog),
       ...(apiServerCa ? { apiServerCa } : {}),
     };
-    log.info({ controller: c.name }, 'starting controller');
+    log.info({ controller: c.name, ...(clients.accountFor(c.name) ? { user: clients.accountFor(c.name) } : {}) }, 'starting controller');
     running.push(c.run(ctx).catch((e: unknown) => { log.error({ controller: c.name, err: (e as Error).message }, 'controller stopped with an error'); }));
     await sleep(config.controllerStartInterval, signal);
   }
@@ -87,7 +91,11 @@ async function runWith(config: ControllerManagerConfig, ctx: RunContext): Promis
   const unknown = unknownControllers(config.controllers);
   if (unknown.length) throw new Error(`unknown controller(s) in --controllers: ${unknown.join(', ')} (known: ${ALL_CONTROLLER_NAMES.join(', ')})`);
   const connection = await loadConnection(config.coreconfig, config.master);
-  const client = newClient(connection, { qps: config.coreApiQps, burst: config.coreApiBurst, contentType: config.coreApiContentType, log: log.child({ component: 'client' }) });
+  const settings = { qps: config.coreApiQps, burst: config.coreApiBurst, contentType: config.coreApiContentType };
+  const client = newClient(connection, { ...settings, log: log.child({ component: 'client' }) });
+  const clients = config.useServiceAccountCredentials
+    ? serviceAccountControllerClients({ client, connection, settings, log })
+    : sharedControllerClients(client);
   const { controllers, notImplemented } = await selectControllers(config.controllers);
   if (notImplemented.length) log.warn({ controllers: notImplemented }, 'enabled controllers that are not implemented yet will not run');
   log.info({ controllers: controllers.map((c) => c.name) }, 'controllers selected');
@@ -99,10 +107,11 @@ async function runWith(config: ControllerManagerConfig, ctx: RunContext): Promis
       certDir: config.certDir, tlsCertFile: config.tlsCertFile, tlsPrivateKeyFile: config.tlsPrivateKeyFile, profiling: config.profiling,
       tlsMinVersion: config.tlsMinVersion, tlsCipherSuites: config.tlsCipherSuites,
       clientCa: connection.ca,
+      access: delegatedAccess({ create: (ref, obj) => client.create(ref, obj), clientCa: connection.ca !== undefined, log: log.child({ component: 'secure-port' }) }),
     }, log, ctx.signal);
     ctx.onServing?.(servers);
     if (!config.leaderElect) {
-      await runControllers(controllers, client, connection.ca, config, log, ctx.signal);
+      await runControllers(controllers, client, clients, connection.ca, config, log, ctx.signal);
       return 0;
     }
     // Leader election gets its own client (own qps bucket and connection), as Kubernetes does,
@@ -113,7 +122,7 @@ async function runWith(config: ControllerManagerConfig, ctx: RunContext): Promis
       namespace: LEADER_LOCK.namespace, name: LEADER_LOCK.name,
       leaseDurationMs: config.leaderElectLeaseDuration, renewDeadlineMs: config.leaderElectRenewDeadline, retryPeriodMs: config.leaderElectRetryPeriod,
       log: log.child({ component: 'leader-election' }), signal: ctx.signal,
-      onStartedLeading: (leading) => runControllers(controllers, client, connection.ca, config, log, leading),
+      onStartedLeading: (leading) => runControllers(controllers, client, clients, connection.ca, config, log, leading),
     });
     if (outcome === 'lost') {
       servers.setHealthy(false, 'leader election lost');
@@ -123,6 +132,7 @@ async function runWith(config: ControllerManagerConfig, ctx: RunContext): Promis
     return 0;
   } finally {
     await servers?.close();
+    clients.close();
     client.close();
   }
 }

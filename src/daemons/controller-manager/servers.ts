@@ -4,10 +4,10 @@
  *
  *  - `--port` (deprecated): plain HTTP on `--address`, no authentication, as Kubernetes had it.
  *  - `--secure-port` (when > 0): HTTPS on `--bind-address` with `--tls-cert-file`/key, or a
- *    self-signed pair kept in `--cert-dir`. /healthz is open; every other path needs a TLS
- *    client certificate signed by the cluster CA of the coreconfig (the API server offers no
- *    TokenReview/SubjectAccessReview to delegate to, so any verified client is authorized).
- *    --tls-min-version and --tls-cipher-suites apply; --tls-sni-cert-key and
+ *    self-signed pair kept in `--cert-dir`. /healthz is open; every other path is authenticated
+ *    (client certificate of the coreconfig's CA, or a bearer token by TokenReview) and authorized
+ *    by a SubjectAccessReview at the API server (src/auth/delegated.ts), as Kubernetes' delegated
+ *    authentication and authorization do. --tls-min-version and --tls-cipher-suites apply; --tls-sni-cert-key and
  *    --http2-max-streams-per-connection are not used (the listener speaks HTTP/1.1).
  *
  * Profiling (src/util/pprof.ts, shared with the API server): /debug/pprof/ lists what exists;
@@ -22,6 +22,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import type { Logger } from 'pino';
+import type { DelegatedAccess } from '../../auth/delegated.js';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createSelfSignedServing } from '../../util/pki.js';
 import { cipherList, minTlsVersion } from '../apiserver/tls/tls-options.js';
@@ -42,6 +43,8 @@ export interface ServingConfig {
   profiling: boolean;
   /** CA that client certificates on the secure port must chain to. */
   clientCa?: Buffer | undefined;
+  /** Delegated authentication and authorization of the secure port (TokenReview, SubjectAccessReview). */
+  access?: DelegatedAccess | undefined;
 }
 
 export interface Servers {
@@ -71,7 +74,20 @@ export async function startServers(cfg: ServingConfig, log: Logger, signal: Abor
       else send(res, 500, `[-]controllers failed: ${unhealthyReason}\nhealthz check failed\n`);
       return;
     }
-    if (secure && !(req.socket as TLSSocket).authorized) { send(res, 401, 'Unauthorized: a client certificate signed by the cluster CA is required\n'); return; }
+    if (!secure) { serve(req, res, url, path, false); return; }
+    if (!cfg.access) {
+      if (!(req.socket as TLSSocket).authorized) { send(res, 401, 'Unauthorized: a client certificate signed by the cluster CA is required\n'); return; }
+      serve(req, res, url, path, true);
+      return;
+    }
+    cfg.access.check(req, path).then((r) => {
+      if (r.ok) serve(req, res, url, path, true);
+      else send(res, r.code, `${r.message}\n`);
+    }, (e: Error) => send(res, 500, `${e.message}\n`));
+  };
+
+  /** `secure`: on the secure port, the caller authenticated and authorized for the path. */
+  const serve = (req: IncomingMessage, res: ServerResponse, url: URL, path: string, secure: boolean): void => {
     if (path === '/metrics') {
       registry.metrics().then((text) => send(res, 200, text, registry.contentType), (e: Error) => send(res, 500, `${e.message}\n`));
       return;
@@ -83,7 +99,7 @@ export async function startServers(cfg: ServingConfig, log: Logger, signal: Abor
       res.on('close', () => ac.abort());
       const stop = (): void => ac.abort();
       signal.addEventListener('abort', stop, { once: true });
-      // A heap snapshot holds memory contents (keys, tokens): only for verified clients.
+      // A heap snapshot holds memory contents (keys, tokens): only for authorized callers.
       void servePprof(path.slice('/debug/pprof/'.length), url.searchParams, res, { signal: ac.signal, maxSeconds: 300, heapSnapshot: secure })
         .finally(() => signal.removeEventListener('abort', stop));
       return;

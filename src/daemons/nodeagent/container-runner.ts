@@ -5,12 +5,16 @@
  * container wait (image, config, create or start errors) are written into its state with the
  * Kubernetes reason, and the worker is asked to sync again later.
  */
+import { mkdir } from 'node:fs/promises';
 import { containerEnv, expandVars } from './env.js';
 import { ensureImage } from './image-puller.js';
 import type { CState } from './container-state.js';
 import { kubeTime, type Container, type Pod } from './pod-types.js';
 import type { WorkerDeps } from './pod-worker.js';
 import { runAction } from './probes/handlers.js';
+import { podServiceEnv } from './service-env.js';
+import { writePodHostsFile } from './etc-hosts.js';
+import { podDir } from './volumes/volumes.js';
 import { ContainerProber } from './probes/prober.js';
 import { containerConfig } from './runtime-config.js';
 import { isRuntimeError } from './runtime/runtime-errors.js';
@@ -44,9 +48,15 @@ export async function startContainer(ctx: RunnerContext, c: Container, s: CState
   let config: ContainerConfig;
   try {
     const volumePaths = await ctx.ensureVolumes();
-    const env = await containerEnv(ctx.pod, c, { reader: ctx.deps.reader, allocatable: ctx.deps.allocatable, podIp: ctx.sandbox.ip, hostIp: ctx.deps.hostIp });
+    const services = ctx.deps.services;
+    // As Kubernetes' node agent: no environment before the services were read once.
+    if (services && !services.synced()) throw new Error('services have not yet been read at least once, cannot construct envvars');
+    const serviceEnv = podServiceEnv(ctx.pod, services?.list() ?? []);
+    const env = await containerEnv(ctx.pod, c, { reader: ctx.deps.reader, allocatable: ctx.deps.allocatable, podIp: ctx.sandbox.ip, hostIp: ctx.deps.hostIp, serviceEnv });
+    await mkdir(podDir(ctx.deps.rootDir, ctx.pod.metadata?.uid ?? ''), { recursive: true });
+    const hostsFile = await writePodHostsFile(ctx.pod, { podDir: podDir(ctx.deps.rootDir, ctx.pod.metadata?.uid ?? ''), podIp: ctx.sandbox.ip, clusterDomain: ctx.deps.dns.clusterDomain });
     config = containerConfig({
-      pod: ctx.pod, container: c, restartCount: s.restartCount, image: c.image ?? '', env,
+      pod: ctx.pod, container: c, restartCount: s.restartCount, image: c.image ?? '', env, ...(hostsFile ? { hostsFile } : {}),
       command: (c.command ?? []).map((x) => expandVars(x, env)), args: (c.args ?? []).map((x) => expandVars(x, env)),
       volumePaths, cfsQuota: ctx.deps.cfsQuota, ...(targetId ? { targetId } : {}),
     });

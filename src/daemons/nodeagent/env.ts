@@ -76,9 +76,15 @@ export function resourceFieldValue(c: Container | undefined, resource: string, d
   return String(Math.ceil(value / (div || 1)));
 }
 
-export async function containerEnv(pod: Pod, c: Container, ctx: PodFieldContext & { reader: ObjectReader; allocatable: Readonly<Record<string, string>> }): Promise<Map<string, string>> {
+/**
+ * The container's environment. `serviceEnv` (service-env.ts) comes last, as in Kubernetes:
+ * $(VAR) in env values may refer to it, and a variable the container sets itself wins.
+ */
+export async function containerEnv(pod: Pod, c: Container, ctx: PodFieldContext & { reader: ObjectReader; allocatable: Readonly<Record<string, string>>; serviceEnv?: ReadonlyMap<string, string> }): Promise<Map<string, string>> {
   const ns = pod.metadata?.namespace ?? 'default';
   const vars = new Map<string, string>();
+  const serviceEnv = ctx.serviceEnv ?? new Map<string, string>();
+  const lookup = { get: (k: string) => vars.get(k) ?? serviceEnv.get(k) } as ReadonlyMap<string, string>;
   for (const src of c.envFrom ?? []) {
     const prefix = src.prefix ?? '';
     let data: Record<string, string> | undefined;
@@ -93,7 +99,7 @@ export async function containerEnv(pod: Pod, c: Container, ctx: PodFieldContext 
   }
   for (const e of c.env ?? []) {
     const vf = e.valueFrom;
-    if (!vf) { vars.set(e.name, expandVars(e.value ?? '', vars)); continue; }
+    if (!vf) { vars.set(e.name, expandVars(e.value ?? '', lookup)); continue; }
     if (vf.fieldRef) vars.set(e.name, podFieldValue(pod, vf.fieldRef.fieldPath, ctx));
     else if (vf.resourceFieldRef) {
       const target = vf.resourceFieldRef.containerName ? [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])].find((x) => x.name === vf.resourceFieldRef?.containerName) : c;
@@ -110,5 +116,6 @@ export async function containerEnv(pod: Pod, c: Container, ctx: PodFieldContext 
       vars.set(e.name, v);
     }
   }
+  for (const [k, v] of serviceEnv) if (!vars.has(k)) vars.set(k, v);
   return vars;
 }

@@ -134,6 +134,8 @@ export async function startNodeAgent(config: NodeagentConfig, opts: StartOptions
     let nodeStatus: NodeStatusManager | undefined;
     const factory = client ? new SharedInformerFactory({ client, minResyncPeriodMs: 0, log: log.child({ component: 'informers' }) }) : undefined;
     const informer = factory ? podInformer(factory, nodeName) : undefined;
+    // Services for the containers' environment variables (service-env.ts).
+    const serviceInformer = factory?.informerFor({ group: '', version: 'v1', resource: 'services' });
     const mirrors = client && informer ? new MirrorPods({ client, informer, nodeName, nodeUid: () => nodeStatus?.uid ?? '', log: log.child({ component: 'mirror-pods' }), signal: ac.signal }) : undefined;
     const pods = new PodManager({
       podSet, api, ...(mirrors ? { mirrors } : {}), maxPods: resources.maxPods, hostIp: host.internalIp, syncFrequencyMs: config.syncFrequency,
@@ -143,6 +145,7 @@ export async function startNodeAgent(config: NodeagentConfig, opts: StartOptions
         logDir: opts.podLogDir ?? '/var/log/pods',
         dns: { host: await hostDns(config.resolvConf, log), clusterDns: config.clusterDns, clusterDomain: config.clusterDomain },
         cfsQuota: config.cpuCfsQuota, allocatable: resources.allocatable, reader: api,
+        ...(serviceInformer ? { services: { synced: () => serviceInformer.hasSynced(), list: () => serviceInformer.indexer.list() } } : {}),
         projected: new ProjectedVolumes({
           ...(client ? { requester: clientTokenRequester(client.create.bind(client)) } : {}),
           signal: ac.signal, log: log.child({ component: 'projected-volumes' }),

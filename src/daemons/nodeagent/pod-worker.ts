@@ -21,6 +21,7 @@ import { isRuntimeError } from './runtime/runtime-errors.js';
 import type { ContainerStatus, PodSandboxConfig, RuntimeBackend } from './runtime/runtime.js';
 import { rm } from 'node:fs/promises';
 import { setUpVolumes, tearDownPodDir, type VolumeContext } from './volumes/volumes.js';
+import type { ServiceLister } from './service-env.js';
 
 export interface BackoffSettings { readonly initialMs: number; readonly maxMs: number; readonly resetMs: number }
 export const DEFAULT_BACKOFF: BackoffSettings = { initialMs: 10_000, maxMs: 300_000, resetMs: 600_000 };
@@ -36,6 +37,8 @@ export interface WorkerDeps {
   readonly cfsQuota: boolean;
   readonly allocatable: Readonly<Record<string, string>>;
   readonly reader: ObjectReader;
+  /** The cluster's services, for their environment variables (none when standalone). */
+  readonly services?: ServiceLister;
   /** Projected volumes with refreshed service-account tokens (volumes/projected.ts). */
   readonly projected: VolumeContext['projected'];
   readonly events: EventSink;

@@ -22,7 +22,9 @@ export function parseResolvConf(text: string): HostDns {
     const line = raw.replace(/[#;].*$/, '').trim();
     const [key, ...rest] = line.split(/\s+/);
     if (key === 'nameserver' && rest[0]) out.servers.push(rest[0]);
-    else if (key === 'search' || key === 'domain') out.searches = rest;
+    // As Kubernetes' node agent: the last search line counts, without "." and trailing dots;
+    // a domain line is not a search path.
+    else if (key === 'search') out.searches = rest.filter((x) => x !== '.').map((x) => x.replace(/\.$/, ''));
     else if (key === 'options') out.options.push(...rest);
   }
   return out;
@@ -127,6 +129,8 @@ export interface ContainerConfigInput {
   readonly command: readonly string[];
   readonly args: readonly string[];
   readonly volumePaths: ReadonlyMap<string, string>;
+  /** The pod's managed /etc/hosts (etc-hosts.ts), mounted unless the container mounts its own. */
+  readonly hostsFile?: string;
   readonly cfsQuota: boolean;
   /**
    * An ephemeral container's target: the runtime id of the container whose process namespace
@@ -157,6 +161,9 @@ export function containerConfig(i: ContainerConfigInput): ContainerConfig {
       containerPath: vm.mountPath, hostPath: vm.subPath ? join(host, vm.subPath) : host, readonly: vm.readOnly === true,
       propagation: vm.mountPropagation === 'Bidirectional' ? 'bidirectional' : vm.mountPropagation === 'HostToContainer' ? 'host-to-container' : 'private',
     });
+  }
+  if (i.hostsFile && !mounts.some((x) => x.containerPath === '/etc/hosts')) {
+    mounts.push({ containerPath: '/etc/hosts', hostPath: i.hostsFile, readonly: false, propagation: 'private' });
   }
   const sc = c.securityContext;
   return {

@@ -19,6 +19,7 @@ import { PromSchedulerMetrics } from './metrics.js';
 import { ApiPodConditionWriter } from './pod-conditions.js';
 import { Scheduler } from './scheduler.js';
 import { startServers, type Servers } from './servers.js';
+import { delegatedAccess } from '../../auth/delegated.js';
 import { withOwnSignal } from '../../util/abort.js';
 
 export interface RunContext {
@@ -77,7 +78,8 @@ async function runWith(config: SchedulerConfig, ctx: RunContext): Promise<number
     }
   };
   try {
-    servers = await startServers({ port: config.port, securePort: config.securePort, bindAddress: config.bindAddress || '0.0.0.0', profiling: config.profiling, clientCa: connection.ca }, metrics.registry, log, ctx.signal);
+    servers = await startServers({ port: config.port, securePort: config.securePort, bindAddress: config.bindAddress || '0.0.0.0', profiling: config.profiling, clientCa: connection.ca,
+      access: delegatedAccess({ create: (ref, obj) => client.create(ref, obj), clientCa: connection.ca !== undefined, log: log.child({ component: 'secure-port' }) }) }, metrics.registry, log, ctx.signal);
     ctx.onServing?.(servers);
     if (!config.leaderElect) {
       await schedule(ctx.signal);

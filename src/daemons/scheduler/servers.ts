@@ -5,13 +5,15 @@
  *  - `--port` (when > 0): plain HTTP on --bind-address, no authentication (as the old
  *    kube-scheduler --port was);
  *  - `--secure-port` (when > 0): HTTPS on --bind-address with a self-signed pair made at start
- *    (the scheduler has no certificate options). Health paths are open; other paths need a
- *    client certificate signed by the cluster CA from the coreconfig.
+ *    (the scheduler has no certificate options). Health paths are open; other paths are
+ *    authenticated (client certificate of the coreconfig's CA, or a bearer token by TokenReview)
+ *    and authorized by a SubjectAccessReview at the API server (src/auth/delegated.ts).
  */
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { TLSSocket } from 'node:tls';
 import type { Logger } from 'pino';
+import type { DelegatedAccess } from '../../auth/delegated.js';
 import type { Registry } from 'prom-client';
 import { createSelfSignedServing } from '../../util/pki.js';
 import { cpuProfile, listen, send, closeServers } from '../../util/http-serving.js';
@@ -22,6 +24,8 @@ export interface ServingConfig {
   bindAddress: string;
   profiling: boolean;
   clientCa?: Buffer | undefined;
+  /** Delegated authentication and authorization of the secure port (TokenReview, SubjectAccessReview). */
+  access?: DelegatedAccess | undefined;
 }
 
 export interface Servers {
@@ -50,7 +54,19 @@ export async function startServers(cfg: ServingConfig, registry: Registry, log: 
       if (healthy && ready) send(res, 200, 'ok'); else send(res, 500, `[-]scheduler not ready${reason ? `: ${reason}` : ''}\nreadyz check failed\n`);
       return;
     }
-    if (secure && !(req.socket as TLSSocket).authorized) { send(res, 401, 'Unauthorized: a client certificate signed by the cluster CA is required\n'); return; }
+    if (!secure) { serve(req, res, url, path); return; }
+    if (!cfg.access) {
+      if (!(req.socket as TLSSocket).authorized) { send(res, 401, 'Unauthorized: a client certificate signed by the cluster CA is required\n'); return; }
+      serve(req, res, url, path);
+      return;
+    }
+    cfg.access.check(req, path).then((r) => {
+      if (r.ok) serve(req, res, url, path);
+      else send(res, r.code, `${r.message}\n`);
+    }, (e: Error) => send(res, 500, `${e.message}\n`));
+  };
+
+  const serve = (req: IncomingMessage, res: ServerResponse, url: URL, path: string): void => {
     if (path === '/metrics') {
       registry.metrics().then((text) => send(res, 200, text, registry.contentType), (e: Error) => send(res, 500, `${e.message}\n`));
       return;

@@ -54,6 +54,7 @@ export interface ServerCoreconfigs {
   readonly 'controller-manager': string;
   readonly scheduler: string;
   readonly nodeagent: string;
+  readonly proxy: string;
 }
 
 /** Where the coreconfig files live under the data dir. */
@@ -64,6 +65,7 @@ export function coreconfigPaths(dataDir: string): ServerCoreconfigs {
     'controller-manager': join(dir, 'controller-manager.coreconfig'),
     scheduler: join(dir, 'scheduler.coreconfig'),
     nodeagent: join(dir, 'nodeagent.coreconfig'),
+    proxy: join(dir, 'proxy.coreconfig'),
   };
 }
 
@@ -80,6 +82,7 @@ export async function writeServerCoreconfigs(opts: { dataDir: string; server: st
     [paths['controller-manager'], coreconfigText({ server: opts.server, user: 'system:kube-controller-manager', credentials: files('controller-manager') })],
     [paths.scheduler, coreconfigText({ server: opts.server, user: 'system:kube-scheduler', credentials: files('scheduler') })],
     [paths.nodeagent, coreconfigText({ server: opts.server, user: `system:node:${opts.nodeName}`, credentials: files('nodeagent-client') })],
+    [paths.proxy, coreconfigText({ server: opts.server, user: 'system:kube-proxy', credentials: files('proxy') })],
   ];
   await Promise.all(docs.map(async ([path, text]) => {
     const old = await readFile(path, 'utf8').catch(() => undefined);

@@ -18,6 +18,7 @@ import { SERVER_PARTS, parsePartArgs, passThroughArgs, type ServerConfig, type S
 import type { ServerCoreconfigs } from './admin-coreconfig.js';
 import type { PkiPaths } from './pki-bootstrap.js';
 import { isLoopbackIp } from '../../util/ip.js';
+import { proxyDerivedArgs } from './proxy-part.js';
 
 export type PartArgs = Record<ServerPart, string[]>;
 
@@ -100,8 +101,13 @@ export function derivedArgs(d: DeriveInput): PartArgs {
     `--tls-cert-file=${pki.cert('apiserver')}`,
     `--tls-private-key-file=${pki.key('apiserver')}`,
     `--client-ca-file=${pki.caCert}`,
-    // Authorization is AlwaysAllow until RBAC exists: only certificate holders get in.
-    '--anonymous-auth=false',
+    // kubeadm's secure defaults: nodes by the Node authorizer, everyone else by RBAC (the
+    // bootstrap policy), anonymous requests allowed in but granted only what
+    // system:public-info-viewer gives system:unauthenticated (/healthz, /livez, /readyz,
+    // /version), and nodes restricted to their own Node and pods.
+    '--authorization-mode=Node,RBAC',
+    '--anonymous-auth=true',
+    '--enable-admission-plugins=NodeRestriction',
     `--service-account-key-file=${pki.serviceAccountPub}`,
     // TokenRequest (kubectl create token, projected service-account tokens) signs with the
     // same pair the token controller uses; the option needs its (alpha) gate.
@@ -135,6 +141,8 @@ export function derivedArgs(d: DeriveInput): PartArgs {
     `--service-account-private-key-file=${pki.serviceAccountKey}`,
     // As kubeadm: the bootstrap-token controllers, off by default, sign cluster-info and delete expired tokens.
     '--controllers=*,bootstrapsigner,tokencleaner',
+    // As kubeadm: each controller acts as its own service account (system:controller:<name>).
+    '--use-service-account-credentials=true',
   ];
   const scheduler = [
     `--coreconfig=${d.coreconfigs.scheduler}`,
@@ -158,7 +166,7 @@ export function derivedArgs(d: DeriveInput): PartArgs {
     '--anonymous-auth=false',
     // As kubeadm: bearer tokens via TokenReview, every request via SubjectAccessReview (the
     // API server's node agent client certificate, CN corectl-apiserver-nodeagent-client, no
-    // groups: allowed by AlwaysAllow today, by a binding of its own under RBAC).
+    // groups, is bound to system:kubelet-api-admin by the server: see nodeagent-client-rbac.ts).
     '--authentication-token-webhook=true',
     '--authorization-mode=Webhook',
     `--container-runtime=${d.runtime}`,
@@ -170,11 +178,12 @@ export function derivedArgs(d: DeriveInput): PartArgs {
     '--core-api-qps=50',
     '--core-api-burst=100',
   ];
-  return { apiserver, 'controller-manager': controllerManager, scheduler, nodeagent };
+  const proxy = d.server.disableProxy || d.runtime === 'fake' ? [] : proxyDerivedArgs(d.coreconfigs.proxy, d.nodeName);
+  return { apiserver, 'controller-manager': controllerManager, scheduler, nodeagent, proxy };
 }
 
 function emptyParts(): PartArgs {
-  return { apiserver: [], 'controller-manager': [], scheduler: [], nodeagent: [] };
+  return { apiserver: [], 'controller-manager': [], scheduler: [], nodeagent: [], proxy: [] };
 }
 
 function isDict(v: unknown): v is Record<string, unknown> {

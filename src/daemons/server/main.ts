@@ -22,6 +22,8 @@ import { loadCoreconfig, type ClientConnection } from '../../client/coreconfig.j
 import { FlagError } from '../../flags/flag-error.js';
 import { SERVER_PARTS, type ServerConfig, type ServerPart } from '../../flags/server.js';
 import { writeServerCoreconfigs } from './admin-coreconfig.js';
+import { startServerClusterDns, type RunningClusterDns } from './cluster-dns-setup.js';
+import { ensureNodeagentClientBinding } from './nodeagent-client-rbac.js';
 import { keepJoinInfo } from './join-setup.js';
 import { RestClient } from '../../client/rest-client.js';
 import { loadPart, startPart, type RunningPart } from './part-runner.js';
@@ -65,6 +67,7 @@ function configOf(plan: ServerPlan, part: ServerPart): unknown {
     case 'controller-manager': return plan.controllerManager.config;
     case 'scheduler': return plan.scheduler.config;
     case 'nodeagent': return plan.nodeagent.config;
+    case 'proxy': return plan.proxy.config;
   }
 }
 
@@ -103,7 +106,7 @@ export async function run(config: ServerConfig, ctx: ServerRunContext): Promise<
     }
     throw e;
   }
-  for (const part of [plan.apiserver, plan.controllerManager, plan.scheduler, plan.nodeagent]) {
+  for (const part of [plan.apiserver, plan.controllerManager, plan.scheduler, plan.nodeagent, plan.proxy]) {
     for (const w of part.warnings) process.stderr.write(`server: ${w}\n`);
   }
 
@@ -170,8 +173,10 @@ async function runCluster(plan: ServerPlan, ctx: ServerRunContext, io: Io): Prom
 
   const running: RunningPart[] = [];
   const stopping = new AbortController();
+  let clusterDns: RunningClusterDns | undefined;
   const stopAll = async (): Promise<void> => {
     stopping.abort();
+    await clusterDns?.stop();
     const order = (p: RunningPart): number => SERVER_PARTS.indexOf(p.name);
     for (const part of [...running].sort((a, b) => order(b) - order(a))) {
       if (part.ended) continue;
@@ -214,6 +219,8 @@ async function runCluster(plan: ServerPlan, ctx: ServerRunContext, io: Io): Prom
     return ctx.signal.aborted ? 0 : 1;
   }
   say(`apiserver ready on ${plan.apiserverUrl} (${at()})`);
+  // Before the node agent runs: the API server's calls to it are authorized by RBAC.
+  await ensureNodeagentClientBinding(admin, log);
   // cluster-info and the RBAC of joining nodes (`corectl token create --print-join-command`).
   const joinClient = new RestClient({ connection: admin, contentType: 'application/json', qps: 0 });
   const joinInfo = keepJoinInfo(joinClient, { server: plan.advertisedUrl, caPem: await readFile(plan.pki.caCert, 'utf8') },
@@ -224,10 +231,24 @@ async function runCluster(plan: ServerPlan, ctx: ServerRunContext, io: Io): Prom
   // own start (the aim that is tight); the node still becomes Ready well within its aim.
   preloadOthers();
 
+  if (plan.clusterDns) {
+    const d = plan.clusterDns;
+    try {
+      clusterDns = await startServerClusterDns(d, { connection: admin, nodeName: plan.nodeName, log: ctx.log.child({ part: 'cluster-dns' }) });
+      const via = d.agentClusterDns.length ? `; pods' resolv.conf names ${d.agentClusterDns.join(',')}` : '';
+      say(`cluster DNS on ${d.nodeIp}:${d.port} for ${d.domain} (kube-dns Service ${d.serviceIp ?? 'without an IP'})${via} (${at()})`);
+    } catch (e) {
+      say(`cluster DNS not started: ${d.nodeIp}:${d.port}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}; pods get the host's resolvers (--disable-cluster-dns or --cluster-dns-port)`);
+      // No pod is to name a resolver that does not answer.
+      if (d.agentClusterDns.length) plan = { ...plan, nodeagent: { ...plan.nodeagent, config: { ...plan.nodeagent.config, clusterDns: [] } } };
+    }
+  }
+
   const others = plan.enabled.filter((p) => p !== 'apiserver');
   for (const part of ['controller-manager', 'scheduler', 'nodeagent'] as const) {
     if (!others.includes(part)) say(`${part} disabled (--disable-${part === 'nodeagent' ? 'agent' : part})`);
   }
+  if (plan.proxyOff) say(`proxy off: ${plan.proxyOff}`);
   const agentStartedAt = Date.now();
   const started = await Promise.all(others.map(async (part) => ({ part, running: await start(part) })));
   for (const { part, running: p } of started) {

@@ -10,6 +10,7 @@
  *   controller-manager.crt/.key            CN system:kube-controller-manager
  *   scheduler.crt/.key                     CN system:kube-scheduler
  *   nodeagent-client.crt/.key              CN system:node:<node>, O system:nodes
+ *   proxy.crt/.key                         CN system:kube-proxy (RBAC: system:node-proxier)
  *   nodeagent.crt/.key                     node agent serving pair
  *   sa.key / sa.pub                        service-account token signing pair
  *
@@ -41,7 +42,7 @@ export interface PkiPaths {
 }
 
 export const LEAF_NAMES = [
-  'apiserver', 'apiserver-nodeagent-client', 'admin', 'controller-manager', 'scheduler', 'nodeagent-client', 'nodeagent',
+  'apiserver', 'apiserver-nodeagent-client', 'admin', 'controller-manager', 'scheduler', 'nodeagent-client', 'nodeagent', 'proxy',
 ] as const;
 export type LeafName = typeof LEAF_NAMES[number];
 
@@ -115,6 +116,7 @@ function leafSpecs(req: PkiRequest): LeafSpec[] {
     client('scheduler', 'system:kube-scheduler'),
     client('nodeagent-client', `system:node:${req.nodeName}`, ['system:nodes']),
     { name: 'nodeagent', commonName: req.nodeName, organizations: [], usages: 'server', dnsNames: req.nodeagentDnsNames, ips: req.nodeagentIps },
+    client('proxy', 'system:kube-proxy'),
   ];
 }
 

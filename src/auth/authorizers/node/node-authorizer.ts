@@ -13,6 +13,7 @@
  */
 import type { Logger } from 'pino';
 import type { AuthorizationAttributes, AuthorizationResult, Authorizer } from '../../authorizer.js';
+import type { UserInfo } from '../../user.js';
 import type { ObjectStore } from '../../../storage/object-store-types.js';
 import { rulesAllow, type PolicyRule } from '../rbac/rule-match.js';
 import { NodeGraph, type VertexKind } from './graph.js';
@@ -27,13 +28,22 @@ const NO_OPINION: AuthorizationResult = { decision: 'noOpinion', reason: '' };
 const noOpinion = (reason: string): AuthorizationResult => ({ decision: 'noOpinion', reason });
 
 /** `<group>/<resource>` → how requests to it are decided. */
-type Check = (node: string, a: AuthorizationAttributes) => AuthorizationResult;
+type Check = (node: string, a: AuthorizationAttributes) => AuthorizationResult | Promise<AuthorizationResult>;
+
+/**
+ * How long a node's request for an object its graph does not (yet) relate to it waits for the
+ * graph to catch up. The graph follows the store through watches, so a pod bound a moment ago
+ * may not be in it when its node agent asks for the pod's Secret: without the wait that first
+ * read is refused and retried. A request for an unrelated object is refused after the wait.
+ */
+const GRAPH_CATCH_UP_MS = 500;
+const GRAPH_POLL_MS = 20;
 
 export class NodeAuthorizer implements Authorizer {
   readonly name = 'Node';
   private readonly checks: ReadonlyMap<string, Check>;
 
-  constructor(readonly graph: NodeGraph, private readonly rules: readonly PolicyRule[] = nodeRules()) {
+  constructor(readonly graph: NodeGraph, private readonly rules: readonly PolicyRule[] = nodeRules(), private readonly catchUpMs = GRAPH_CATCH_UP_MS) {
     this.checks = new Map<string, Check>([
       ['/secrets', (n, a) => this.readNamespaced(n, 'secret', a)],
       ['/configmaps', (n, a) => this.readNamespaced(n, 'configmap', a)],
@@ -46,7 +56,18 @@ export class NodeAuthorizer implements Authorizer {
     ]);
   }
 
-  authorize(a: AuthorizationAttributes): AuthorizationResult {
+  /**
+   * The RuleResolver capability (SelfSubjectRulesReview, kubectl auth can-i --list), as
+   * Kubernetes' node authorizer answers: a node's rules depend on the graph and are not
+   * enumerated (incomplete, with Kubernetes' message); anyone else gets nothing from this mode,
+   * completely.
+   */
+  async rulesFor(user: UserInfo, _namespace: string): Promise<{ resourceRules: []; nonResourceRules: []; incomplete: boolean; evaluationError?: string }> {
+    if (nodeIdentity(user).isNode) return { resourceRules: [], nonResourceRules: [], incomplete: true, evaluationError: 'node authorizer does not support user rule resolution' };
+    return { resourceRules: [], nonResourceRules: [], incomplete: false };
+  }
+
+  authorize(a: AuthorizationAttributes): AuthorizationResult | Promise<AuthorizationResult> {
     const id = nodeIdentity(a.user);
     if (!id.isNode) return NO_OPINION;
     if (!id.nodeName) return noOpinion(`unknown node for user "${a.user.name}"`);
@@ -57,37 +78,48 @@ export class NodeAuthorizer implements Authorizer {
     return rulesAllow(a, this.rules) ? ALLOW : NO_OPINION;
   }
 
-  private statusUpdate(node: string, kind: VertexKind, a: AuthorizationAttributes): AuthorizationResult {
+  private statusUpdate(node: string, kind: VertexKind, a: AuthorizationAttributes): AuthorizationResult | Promise<AuthorizationResult> {
     if (a.verb !== 'update' && a.verb !== 'patch') return noOpinion('can only get/update/patch this type');
     if (a.subresource !== 'status') return noOpinion('can only update status subresource');
     return this.related(node, kind, a);
   }
 
-  private get(node: string, kind: VertexKind, a: AuthorizationAttributes): AuthorizationResult {
+  private get(node: string, kind: VertexKind, a: AuthorizationAttributes): AuthorizationResult | Promise<AuthorizationResult> {
     if (a.verb !== 'get') return noOpinion('can only get individual resources of this type');
     if (a.subresource) return noOpinion('cannot get subresource');
     return this.related(node, kind, a);
   }
 
   /** get, list and watch of one named object (a list or watch pinned by metadata.name). */
-  private readNamespaced(node: string, kind: VertexKind, a: AuthorizationAttributes): AuthorizationResult {
+  private readNamespaced(node: string, kind: VertexKind, a: AuthorizationAttributes): AuthorizationResult | Promise<AuthorizationResult> {
     if (a.verb !== 'get' && a.verb !== 'list' && a.verb !== 'watch') return noOpinion('can only read resources of this type');
     if (a.subresource) return noOpinion('cannot read subresource');
     if (!a.namespace) return noOpinion('can only read namespaced object of this type');
     return this.related(node, kind, a);
   }
 
-  private related(node: string, kind: VertexKind, a: AuthorizationAttributes): AuthorizationResult {
+  private related(node: string, kind: VertexKind, a: AuthorizationAttributes): AuthorizationResult | Promise<AuthorizationResult> {
     if (!a.name) return noOpinion('No Object name found');
-    if (this.graph.hasPath(node, kind, a.namespace, a.name)) return ALLOW;
-    return noOpinion(`no relationship found between node '${node}' and this object`);
+    return this.pathOrWait(node, kind, a.namespace, a.name);
   }
 
-  private createToken(node: string, a: AuthorizationAttributes): AuthorizationResult {
+  private createToken(node: string, a: AuthorizationAttributes): AuthorizationResult | Promise<AuthorizationResult> {
     if (a.verb !== 'create' || !a.name) return noOpinion('can only create tokens for individual service accounts');
     if (a.subresource !== 'token') return noOpinion('can only create token subresource of serviceaccount');
-    if (this.graph.hasPath(node, 'serviceAccount', a.namespace, a.name)) return ALLOW;
-    return noOpinion(`no relationship found between node '${node}' and this object`);
+    return this.pathOrWait(node, 'serviceAccount', a.namespace, a.name);
+  }
+
+  /** Allowed at once when the graph relates the object to the node, else after the graph caught up (GRAPH_CATCH_UP_MS). */
+  private pathOrWait(node: string, kind: VertexKind, namespace: string, name: string): AuthorizationResult | Promise<AuthorizationResult> {
+    if (this.graph.hasPath(node, kind, namespace, name)) return ALLOW;
+    if (this.catchUpMs <= 0) return noOpinion(`no relationship found between node '${node}' and this object`);
+    return (async () => {
+      for (let waited = 0; waited < this.catchUpMs; waited += GRAPH_POLL_MS) {
+        await new Promise((r) => setTimeout(r, GRAPH_POLL_MS));
+        if (this.graph.hasPath(node, kind, namespace, name)) return ALLOW;
+      }
+      return noOpinion(`no relationship found between node '${node}' and this object`);
+    })();
   }
 
   private lease(node: string, a: AuthorizationAttributes): AuthorizationResult {

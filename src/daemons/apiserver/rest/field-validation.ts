@@ -61,6 +61,7 @@ function outcome(policy: FieldValidation, result: StrictCheckResult, apiVersion:
 
 /** A custom resource (`def.unknownFields` prunes by its schema) and its metadata, pruned as ObjectMeta. */
 function customResourceFields(policy: FieldValidation, obj: KubeObject, apiVersion: string, kind: string, def: ResourceDefinition | undefined): string[] {
+  metadataMustBeObject(obj, apiVersion, kind);
   if (!def?.unknownFields) return [];
   const unknown: string[] = [];
   const meta = obj.metadata;
@@ -74,6 +75,18 @@ function customResourceFields(policy: FieldValidation, obj: KubeObject, apiVersi
   if (!unknown.length || policy === 'Ignore') return [];
   const messages = unknown.map((p) => `unknown field ${goQuote(p)}`);
   return fieldValidationOutcome(policy, { unknown, duplicate: [], typeErrors: [], messages }, { kind, version: parseApiVersion(apiVersion).version }).warnings;
+}
+
+/**
+ * A kind without a schema message (custom resources, the apiextensions kinds) still has an
+ * ObjectMeta: metadata of another JSON type is refused as Go's decoder refuses it (null is none).
+ */
+function metadataMustBeObject(obj: KubeObject, apiVersion: string, kind: string): void {
+  const meta: unknown = obj.metadata;
+  if (meta === undefined || meta === null || (typeof meta === 'object' && !Array.isArray(meta))) return;
+  const got = Array.isArray(meta) ? 'array' : typeof meta === 'boolean' ? 'bool' : typeof meta;
+  const version = parseApiVersion(apiVersion).version;
+  throw errors.badRequest(`${kind} in version ${JSON.stringify(version)} cannot be handled as a ${kind}: json: cannot unmarshal ${got} into Go struct field ${kind}.metadata of type v1.ObjectMeta`);
 }
 
 const PRUNE: { rawJson?: Buffer | string; prune: boolean } = Object.freeze({ prune: true });

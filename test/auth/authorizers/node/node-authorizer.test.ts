@@ -23,7 +23,8 @@ const graph = new NodeGraph();
 graph.setPod({ metadata: { name: 'p1', namespace: 'ns', uid: 'u1' }, spec: { nodeName: 'n1', serviceAccountName: 'sa1', volumes: [{ name: 'v', secret: { secretName: 's1' } }, { name: 'c', configMap: { name: 'c1' } }, { name: 'pv', persistentVolumeClaim: { claimName: 'claim1' } }] } });
 graph.setPod({ metadata: { name: 'p2', namespace: 'ns', uid: 'u2' }, spec: { nodeName: 'n2', serviceAccountName: 'sa2', volumes: [{ name: 'v', secret: { secretName: 's2' } }] } });
 graph.setPV({ metadata: { name: 'vol1' }, spec: { claimRef: { namespace: 'ns', name: 'claim1' } } });
-const authz = new NodeAuthorizer(graph);
+// No wait for the graph to catch up: this graph is filled by hand, so the answers are synchronous.
+const authz = new NodeAuthorizer(graph, undefined, 0);
 const decide = (a: AuthorizationAttributes): string => { const r = authz.authorize(a) as { decision: string; reason: string }; return r.decision === 'allow' ? 'allow' : `no: ${r.reason}`; };
 
 t.test('node identity', async (t) => {
@@ -82,4 +83,25 @@ t.test('the static node rules for everything else', async (t) => {
   t.equal(decide(req('delete', 'nodes', { name: 'n1', namespace: '' })), 'no: ');
   t.equal(decide(req('list', 'deployments', { apiGroup: 'apps' })), 'no: ');
   t.equal(decide({ ...req('get', ''), isResourceRequest: false, path: '/healthz' }), 'no: ');
+});
+
+// SelfSubjectRulesReview (kubectl auth can-i --list) under Node,RBAC: Kubernetes' node
+// authorizer leaves everyone's list complete and marks only a node's incomplete.
+t.test('rules for the rules review: incomplete for nodes only', async (t) => {
+  t.same(await authz.rulesFor({ name: 'alice', groups: ['system:authenticated'] }, 'default'), { resourceRules: [], nonResourceRules: [], incomplete: false });
+  t.same(await authz.rulesFor({ name: 'system:node:n1', groups: ['system:nodes', 'system:authenticated'] }, 'default'),
+    { resourceRules: [], nonResourceRules: [], incomplete: true, evaluationError: 'node authorizer does not support user rule resolution' });
+});
+
+t.test('a request for an object the graph relates to the node a moment later waits for it', async (t) => {
+  const g = new NodeGraph();
+  const waiting = new NodeAuthorizer(g, undefined, 500);
+  const user = { name: 'system:node:late', groups: ['system:nodes', 'system:authenticated'] };
+  const attrs = { user, verb: 'get', isResourceRequest: true, path: '', namespace: 'ns', apiGroup: '', apiVersion: 'v1', resource: 'secrets', subresource: '', name: 's-late' };
+  const answer = waiting.authorize(attrs);
+  t.ok(answer instanceof Promise, 'not related yet: the answer waits');
+  setTimeout(() => g.setPod({ metadata: { name: 'p', namespace: 'ns', uid: 'u-late' }, spec: { nodeName: 'late', volumes: [{ name: 'v', secret: { secretName: 's-late' } }] } }), 50);
+  t.equal((await answer).decision, 'allow', 'allowed once the graph has the pod');
+  const other = await waiting.authorize({ ...attrs, name: 'unrelated' });
+  t.equal(other.decision, 'noOpinion', 'an unrelated object is still refused after the wait');
 });

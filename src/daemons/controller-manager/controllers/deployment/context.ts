@@ -75,11 +75,15 @@ export class DeploymentSync {
     this.d = structuredClone(updated);
   }
 
-  /** Sets the deployment's revision annotation (a metadata patch); true when it changed. */
+  /**
+   * Sets the deployment's revision annotation; true when it changed. An update checked by
+   * resourceVersion, as Kubernetes' controller writes it: its role grants update, not patch.
+   */
   async setRevision(revision: string): Promise<boolean> {
     if (this.d.metadata?.annotations?.[REVISION_ANNOTATION] === revision) return false;
-    const patched = await this.client.patch(this.ref(DEPLOYMENTS), this.name, 'merge', {
-      metadata: { annotations: { [REVISION_ANNOTATION]: revision }, resourceVersion: this.d.metadata?.resourceVersion },
+    const meta = this.d.metadata ?? {};
+    const patched = await this.client.update(this.ref(DEPLOYMENTS), {
+      ...this.d, metadata: { ...meta, annotations: { ...meta.annotations, [REVISION_ANNOTATION]: revision } },
     });
     const status = this.d.status;
     this.d = structuredClone(patched);

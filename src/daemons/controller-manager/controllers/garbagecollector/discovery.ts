@@ -14,14 +14,11 @@ export interface ServedResource {
 
 export interface ApiResource { name: string; kind: string; namespaced: boolean; verbs?: string[] }
 
-/** GET of a discovery document as JSON, through the client's transport (rate-limited). */
+/** GET of a discovery document as JSON, with the client's credentials (rate-limited). */
 async function getJson<T>(client: RestClient, path: string, signal?: AbortSignal): Promise<T> {
-  await client.limiter.take(signal);
-  const res = await client.transport.request({ method: 'GET', path, headers: { accept: 'application/json', 'user-agent': 'corectl-controller-manager' }, ...(signal ? { signal } : {}) });
-  const chunks: Buffer[] = [];
-  for await (const c of res.body) chunks.push(Buffer.isBuffer(c) ? c : Buffer.from(c as string));
+  const res = await client.getPath(path, { accept: 'application/json', ...(signal ? { signal } : {}) });
   if (res.status >= 300) throw new Error(`discovery ${path}: the server responded with ${res.status}`);
-  return JSON.parse(Buffer.concat(chunks).toString('utf8')) as T;
+  return JSON.parse(res.body.toString('utf8')) as T;
 }
 
 /**
