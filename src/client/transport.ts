@@ -52,12 +52,35 @@ export class Http2Transport {
   private readonly pingIntervalMs: number;
   private readonly pingTimeoutMs: number;
 
-  constructor(private readonly conn: ClientConnection, opts: TransportOptions = {}) {
+  private conn: ClientConnection;
+
+  constructor(conn: ClientConnection, opts: TransportOptions = {}) {
+    // A copy: a credential swap (updateClientCertificate) must not change the caller's object.
+    this.conn = { ...conn };
     this.pingIntervalMs = opts.pingIntervalMs ?? 30_000;
     this.pingTimeoutMs = opts.pingTimeoutMs ?? 15_000;
   }
 
   get server(): string { return this.conn.server; }
+
+  /**
+   * Swaps the client certificate (certificate rotation, without a restart): connections opened
+   * from now on present the new pair. The open sessions take no new streams — their streams,
+   * watches included, finish on them — and are destroyed after `retireMs`, so that no request
+   * goes on with the old certificate for long (Kubernetes closes them at once; letting running
+   * requests finish spares the retries).
+   */
+  updateClientCertificate(cert: Buffer, key: Buffer, retireMs = 60_000): void {
+    this.conn = { ...this.conn, cert, key };
+    const old = [...this.sessions];
+    this.session = undefined;
+    for (const s of old) {
+      if (!s.closed) s.close();
+      const t = setTimeout(() => { if (!s.destroyed) s.destroy(); }, retireMs);
+      t.unref();
+      s.once('close', () => clearTimeout(t));
+    }
+  }
 
   private authorization(): string | undefined {
     if (this.conn.token) return `Bearer ${this.conn.token}`;

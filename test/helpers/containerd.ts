@@ -50,6 +50,8 @@ export interface ContainerdOptions {
   /** e.g. '10.88.150.0/24'; default a random unused 10.88.<100-199>.0/24. */
   readonly subnet?: string;
   readonly readyTimeoutMs?: number;
+  /** Run containerd (and so its CNI bridge, pod networks and stream server) in this network namespace (`ip netns`). */
+  readonly netns?: string;
 }
 
 const live = new Set<ChildProcess>();
@@ -59,7 +61,7 @@ let hookInstalled = false;
 export function containerdSkipReason(busyboxPath = DEFAULT_BUSYBOX_PATH): false | string {
   if (process.platform !== 'linux') return 'containerd tests need Linux';
   if (process.getuid?.() !== 0) return 'containerd tests need root';
-  for (const bin of ['containerd', 'ctr', 'runc', 'containerd-shim-runc-v2', 'ip']) {
+  for (const bin of ['containerd', 'ctr', 'runc', 'containerd-shim-runc-v2', 'ip', 'nsenter']) {
     const r = spawnSync('sh', ['-c', `command -v ${bin}`], { stdio: 'ignore' });
     if (r.status !== 0) return `${bin} not installed`;
   }
@@ -208,7 +210,12 @@ export async function startContainerd(opts: ContainerdOptions = {}): Promise<Sta
   const dir = opts.dir ?? await mkdtemp(join(tmpdir(), 'corectl-ctrd-'));
   const layout = await writeContainerdConfig(dir, opts);
   const log = await open(layout.logPath, 'a');
-  const child = spawn('containerd', ['--config', layout.configPath], { stdio: ['ignore', log.fd, log.fd], detached: false });
+  const argv = ['containerd', '--config', layout.configPath];
+  // nsenter enters the network namespace only (`ip netns exec` also remounts /sys, which hides
+  // the cgroup mounts runc needs) and execs containerd in place: the child's pid is containerd's.
+  const child = opts.netns
+    ? spawn('nsenter', [`--net=/var/run/netns/${opts.netns}`, ...argv], { stdio: ['ignore', log.fd, log.fd], detached: false })
+    : spawn(argv[0] ?? 'containerd', argv.slice(1), { stdio: ['ignore', log.fd, log.fd], detached: false });
   await log.close();
   live.add(child);
   child.once('exit', () => live.delete(child));
@@ -228,7 +235,7 @@ export async function startContainerd(opts: ContainerdOptions = {}): Promise<Sta
     }
     for (const pid of shimPids(layout.socketPath)) { try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ } }
     await unmountUnder(dir);
-    spawnSync('ip', ['link', 'del', layout.bridge], { stdio: 'ignore' });
+    spawnSync('ip', [...(opts.netns ? ['-n', opts.netns] : []), 'link', 'del', layout.bridge], { stdio: 'ignore' });
     layout.releaseSubnet();
     await rm(dir, { recursive: true, force: true }).catch(async () => {
       await sleep(200);

@@ -14,6 +14,8 @@ import { SharedInformerFactory } from '../../client/informer-factory.js';
 import { RestClient } from '../../client/rest-client.js';
 import type { NodeagentConfig } from '../../flags/nodeagent.js';
 import { ApiObjects } from './api-objects.js';
+import { bootstrapIfNeeded, clientCredentials, clientRotator, rotatesServing, servingRotator, storedServingPair } from './certificates/node-certificates.js';
+import type { CertificateRotator } from './certificates/rotation.js';
 import { EventRecorder } from './events.js';
 import { readHostFacts, type HostFacts } from './host-facts.js';
 import { NodeLease } from './lease.js';
@@ -102,14 +104,17 @@ export async function startNodeAgent(config: NodeagentConfig, opts: StartOptions
 
     let client: RestClient | undefined;
     let eventClient: RestClient | undefined;
+    let clientRotation: CertificateRotator | undefined;
+    await bootstrapIfNeeded(config, nodeName, ac.signal, log.child({ component: 'certificates' }));
     if (config.coreconfig && existsSync(config.coreconfig) && !config.runonce) {
-      const connection = await loadCoreconfig({ path: config.coreconfig });
+      const { connection, pair } = await clientCredentials(config, await loadCoreconfig({ path: config.coreconfig }));
       client = new RestClient({ connection, contentType: config.coreApiContentType, qps: config.coreApiQps, burst: config.coreApiBurst, userAgent: `nodeagent/${nodeName}`, log: log.child({ component: 'client' }) });
       // Events have their own budget (--event-qps/--event-burst, enforced by the recorder, which
       // drops what is over it), as Kubernetes' node agent keeps an event client apart: a burst
       // of events never queues pod status writes behind it. Same connection, no second limiter.
       eventClient = new RestClient({ connection, contentType: config.coreApiContentType, qps: 0, userAgent: `nodeagent/${nodeName}`, sharedTransport: client.transport, log: log.child({ component: 'event-client' }) });
       cleanups.push(() => client?.close());
+      if (pair) clientRotation = clientRotator(config, client, nodeName, pair, log.child({ component: 'client-certificate' }));
     } else {
       log.info({ coreconfig: config.coreconfig }, 'no coreconfig: running standalone (local pod sources only)');
     }
@@ -150,6 +155,8 @@ export async function startNodeAgent(config: NodeagentConfig, opts: StartOptions
     });
 
     let listeners: Listeners | undefined;
+    const rotateServing = client !== undefined && rotatesServing(config);
+    const servingPair = rotateServing ? await storedServingPair(config) : undefined;
     if (config.enableServer) {
       const access = agentAccessFromConfig(config, {
         nodeName, ...(client ? { create: client.create.bind(client) } : {}), signal: ac.signal,
@@ -159,6 +166,7 @@ export async function startNodeAgent(config: NodeagentConfig, opts: StartOptions
         address: config.address || '0.0.0.0', port: config.port, readOnlyPort: config.readOnlyPort, healthzBindAddress: config.healthzBindAddress || '127.0.0.1',
         healthzPort: config.healthzPort, tlsCertFile: config.tlsCertFile, tlsPrivateKeyFile: config.tlsPrivateKeyFile,
         certDir: config.certDir, clientCaFile: config.clientCaFile, hostname: host.hostname, nodeIp: host.internalIp,
+        ...(servingPair ? { servingPair: { cert: servingPair.certPem, key: servingPair.keyPem } } : {}),
       }, {
         nodeName, pods, podSet, runtime, startTime: Date.now(), enableDebuggingHandlers: config.enableDebuggingHandlers, manifestApi: config.enableManifestApi,
         anonymousAuth: config.anonymousAuth, access, streamIdleTimeoutMs: config.streamingConnectionIdleTimeout, healthy: () => Date.now() - pods.lastRelistOk < RELIST_HEALTHY_MS, log: log.child({ component: 'server' }),
@@ -166,7 +174,12 @@ export async function startNodeAgent(config: NodeagentConfig, opts: StartOptions
       const l = listeners;
       cleanups.push(() => l.close());
       log.info({ port: l.securePort, readOnlyPort: l.readOnlyPort, healthzPort: l.healthzPort }, 'node agent serving');
+      if (rotateServing && client) {
+        const names = { nodeName, hostname: host.hostname, ip: host.internalIp };
+        loops.push(servingRotator(config, client, names, servingPair, (p) => l.setServingPair(p.certPem, p.keyPem), log.child({ component: 'serving-certificate' })).run(ac.signal));
+      }
     }
+    if (clientRotation) loops.push(clientRotation.run(ac.signal));
 
     let lease: NodeLease | undefined;
     if (client && config.registerNode) {

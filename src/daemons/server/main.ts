@@ -132,6 +132,20 @@ export async function run(config: ServerConfig, ctx: ServerRunContext): Promise<
   }
 }
 
+/**
+ * Approves the serving certificate requests of nodes for their own names and addresses until
+ * the server stops (serving-csr-approver.ts says why this is the server's job, not a controller's).
+ */
+async function approveServingCsrs(admin: ClientConnection, signal: AbortSignal, log: Logger): Promise<void> {
+  const [{ RestClient }, { ServingCsrApprover }] = await Promise.all([import('../../client/rest-client.js'), import('./serving-csr-approver.js')]);
+  const client = new RestClient({ connection: admin, contentType: 'application/json', qps: 0, userAgent: 'corectl-server/serving-csr-approver' });
+  try {
+    await new ServingCsrApprover(client, log.child({ component: 'serving-csr-approver' })).run(signal);
+  } finally {
+    client.close();
+  }
+}
+
 interface Io {
   log: Logger;
   say: (line: string) => void;
@@ -243,6 +257,7 @@ async function runCluster(plan: ServerPlan, ctx: ServerRunContext, io: Io): Prom
     else say(`${part} started (${at()})`);
   }
   say(`cluster admin credentials: export KUBECONFIG=${coreconfigs.admin}`);
+  const approval = approveServingCsrs(admin, stopping.signal, log);
 
   const agent = started.find((s) => s.part === 'nodeagent')?.running;
   let nodeWatch: Promise<void> = Promise.resolve();
@@ -262,6 +277,7 @@ async function runCluster(plan: ServerPlan, ctx: ServerRunContext, io: Io): Prom
   say(crashed ? 'apiserver ended: stopping the other daemons' : 'stopping');
   await stopAll();
   await nodeWatch;
+  await approval;
   await joinInfo;
   joinClient.close();
   const exit = await apiserver.done;

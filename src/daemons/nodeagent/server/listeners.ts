@@ -26,6 +26,8 @@ export interface ListenerConfig {
   readonly clientCaFile: string;
   readonly hostname: string;
   readonly nodeIp: string;
+  /** A pair from a kubelet-serving CSR (gate RotateNodeagentServerCertificate), used before the files. */
+  readonly servingPair?: { cert: string; key: string };
 }
 
 export interface Listeners {
@@ -34,10 +36,13 @@ export interface Listeners {
   readonly healthzPort: number;
   /** PEM of the serving certificate (with its CA when self-signed). */
   readonly servingCertPem: string;
+  /** Serves a new certificate from the next TLS handshake on (certificate rotation). */
+  setServingPair(cert: string, key: string): void;
   close(): Promise<void>;
 }
 
 async function servingPair(c: ListenerConfig): Promise<{ cert: string; key: string }> {
+  if (c.servingPair && !c.tlsCertFile) return c.servingPair;
   if (c.tlsCertFile && c.tlsPrivateKeyFile) {
     return { cert: await readFile(c.tlsCertFile, 'utf8'), key: await readFile(c.tlsPrivateKeyFile, 'utf8') };
   }
@@ -71,7 +76,13 @@ export async function openListeners(c: ListenerConfig, ctx: AgentServerContext):
       opened.push(hz);
       healthzPort = await listen(hz, c.healthzPort, c.healthzBindAddress);
     }
-    return { securePort, readOnlyPort, healthzPort, servingCertPem: pair.cert, close: async () => { await closeServers(opened); } };
+    let servingCertPem = pair.cert;
+    return {
+      securePort, readOnlyPort, healthzPort,
+      get servingCertPem() { return servingCertPem; },
+      setServingPair: (cert, key) => { secure.setSecureContext({ cert, key, ...(ca ? { ca } : {}) }); servingCertPem = cert; },
+      close: async () => { await closeServers(opened); },
+    };
   } catch (e) {
     await closeServers(opened);
     throw e;
