@@ -33,6 +33,12 @@ export class X509Authenticator implements Authenticator {
     }
     const why = this.bundle?.verify(req.tls);
     if (why) return { ok: false, error: `x509: ${why}` };
+    // The handshake checked the validity window once; a long-lived connection outlives it, so
+    // each authentication checks it again (as Kubernetes verifies on every request).
+    const now = Date.now();
+    if (now > Date.parse(cert.valid_to) || now < Date.parse(cert.valid_from)) {
+      return { ok: false, error: 'x509: certificate has expired or is not yet valid' };
+    }
     const eku = (cert as PeerCertificate & { ext_key_usage?: string[] }).ext_key_usage;
     if (eku && eku.length && !eku.includes(CLIENT_AUTH_OID)) {
       return { ok: false, error: 'x509: certificate specifies an incompatible key usage' };

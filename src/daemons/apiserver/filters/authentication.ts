@@ -42,7 +42,7 @@ export function authRequestOf(req: ApiRequest): AuthRequest {
  * proxy's connection, whose requests each name their user (result.perRequest). Frozen: shared
  * by those requests.
  */
-const certificateUsers = new WeakMap<TLSSocket, UserInfo>();
+const certificateUsers = new WeakMap<TLSSocket, { user: UserInfo; notAfter: number }>();
 
 /** Told of each refused request before its 401 (audit records failed authentication). */
 export type OnRefused = (x: Exchange) => void | Promise<void>;
@@ -53,8 +53,9 @@ export function authentication(authenticator: Authenticator, onRefused?: OnRefus
     run(x: Exchange, next: () => Promise<void>): Promise<void> {
       const sock = tlsSocketOf(x.req);
       const known = sock && x.req.headers['authorization'] === undefined ? certificateUsers.get(sock) : undefined;
-      // A connection whose certificate already named its user passes on without a promise of its own.
-      if (known) return authenticated(authenticator, x, known, next);
+      // A connection whose certificate already named its user passes on without a promise of its
+      // own, until the certificate expires (then it is authenticated again, and refused).
+      if (known && Date.now() <= known.notAfter) return authenticated(authenticator, x, known.user, next);
       return authenticateAndRun(authenticator, x, sock, next, onRefused);
     },
   };
@@ -68,7 +69,10 @@ async function authenticateAndRun(authenticator: Authenticator, x: Exchange, soc
     throw errors.unauthorized('Unauthorized');
   }
   const user = r.user;
-  if (sock && r.method === 'x509' && !r.perRequest) certificateUsers.set(sock, freezeUser(user));
+  if (sock && r.method === 'x509' && !r.perRequest) {
+    const notAfter = Date.parse(sock.getPeerCertificate().valid_to);
+    certificateUsers.set(sock, { user: freezeUser(user), notAfter: Number.isFinite(notAfter) ? notAfter : 0 });
+  }
   await authenticated(authenticator, x, user, next);
 }
 
