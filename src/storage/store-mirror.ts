@@ -14,10 +14,8 @@
 import type { Logger } from 'pino';
 import { pino } from 'pino';
 import type { KubeObject } from '../api/resources/types.js';
-import { isStorageError } from './errors.js';
 import type { ObjectStore } from './object-store-types.js';
-
-const MAX_BACKOFF_MS = 30_000;
+import { ResourceFollower } from './resource-follower.js';
 
 export class StoreMirror {
   readonly objects = new Map<string, KubeObject>();
@@ -25,13 +23,19 @@ export class StoreMirror {
   synced = false;
   readonly ready: Promise<void>;
   private readonly listeners: (() => void)[] = [];
-  private markReady!: () => void;
-  private stopped = false;
 
   /** `namespace`: only that namespace's objects ('' = all, and cluster-scoped resources). */
-  constructor(private readonly store: ObjectStore, readonly group: string, readonly resource: string, private readonly log: Logger, readonly namespace = '') {
-    this.ready = new Promise((resolve) => { this.markReady = resolve; });
-    void this.run();
+  constructor(store: ObjectStore, readonly group: string, readonly resource: string, log: Logger, readonly namespace = '') {
+    this.ready = new ResourceFollower(store, group, resource, {
+      replace: (items) => {
+        this.objects.clear();
+        for (const o of items) this.objects.set(keyOf(o), o);
+        this.synced = true;
+        this.changed();
+      },
+      upsert: (o) => { this.objects.set(keyOf(o), o); this.changed(); },
+      remove: (o) => { this.objects.delete(keyOf(o)); this.changed(); },
+    }, log, namespace).ready;
   }
 
   /** Runs `cb` after every change from now on (and once at once when already synced). */
@@ -50,63 +54,6 @@ export class StoreMirror {
   private changed(): void {
     this.generation++;
     for (const cb of this.listeners) cb();
-  }
-
-  private async run(): Promise<void> {
-    let backoff = 1000;
-    let rv: string | undefined;
-    while (!this.stopped) {
-      try {
-        rv ??= await this.relist();
-        const ended = await this.watch(rv);
-        rv = ended.rv;
-        if (ended.events > 0) { backoff = 1000; continue; }
-        // Ended at once (falling behind before anything came, or the store closing): not in a tight loop.
-        await new Promise((r) => setTimeout(r, backoff).unref());
-        backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
-      } catch (e) {
-        if (this.storeClosed(e)) return;
-        this.log.warn({ err: e, group: this.group, resource: this.resource }, 'watching failed; listing again');
-        rv = undefined;
-        await new Promise((r) => setTimeout(r, backoff).unref());
-        backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
-      }
-    }
-  }
-
-  /** The store's own "closed" answer ends the mirror; any other failure is retried. */
-  private storeClosed(e: unknown): boolean {
-    if (isStorageError(e, 'Unavailable') && /store is closed|cache is closed/.test(e.message)) this.stopped = true;
-    return this.stopped;
-  }
-
-  /** Lists every object and replaces what is known; the list's resourceVersion. */
-  private async relist(): Promise<string> {
-    const { items, resourceVersion } = await this.store.list({ resource: this.resource, group: this.group, namespace: this.namespace });
-    this.objects.clear();
-    for (const o of items) this.objects.set(keyOf(o), o);
-    if (!this.synced) { this.synced = true; this.markReady(); }
-    this.changed();
-    return resourceVersion;
-  }
-
-  /**
-   * Follows changes after `rv` until the watch ends: where to resume (undefined: list again, after
-   * an ERROR event such as 410 Expired) and how many events came.
-   */
-  private async watch(rv: string): Promise<{ rv: string | undefined; events: number }> {
-    const w = this.store.watch({ resource: this.resource, group: this.group, namespace: this.namespace, resourceVersion: rv });
-    let events = 0;
-    for await (const ev of w) {
-      events++;
-      if (ev.type === 'ERROR') return { rv: undefined, events };
-      rv = ev.object.metadata?.resourceVersion ?? rv;
-      if (ev.type === 'BOOKMARK') continue;
-      const key = keyOf(ev.object);
-      if (ev.type === 'DELETED') this.objects.delete(key); else this.objects.set(key, ev.object);
-      this.changed();
-    }
-    return { rv, events };
   }
 }
 

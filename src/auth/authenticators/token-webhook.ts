@@ -17,10 +17,9 @@
  * 0.5 s by 1.5 with 20 % jitter). Tokens never reach the log.
  */
 import { createHash } from 'node:crypto';
-import * as http from 'node:http';
-import * as https from 'node:https';
 import type { Logger } from 'pino';
 import type { ClientConnection } from '../../client/coreconfig.js';
+import { WebhookClient, withRetries } from '../../client/webhook-client.js';
 import type { TokenAuthenticator } from '../authenticator.js';
 import type { UserInfo } from '../user.js';
 
@@ -42,30 +41,16 @@ export interface TokenWebhookOptions {
 
 interface Answer { user?: UserInfo }
 
-class CallError extends Error {
-  constructor(message: string, readonly retry: boolean, readonly retryAfterMs?: number) { super(message); }
-}
-
 export class TokenWebhookAuthenticator implements TokenAuthenticator {
   readonly name = 'webhook';
   private readonly cache = new Map<string, { answer: Answer; expires: number }>();
   private readonly pending = new Map<string, Promise<Answer>>();
-  private readonly url: URL;
-  private readonly agent: http.Agent;
+  private readonly client: WebhookClient;
   private readonly audiences: string[];
 
-  constructor(private readonly conn: ClientConnection, private readonly opts: TokenWebhookOptions) {
-    this.url = new URL(conn.server);
+  constructor(conn: ClientConnection, private readonly opts: TokenWebhookOptions) {
+    this.client = new WebhookClient(conn);
     this.audiences = [...(opts.apiAudiences ?? [])];
-    this.agent = this.url.protocol === 'https:'
-      ? new https.Agent({
-        keepAlive: true,
-        ...(conn.ca ? { ca: conn.ca } : {}),
-        ...(conn.cert && conn.key ? { cert: conn.cert, key: conn.key } : {}),
-        ...(conn.tlsServerName ? { servername: conn.tlsServerName } : {}),
-        rejectUnauthorized: !conn.insecureSkipTlsVerify,
-      })
-      : new http.Agent({ keepAlive: true });
   }
 
   async authenticateToken(token: string): Promise<UserInfo | undefined> {
@@ -84,7 +69,7 @@ export class TokenWebhookAuthenticator implements TokenAuthenticator {
   }
 
   close(): void {
-    this.agent.destroy();
+    this.client.close();
   }
 
   private async review(token: string, key: string): Promise<Answer> {
@@ -127,61 +112,17 @@ export class TokenWebhookAuthenticator implements TokenAuthenticator {
     return { user: Object.freeze(user) };
   }
 
-  private async callWithRetries(token: string): Promise<Record<string, unknown>> {
-    let wait = this.opts.initialBackoffMs ?? 500;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.call(token);
-      } catch (e) {
-        if (!(e instanceof CallError) || !e.retry || attempt >= ATTEMPTS) throw e;
-        const jittered = wait * (1 + Math.random() * 0.2);
-        await new Promise((r) => setTimeout(r, Math.max(jittered, e.retryAfterMs ?? 0)));
-        wait *= 1.5;
-      }
-    }
-  }
-
-  private call(token: string): Promise<Record<string, unknown>> {
+  private callWithRetries(token: string): Promise<Record<string, unknown>> {
     const spec: Record<string, unknown> = { token };
     if (this.audiences.length) spec.audiences = this.audiences;
-    const body = Buffer.from(JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', metadata: { creationTimestamp: null }, spec, status: { user: {} } }));
-    const headers: http.OutgoingHttpHeaders = { 'content-type': 'application/json', accept: 'application/json', 'content-length': body.length };
-    if (this.conn.token) headers.authorization = `Bearer ${this.conn.token}`;
-    else if (this.conn.username !== undefined) headers.authorization = `Basic ${Buffer.from(`${this.conn.username}:${this.conn.password ?? ''}`).toString('base64')}`;
-    const lib = this.url.protocol === 'https:' ? https : http;
-    const limit = this.opts.attemptTimeoutMs ?? 10_000;
-    return new Promise((resolve, reject) => {
-      const req = lib.request(this.url, { method: 'POST', headers, agent: this.agent, timeout: limit }, (res) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (d: Buffer) => {
-          size += d.length;
-          if (size > MAX_RESPONSE_BYTES) { req.destroy(new CallError('response too large', false)); return; }
-          chunks.push(d);
-        });
-        res.on('error', (e) => reject(new CallError(e.message, true)));
-        res.on('end', () => {
-          const code = res.statusCode ?? 0;
-          if (code < 200 || code > 299) {
-            const after = Number(res.headers['retry-after']);
-            const retryAfter = Number.isFinite(after) && after > 0 ? after * 1000 : undefined;
-            const retry = code === 429 || code === 500 || code === 504 || retryAfter !== undefined;
-            reject(new CallError(`the server responded with status ${code}`, retry, retryAfter));
-            return;
-          }
-          try {
-            const doc: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-            if (!isObject(doc)) throw new Error('not a JSON object');
-            resolve(isObject(doc.status) ? doc.status : {});
-          } catch (e) {
-            reject(new CallError(`invalid TokenReview response: ${(e as Error).message}`, false));
-          }
-        });
-      });
-      req.on('timeout', () => req.destroy(new CallError(`no answer within ${limit} ms`, true)));
-      req.on('error', (e: NodeJS.ErrnoException) => reject(e instanceof CallError ? e : new CallError(`Post "${this.conn.server}": ${e.message}`, e.code === 'ECONNRESET')));
-      req.end(body);
-    });
+    const review = { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', metadata: { creationTimestamp: null }, spec, status: { user: {} } };
+    return withRetries(() => this.client.postJson(review, {
+      timeoutMs: this.opts.attemptTimeoutMs ?? 10_000, maxBytes: MAX_RESPONSE_BYTES, retryOn: 'kubernetes', quoteBody: 0, kind: 'TokenReview',
+      read: (doc) => {
+        if (!isObject(doc)) throw new Error('not a JSON object');
+        return isObject(doc.status) ? doc.status : {};
+      },
+    }), { attempts: ATTEMPTS, initialBackoffMs: this.opts.initialBackoffMs ?? 500 });
   }
 }
 

@@ -15,10 +15,9 @@
  * attempts, backoff from 0.5 s by 1.5 with 20 % jitter), then logged and answered "no opinion",
  * so the next mode decides. Credentials never reach the log.
  */
-import * as http from 'node:http';
-import * as https from 'node:https';
 import type { Logger } from 'pino';
 import type { ClientConnection } from '../../client/coreconfig.js';
+import { WebhookClient, withRetries } from '../../client/webhook-client.js';
 import type { AuthorizationAttributes, AuthorizationResult, Authorizer } from '../authorizer.js';
 
 const CACHE_SIZE = 8192;
@@ -49,27 +48,13 @@ interface ReviewSpec {
   extra?: Record<string, string[]>;
 }
 
-class CallError extends Error {
-  constructor(message: string, readonly retry: boolean, readonly retryAfterMs?: number) { super(message); }
-}
-
 export class WebhookAuthorizer implements Authorizer {
   readonly name = 'Webhook';
   private readonly cache = new Map<string, { status: ReviewStatus; expires: number }>();
-  private readonly url: URL;
-  private readonly agent: http.Agent;
+  private readonly client: WebhookClient;
 
-  constructor(private readonly conn: ClientConnection, private readonly opts: WebhookAuthorizerOptions) {
-    this.url = new URL(conn.server);
-    this.agent = this.url.protocol === 'https:'
-      ? new https.Agent({
-        keepAlive: true,
-        ...(conn.ca ? { ca: conn.ca } : {}),
-        ...(conn.cert && conn.key ? { cert: conn.cert, key: conn.key } : {}),
-        ...(conn.tlsServerName ? { servername: conn.tlsServerName } : {}),
-        rejectUnauthorized: !conn.insecureSkipTlsVerify,
-      })
-      : new http.Agent({ keepAlive: true });
+  constructor(conn: ClientConnection, private readonly opts: WebhookAuthorizerOptions) {
+    this.client = new WebhookClient(conn);
   }
 
   authorize(a: AuthorizationAttributes): AuthorizationResult | Promise<AuthorizationResult> {
@@ -89,7 +74,7 @@ export class WebhookAuthorizer implements Authorizer {
   }
 
   close(): void {
-    this.agent.destroy();
+    this.client.close();
   }
 
   private async ask(spec: ReviewSpec, key: string, a: AuthorizationAttributes): Promise<AuthorizationResult> {
@@ -110,57 +95,12 @@ export class WebhookAuthorizer implements Authorizer {
     return decisionOf(status);
   }
 
-  private async callWithRetries(spec: ReviewSpec): Promise<ReviewStatus> {
-    let wait = this.opts.initialBackoffMs ?? 500;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.call(spec);
-      } catch (e) {
-        if (!(e instanceof CallError) || !e.retry || attempt >= 5) throw e;
-        const jittered = wait * (1 + Math.random() * 0.2);
-        await new Promise((r) => setTimeout(r, Math.max(jittered, e.retryAfterMs ?? 0)));
-        wait *= 1.5;
-      }
-    }
-  }
-
-  private call(spec: ReviewSpec): Promise<ReviewStatus> {
-    const body = Buffer.from(JSON.stringify({ apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec }));
-    const headers: http.OutgoingHttpHeaders = { 'content-type': 'application/json', accept: 'application/json', 'content-length': body.length };
-    if (this.conn.token) headers.authorization = `Bearer ${this.conn.token}`;
-    else if (this.conn.username !== undefined) headers.authorization = `Basic ${Buffer.from(`${this.conn.username}:${this.conn.password ?? ''}`).toString('base64')}`;
-    const lib = this.url.protocol === 'https:' ? https : http;
-    return new Promise<ReviewStatus>((resolve, reject) => {
-      const req = lib.request(this.url, { method: 'POST', headers, agent: this.agent, timeout: this.opts.attemptTimeoutMs ?? 10_000 }, (res) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (d: Buffer) => {
-          size += d.length;
-          if (size > MAX_RESPONSE_BYTES) { req.destroy(new CallError('response too large', false)); return; }
-          chunks.push(d);
-        });
-        res.on('error', (e) => reject(new CallError(e.message, true)));
-        res.on('end', () => {
-          const code = res.statusCode ?? 0;
-          const text = Buffer.concat(chunks).toString('utf8');
-          if (code < 200 || code > 299) {
-            const after = Number(res.headers['retry-after']);
-            const retryAfter = Number.isFinite(after) && after > 0 ? after * 1000 : undefined;
-            const retry = code === 429 || code === 500 || code === 504 || retryAfter !== undefined;
-            reject(new CallError(`the server responded with status ${code}: ${text.slice(0, 200)}`, retry, retryAfter));
-            return;
-          }
-          try {
-            resolve(statusOf(JSON.parse(text)));
-          } catch (e) {
-            reject(new CallError(`invalid SubjectAccessReview response: ${(e as Error).message}`, false));
-          }
-        });
-      });
-      req.on('timeout', () => req.destroy(new CallError(`no answer within ${this.opts.attemptTimeoutMs ?? 10_000} ms`, true)));
-      req.on('error', (e: NodeJS.ErrnoException) => reject(e instanceof CallError ? e : new CallError(`Post "${this.conn.server}": ${e.message}`, e.code === 'ECONNRESET')));
-      req.end(body);
-    });
+  private callWithRetries(spec: ReviewSpec): Promise<ReviewStatus> {
+    const review = { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec };
+    return withRetries(() => this.client.postJson(review, {
+      timeoutMs: this.opts.attemptTimeoutMs ?? 10_000, maxBytes: MAX_RESPONSE_BYTES, retryOn: 'kubernetes', quoteBody: 200,
+      kind: 'SubjectAccessReview', read: statusOf,
+    }), { attempts: 5, initialBackoffMs: this.opts.initialBackoffMs ?? 500 });
   }
 }
 

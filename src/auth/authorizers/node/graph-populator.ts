@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import type { KubeObject } from '../../../api/resources/types.js';
 import type { ObjectStore } from '../../../storage/object-store-types.js';
 import type { NodeGraph } from './graph.js';
-import { ResourceFollower } from './resource-follower.js';
+import { ResourceFollower } from '../../../storage/resource-follower.js';
 
 const nodeNameOf = (o: KubeObject): string => {
   const spec = o.spec as { nodeName?: unknown } | undefined;

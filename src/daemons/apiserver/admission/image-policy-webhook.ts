@@ -13,11 +13,10 @@
  * Configuration (Kubernetes' form, in --admission-control-config-file):
  *   imagePolicy: { kubeConfigFile, allowTTL: 300, denyTTL: 30, retryBackoff: 500, defaultAllow: false }
  */
-import * as http from 'node:http';
-import * as https from 'node:https';
 import { errors } from '../../../api/meta/status.js';
 import type { KubeObject } from '../../../api/resources/types.js';
 import { loadCoreconfig, type ClientConnection } from '../../../client/coreconfig.js';
+import { WebhookClient, withRetries } from '../../../client/webhook-client.js';
 import { isObject } from './config-file.js';
 import { allContainers, podSpec } from './pod-shape.js';
 import { isPod, type AdmissionAttributes, type AdmissionContext, type AdmissionPlugin } from './types.js';
@@ -65,10 +64,6 @@ export async function parseImagePolicyWebhookConfig(raw: unknown): Promise<Image
 interface ReviewSpec { containers: Array<{ image: string }>; annotations?: Record<string, string>; namespace: string }
 interface ReviewStatus { allowed: boolean; reason: string; auditAnnotations: Record<string, string> }
 
-class CallError extends Error {
-  constructor(message: string, readonly retry: boolean) { super(message); }
-}
-
 function reviewSpec(a: AdmissionAttributes): ReviewSpec {
   const spec: ReviewSpec = { containers: allContainers(podSpec(a.object)).map((c) => ({ image: c.image ?? '' })), namespace: a.namespace };
   const annotations: Record<string, string> = {};
@@ -80,71 +75,22 @@ function reviewSpec(a: AdmissionAttributes): ReviewSpec {
   return spec;
 }
 
+function statusOf(raw: unknown): ReviewStatus {
+  const doc = raw as { status?: { allowed?: unknown; reason?: unknown; auditAnnotations?: unknown } };
+  const notes = doc.status?.auditAnnotations;
+  const auditAnnotations = Object.fromEntries(Object.entries(typeof notes === 'object' && notes !== null ? notes : {}).filter(([, v]) => typeof v === 'string')) as Record<string, string>;
+  return { allowed: doc.status?.allowed === true, reason: typeof doc.status?.reason === 'string' ? doc.status.reason : '', auditAnnotations };
+}
+
 export function imagePolicyWebhook(ctx: AdmissionContext): AdmissionPlugin {
   const config = ctx.pluginConfigs?.get('ImagePolicyWebhook') as ImagePolicyWebhookConfig;
-  const conn = config.connection;
-  const url = new URL(conn.server);
-  const agent = url.protocol === 'https:'
-    ? new https.Agent({
-      keepAlive: true,
-      ...(conn.ca ? { ca: conn.ca } : {}),
-      ...(conn.cert && conn.key ? { cert: conn.cert, key: conn.key } : {}),
-      ...(conn.tlsServerName ? { servername: conn.tlsServerName } : {}),
-      rejectUnauthorized: !conn.insecureSkipTlsVerify,
-    })
-    : new http.Agent({ keepAlive: true });
+  const client = new WebhookClient(config.connection);
   const cache = new Map<string, { status: ReviewStatus; expires: number }>();
 
-  const call = (spec: ReviewSpec): Promise<ReviewStatus> => {
-    const body = Buffer.from(JSON.stringify({ apiVersion: 'imagepolicy.k8s.io/v1alpha1', kind: 'ImageReview', spec }));
-    const headers: http.OutgoingHttpHeaders = { 'content-type': 'application/json', accept: 'application/json', 'content-length': body.length };
-    if (conn.token) headers.authorization = `Bearer ${conn.token}`;
-    const lib = url.protocol === 'https:' ? https : http;
-    return new Promise<ReviewStatus>((resolve, reject) => {
-      const req = lib.request(url, { method: 'POST', headers, agent, timeout: 10_000 }, (res) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (d: Buffer) => {
-          size += d.length;
-          if (size > MAX_RESPONSE_BYTES) { req.destroy(new CallError('response too large', false)); return; }
-          chunks.push(d);
-        });
-        res.on('error', (e) => reject(new CallError(e.message, true)));
-        res.on('end', () => {
-          const code = res.statusCode ?? 0;
-          const text = Buffer.concat(chunks).toString('utf8');
-          if (code < 200 || code > 299) {
-            reject(new CallError(`the server responded with status ${code}: ${text.slice(0, 200)}`, code === 429 || code >= 500));
-            return;
-          }
-          try {
-            const doc = JSON.parse(text) as { status?: { allowed?: unknown; reason?: unknown; auditAnnotations?: unknown } };
-            const notes = doc.status?.auditAnnotations;
-            const auditAnnotations = Object.fromEntries(Object.entries(typeof notes === 'object' && notes !== null ? notes : {}).filter(([, v]) => typeof v === 'string')) as Record<string, string>;
-            resolve({ allowed: doc.status?.allowed === true, reason: typeof doc.status?.reason === 'string' ? doc.status.reason : '', auditAnnotations });
-          } catch (e) {
-            reject(new CallError(`invalid ImageReview response: ${(e as Error).message}`, false));
-          }
-        });
-      });
-      req.on('timeout', () => req.destroy(new CallError('no answer within 10 s', true)));
-      req.on('error', (e: NodeJS.ErrnoException) => reject(e instanceof CallError ? e : new CallError(`Post "${conn.server}": ${e.message}`, true)));
-      req.end(body);
-    });
-  };
-
-  const callWithRetries = async (spec: ReviewSpec): Promise<ReviewStatus> => {
-    let wait = config.retryBackoffMs;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await call(spec);
-      } catch (e) {
-        if (!(e instanceof CallError) || !e.retry || attempt >= 5) throw e;
-        await new Promise((r) => setTimeout(r, wait * (1 + Math.random() * 0.2)));
-        wait *= 1.5;
-      }
-    }
-  };
+  const callWithRetries = (spec: ReviewSpec): Promise<ReviewStatus> => withRetries(() => client.postJson(
+    { apiVersion: 'imagepolicy.k8s.io/v1alpha1', kind: 'ImageReview', spec },
+    { timeoutMs: 10_000, maxBytes: MAX_RESPONSE_BYTES, retryOn: 'any-failure', quoteBody: 200, kind: 'ImageReview', read: statusOf },
+  ), { attempts: 5, initialBackoffMs: config.retryBackoffMs });
 
   const decide = (a: AdmissionAttributes, status: ReviewStatus): void => {
     // The backend's audit annotations, under the plugin's prefix (as Kubernetes).

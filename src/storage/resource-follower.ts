@@ -1,14 +1,15 @@
 /**
- * Follows one resource of the object store (every namespace) and hands each change to a
+ * Follows one resource of the object store (every namespace, or one) and hands each change to a
  * handler, as an informer's event handlers: `replace` with every object after a (re)list,
  * then `upsert` and `remove` per event. The watch resumes after an error (backoff 1 s doubling
- * to 30 s; a 410 lists again) and ends when the store is closed or `stop` is called.
- * `ready` settles after the first list has been handed over.
+ * to 30 s; a 410 lists again; a watch that ends at once waits too, so no tight loop) and ends
+ * when the store is closed or `stop` is called. `ready` settles after the first list has been
+ * handed over. The loop under StoreMirror and the node authorizer's graph.
  */
 import type { Logger } from 'pino';
-import type { KubeObject } from '../../../api/resources/types.js';
-import { isStorageError } from '../../../storage/errors.js';
-import type { ObjectStore, ObjectWatch } from '../../../storage/object-store-types.js';
+import type { KubeObject } from '../api/resources/types.js';
+import { isStorageError } from './errors.js';
+import type { ObjectStore, ObjectWatch } from './object-store-types.js';
 
 const MAX_BACKOFF_MS = 30_000;
 
@@ -26,7 +27,7 @@ export class ResourceFollower {
   private wake: (() => void) | undefined;
 
   constructor(private readonly store: ObjectStore, readonly group: string, readonly resource: string,
-    private readonly handler: FollowHandler, private readonly log: Logger) {
+    private readonly handler: FollowHandler, private readonly log: Logger, readonly namespace = '') {
     this.ready = new Promise((resolve) => { this.markReady = resolve; });
     void this.run();
   }
@@ -65,14 +66,14 @@ export class ResourceFollower {
   }
 
   private async relist(): Promise<string> {
-    const { items, resourceVersion } = await this.store.list({ resource: this.resource, group: this.group, namespace: '' });
+    const { items, resourceVersion } = await this.store.list({ resource: this.resource, group: this.group, namespace: this.namespace });
     this.handler.replace(items);
     this.markReady();
     return resourceVersion;
   }
 
   private async watch(rv: string): Promise<{ rv: string | undefined; events: number }> {
-    const w = this.current = this.store.watch({ resource: this.resource, group: this.group, namespace: '', resourceVersion: rv });
+    const w = this.current = this.store.watch({ resource: this.resource, group: this.group, namespace: this.namespace, resourceVersion: rv });
     let events = 0;
     try {
       for await (const ev of w) {
