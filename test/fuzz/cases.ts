@@ -110,7 +110,9 @@ function createCase(rng: Prng): FuzzCase {
   const query = rng.chance(0.3) ? `?${rng.pick(['fieldValidation=Strict', 'fieldValidation=Warn', 'fieldValidation=Ignore', 'dryRun=All', 'fieldManager=fz', 'pretty=true'])}` : '';
   return {
     label: `create ${kind} json`, method: 'POST', path: s.collection(NS) + query, headers: { 'content-type': 'application/json' }, body: json(mutant),
-    ...(mName.length > 0 && mName.length < 250 && !/[/%]/.test(mName) && mName !== '.' && mName !== '..' ? absent(itemPath(kind, mName)) : {}),
+    // Only the case's own fresh name is known to be free before the request (a mutant may name
+    // something an earlier case made).
+    ...(mName === name ? absent(itemPath(kind, mName)) : {}),
   };
 }
 
