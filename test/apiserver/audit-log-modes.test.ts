@@ -54,9 +54,14 @@ t.test('batch mode, json, rotated by size keeping two backups', async (t) => {
     }
     return { files, events };
   };
-  const { files, events } = await waitFor('the last create logged', async () => {
+  // The write of the last event may rotate the files right after it: the listing must also be
+  // the same 200 ms later, or a backup named here may be gone when it is looked at.
+  const { files, events } = await waitFor('the last create logged and the files settled', async () => {
     const r = await read();
-    return r.events.some((e) => e.auditID === ids.at(-1)) ? r : undefined;
+    if (!r.events.some((e) => e.auditID === ids.at(-1))) return undefined;
+    await new Promise((res) => setTimeout(res, 200));
+    const again = await read();
+    return again.files.join() === r.files.join() && again.events.length === r.events.length ? again : undefined;
   });
   t.equal(files.length, 3, `audit.log and two backups: ${files.join(' ')}`);
   for (const f of files) {

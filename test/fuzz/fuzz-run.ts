@@ -152,7 +152,9 @@ export async function fuzzRun(o: FuzzOptions): Promise<FuzzReport> {
       // A HEAD answer has no body to tell why: the same request as a GET does.
       const judged = a.status >= 500 && c.method === 'HEAD' ? await send({ ...c, method: 'GET' }, h1).catch(() => a) : a;
       if (a.status >= 500 && !isKubernetesOwn500(judged)) { report.serverErrors++; sample(`5xx ${a.status} ${where}: ${a.body.toString().slice(0, 300)}`); }
-      if (a.status >= 400 && c.method !== 'HEAD' && /^\/apis?(\/|$|\?)/.test(c.path) && a.status !== 431) {
+      // An API path as the server reads it (dot segments, %2e%2e too, resolved first).
+      const apiPath = /^\/apis?(\/|$)/.test(servedPath(c.path));
+      if (a.status >= 400 && c.method !== 'HEAD' && apiPath && a.status !== 431) {
         let ok = false;
         try {
           const s = JSON.parse(a.body.toString()) as { kind?: string; code?: number; apiVersion?: string };
@@ -207,6 +209,11 @@ function isKubernetesOwn500(a: Answer): boolean {
     if (a.status === 504) return s.reason === 'Timeout' && s.details?.causes?.[0]?.reason === 'ResourceVersionTooLarge';
     return s.message === 'resourceVersion should not be set on objects to be created' && !s.reason;
   } catch { return false; }
+}
+
+/** The path the server routes: the WHATWG URL parser's, as the request chain reads it. */
+function servedPath(target: string): string {
+  try { return new URL(target, 'https://apiserver.invalid').pathname; } catch { return target; }
 }
 
 export function formatReport(r: FuzzReport): string {
