@@ -27,8 +27,9 @@ t.test('a pod resolves cluster names through corectl server\'s DNS', { skip, tim
   const env = { ...process.env, NODE_OPTIONS: '' };
   const up = spawnSync(process.execPath, ['scripts/containerd-setup.mjs', 'up', cdDir], { encoding: 'utf8', timeout: 120_000, env });
   if (up.status !== 0) throw new Error(`containerd-setup up failed: ${up.stderr}`);
+  const table = `corectl-proxy-dns-${process.pid}`;
   const server = startServer([
-    `--data-dir=${dataDir}`, `--bind-address=${hostIp}`, `--secure-port=${await freePort()}`, '--node-name=dns-e2e',
+    `--proxy-arg=--nft-table=${table}`, `--data-dir=${dataDir}`, `--bind-address=${hostIp}`, `--secure-port=${await freePort()}`, '--node-name=dns-e2e',
     `--container-runtime-endpoint=${up.stdout.trim()}`, '--nodeagent-arg=--pod-infra-container-image=localhost/pause:busybox',
     `--nodeagent-arg=--port=${await freePort()}`, '--nodeagent-arg=--healthz-port=0',
   ]);
@@ -50,7 +51,7 @@ t.test('a pod resolves cluster names through corectl server\'s DNS', { skip, tim
   await waitFor('the default service account', () => kc('get', 'serviceaccount', 'default').code === 0, 60_000);
   // Pods ask 10.0.0.10 only once the proxy has programmed the kube-dns Service (a pod started
   // before would find no DNS, as on Kubernetes before kube-proxy's first sync).
-  if (proxied) await waitFor('the proxy\'s rules for kube-dns', () => /10\.0\.0\.10/.test(spawnSync('nft', ['list', 'table', 'ip', 'corectl-proxy'], { encoding: 'utf8' }).stdout ?? ''), 60_000);
+  if (proxied) await waitFor('the proxy\'s rules for kube-dns', () => /10\.0\.0\.10/.test(spawnSync('nft', ['list', 'table', 'ip', table], { encoding: 'utf8' }).stdout ?? ''), 60_000);
   const script = 'cat /etc/resolv.conf; echo ======; nslookup kubernetes; echo ======; ping -c 1 -W 1 kubernetes.default; echo ======; env | grep ^KUBERNETES_SERVICE_HOST=';
   const run = kc('run', 'dnsclient', '--image=localhost/busybox:latest', '--image-pull-policy=IfNotPresent', '--restart=Never', '--command', '--', 'sh', '-c', script);
   t.equal(run.code, 0, run.out);

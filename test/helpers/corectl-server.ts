@@ -3,6 +3,7 @@
  * with its stdout progress lines captured. (Not a test file itself.)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../../src/util/free-port.js';
 export { freePort };
@@ -19,10 +20,13 @@ export interface Running {
 }
 
 export function startServer(args: string[]): Running {
+  // Servers of tests that run at once (as root, each with its service proxy) must not share
+  // the default nftables table: each gets its own unless the test names one.
+  const table = args.some((a) => a.includes('--nft-table=')) ? [] : [`--proxy-arg=--nft-table=corectl-proxy-t${randomBytes(4).toString('hex')}`];
   const child = spawn(process.execPath, [
     '--input-type=module', '-e',
     `const m = await import(${JSON.stringify('file://' + cli)}); process.exitCode = await m.main(process.argv);`,
-    'corectl', 'server', ...args,
+    'corectl', 'server', ...args, ...table,
   ], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_OPTIONS: '' } });
   const lines: string[] = [];
   let buf = '';
