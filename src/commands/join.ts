@@ -11,7 +11,7 @@
  *  3. GET cluster-info again, now verifying the server with that CA; it must say the same;
  *  4. write <root-dir>/ca.crt and <root-dir>/bootstrap-coreconfig (the token user; mode 0600)
  *     and run `corectl nodeagent` in this process with --bootstrap-coreconfig and the options of
- *     a node that corectl server reaches for logs and exec (JOIN-INTERFACE.md §2; options given
+ *     a node that corectl server reaches for logs and exec (README, "Joining a node"; options given
  *     after `--` win). --print-nodeagent-command writes the files and prints the command instead.
  * The token never reaches the logs or the printed command.
  */
@@ -141,7 +141,7 @@ export async function discoverCluster(o: Pick<JoinOptions, 'endpoint' | 'token' 
   return info;
 }
 
-/** kubeadm's bootstrap-kubelet.conf shape: the cluster and a token user (JOIN-INTERFACE.md §3). */
+/** kubeadm's bootstrap-kubelet.conf shape: the cluster and a token user. */
 export function bootstrapCoreconfig(info: ClusterInfo, token: BootstrapToken): string {
   const user = 'tls-bootstrap-token-user';
   const cluster = 'default-cluster';

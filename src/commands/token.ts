@@ -3,7 +3,7 @@
  * `kubeadm token create` does: Secret kube-system/bootstrap-token-<id> (type
  * bootstrap.kubernetes.io/token) valid for --ttl, for authentication and signing, in the group
  * system:bootstrappers:corectl:default-node-token. Prints the token, or with
- * --print-join-command the one command that joins a node (see JOIN-INTERFACE.md):
+ * --print-join-command the one command that joins a node (README, "Joining a node"):
  *
  *   corectl join <host>:<port> --token <id>.<secret> --discovery-token-ca-cert-hash sha256:<hex>
  *
