@@ -110,7 +110,8 @@ function splitRaw(path: string): string[] {
   }
 }
 
-function verbForMethod(method: string): string {
+/** The verb of an HTTP method on a resource ('' for methods without one), as Kubernetes' request info reads it. */
+export function verbForMethod(method: string): string {
   switch (method) {
     case 'POST': return 'create';
     case 'GET': case 'HEAD': return 'get';

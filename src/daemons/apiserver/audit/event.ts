@@ -8,7 +8,7 @@
  */
 import type { ApiRequest } from '../context.js';
 import type { UserInfo } from '../../../auth/user.js';
-import type { RequestInfo } from '../request-info.js';
+import { verbForMethod, type RequestInfo } from '../request-info.js';
 import { levelAtLeast, type AuditDecision, type Level, type Stage } from './policy.js';
 
 export interface AuditUser { username: string; uid?: string; groups?: string[]; extra?: Record<string, string[]> }
@@ -86,13 +86,7 @@ export function auditUser(u: UserInfo): AuditUser {
 /** The verb audit reports: request info's, with streaming `connect` read back from the HTTP method as Kubernetes' request info does. */
 export function auditVerb(info: RequestInfo, method: string | undefined): string {
   if (info.verb !== 'connect') return info.verb;
-  switch ((method ?? 'GET').toUpperCase()) {
-    case 'POST': return 'create';
-    case 'PUT': return 'update';
-    case 'PATCH': return 'patch';
-    case 'DELETE': return 'delete';
-    default: return 'get';
-  }
+  return verbForMethod(method ?? 'GET') || 'get';
 }
 
 /** X-Forwarded-For, then X-Real-Ip, then the peer address, without repeats (Kubernetes' SourceIPs). */

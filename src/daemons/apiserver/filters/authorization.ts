@@ -2,6 +2,7 @@
 import { ApiError } from '../../../api/meta/status.js';
 import type { AuthorizationAttributes, AuthorizationResult, Authorizer } from '../../../auth/authorizer.js';
 import type { RequestContext } from '../context.js';
+import { verbForMethod } from '../request-info.js';
 import type { Exchange, Filter } from './filter.js';
 
 /**
@@ -12,13 +13,7 @@ import type { Exchange, Filter } from './filter.js';
  */
 export function connectVerb(subresource: string, method: string | undefined): string {
   if (subresource !== 'proxy') return 'create';
-  switch ((method ?? 'GET').toUpperCase()) {
-    case 'POST': return 'create';
-    case 'PUT': return 'update';
-    case 'PATCH': return 'patch';
-    case 'DELETE': return 'delete';
-    default: return 'get';
-  }
+  return verbForMethod(method ?? 'GET') || 'get';
 }
 
 export function attributesOf(ctx: RequestContext, method?: string): AuthorizationAttributes {
