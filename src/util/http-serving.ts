@@ -25,3 +25,13 @@ export function closeServers(servers: readonly Server[]): Promise<void> {
 
 /** The CPU profile now lives with the rest of /debug/pprof (src/util/pprof.ts). */
 export { cpuProfile } from './pprof.js';
+
+/** What both response kinds offer (node:http's ServerResponse and the API server's HTTP/2 one), for handlers that stream a body. */
+export interface StreamingResponse {
+  statusCode: number;
+  readonly writableEnded: boolean;
+  setHeader(name: string, value: string): unknown;
+  write(chunk: string | Uint8Array, cb: (err?: Error | null) => void): boolean;
+  end(): unknown;
+  end(chunk: string | Uint8Array): unknown;
+}

@@ -15,16 +15,10 @@
  */
 import { Session } from 'node:inspector';
 import { getHeapSnapshot } from 'node:v8';
+import type { StreamingResponse } from './http-serving.js';
 
-/** What both response kinds offer (http.ServerResponse and the API server's H2Response). */
-export interface PprofResponse {
-  statusCode: number;
-  readonly writableEnded: boolean;
-  setHeader(name: string, value: string): unknown;
-  write(chunk: string | Uint8Array, cb: (err?: Error | null) => void): boolean;
-  end(): unknown;
-  end(chunk: string | Uint8Array): unknown;
-}
+/** The response a profile streams into. */
+export type PprofResponse = StreamingResponse;
 
 export interface PprofOptions {
   /** Ends a CPU profile early (client gone, server stopping). */

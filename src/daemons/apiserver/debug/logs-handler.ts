@@ -16,16 +16,8 @@ import { constants, type Dirent } from 'node:fs';
 import { open, readdir, realpath } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import { ApiError, errors } from '../../../api/meta/status.js';
+import type { StreamingResponse } from '../../../util/http-serving.js';
 
-/** What both response kinds offer (node:http's and the HTTP/2 one). */
-interface LogsResponse {
-  statusCode: number;
-  readonly writableEnded: boolean;
-  setHeader(name: string, value: string): unknown;
-  write(chunk: string | Uint8Array, cb: (err?: Error | null) => void): boolean;
-  end(): unknown;
-  end(chunk: string | Uint8Array): unknown;
-}
 
 const PREFIX = '/logs/';
 const MAX_SEGMENT_BYTES = 255;
@@ -71,7 +63,7 @@ function escapeHtml(s: string): string {
   return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
-function headers(res: LogsResponse, type: string): void {
+function headers(res: StreamingResponse, type: string): void {
   res.setHeader('Content-Type', type);
   res.setHeader('X-Content-Type-Options', 'nosniff');
   // A log line is attacker-influenced text: never let it run as a page on the API server's origin.
@@ -80,7 +72,7 @@ function headers(res: LogsResponse, type: string): void {
 }
 
 /** Serves one request for a path isLogsPath accepted; throws ApiError for the chain to write. */
-export async function serveLogs(method: string, path: string, res: LogsResponse, root: string, signal: AbortSignal): Promise<void> {
+export async function serveLogs(method: string, path: string, res: StreamingResponse, root: string, signal: AbortSignal): Promise<void> {
   if (method !== 'GET' && method !== 'HEAD') throw errors.methodNotAllowed(method, path);
   if (path === '/logs') { redirect(res, PREFIX); return; }
   const segs = logPathSegments(path);
@@ -133,7 +125,7 @@ export async function serveLogs(method: string, path: string, res: LogsResponse,
   }
 }
 
-function redirect(res: LogsResponse, location: string): void {
+function redirect(res: StreamingResponse, location: string): void {
   res.statusCode = 301;
   res.setHeader('Location', location);
   res.setHeader('Content-Length', '0');
@@ -141,7 +133,7 @@ function redirect(res: LogsResponse, location: string): void {
 }
 
 /** Go's http.FileServer listing: sorted names, directories with a trailing slash. */
-function sendListing(res: LogsResponse, method: string, entries: Dirent[]): void {
+function sendListing(res: StreamingResponse, method: string, entries: Dirent[]): void {
   const rows = entries
     .map((e) => (e.isDirectory() ? `${e.name}/` : e.name))
     .sort()
