@@ -21,7 +21,9 @@ import { AnonymousAuthenticator } from './anonymous.js';
 import type { AuthRequest, Authenticator, TokenAuthenticator } from './authenticator.js';
 import { BearerTokenAuthenticator } from './bearer-token.js';
 import { UnionAuthenticator } from './union-authenticator.js';
+import { userFromReview } from './review-user.js';
 import type { UserInfo } from './user.js';
+import { TtlCache } from '../util/ttl-cache.js';
 import { X509Authenticator } from './x509.js';
 
 /** Creates an object through the API (a RestClient's create fits). */
@@ -33,55 +35,26 @@ export const ALWAYS_ALLOW_PATHS: readonly string[] = ['/healthz', '/readyz', '/l
 export const ALWAYS_ALLOW_GROUPS: readonly string[] = ['system:masters'];
 /** Kubernetes' delegated cache TTLs (token reviews; allowed and denied access reviews). */
 const CACHE_TTL_MS = 10_000;
-const CACHE_SIZE = 4096;
 
 type Dict = Record<string, unknown>;
 const isDict = (v: unknown): v is Dict => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** A small expiring map: oldest entry evicted past the size. */
-class Expiring<V> {
-  private readonly map = new Map<string, { v: V; until: number }>();
-  get(k: string): V | undefined {
-    const e = this.map.get(k);
-    if (!e) return undefined;
-    if (e.until > Date.now()) return e.v;
-    this.map.delete(k);
-    return undefined;
-  }
-  set(k: string, v: V): void {
-    this.map.set(k, { v, until: Date.now() + CACHE_TTL_MS });
-    if (this.map.size > CACHE_SIZE) this.map.delete(this.map.keys().next().value as string);
-  }
-}
 
-function userOf(u: unknown): UserInfo | undefined {
-  if (!isDict(u) || typeof u.username !== 'string' || !u.username) return undefined;
-  const groups = Array.isArray(u.groups) ? u.groups.filter((g): g is string => typeof g === 'string') : [];
-  const out: UserInfo = { name: u.username, groups };
-  if (typeof u.uid === 'string' && u.uid) out.uid = u.uid;
-  if (isDict(u.extra)) {
-    const extra: Record<string, string[]> = {};
-    for (const [k, v] of Object.entries(u.extra)) if (Array.isArray(v)) extra[k] = v.filter((x): x is string => typeof x === 'string');
-    if (Object.keys(extra).length) out.extra = extra;
-  }
-  return out;
-}
 
 /** Bearer tokens checked by TokenReview (authentication.k8s.io/v1). */
 export class TokenReviewAuthenticator implements TokenAuthenticator {
   readonly name = 'token-review';
-  private readonly cache = new Expiring<UserInfo | null>();
+  private readonly cache = new TtlCache<UserInfo | null>();
   constructor(private readonly create: ReviewCreate) {}
 
   async authenticateToken(token: string): Promise<UserInfo | undefined> {
     const key = createHash('sha256').update(token).digest('base64url');
-    const hit = this.cache.get(key);
-    if (hit !== undefined) return hit ?? undefined;
-    const tr = await this.create<KubeObject & { status?: Dict }>({ group: 'authentication.k8s.io', version: 'v1', resource: 'tokenreviews' },
-      { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } });
-    const status = isDict(tr.status) ? tr.status : {};
-    const user = status.authenticated === true ? userOf(status.user) ?? null : null;
-    this.cache.set(key, user);
+    const user = await this.cache.get(key, async () => {
+      const tr = await this.create<KubeObject & { status?: Dict }>({ group: 'authentication.k8s.io', version: 'v1', resource: 'tokenreviews' },
+        { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } });
+      const status = isDict(tr.status) ? tr.status : {};
+      return status.authenticated === true ? userFromReview(status.user) ?? null : null;
+    }, () => CACHE_TTL_MS);
     return user ?? undefined;
   }
 }
@@ -119,7 +92,7 @@ export function delegatedAccess(o: DelegatedAccessOptions): DelegatedAccess {
   if (o.clientCa) chain.push(new X509Authenticator());
   chain.push(new BearerTokenAuthenticator([new TokenReviewAuthenticator(o.create)]));
   const authenticator = new UnionAuthenticator(chain, new AnonymousAuthenticator());
-  const decisions = new Expiring<boolean>();
+  const decisions = new TtlCache<boolean>();
 
   const review = async (user: UserInfo, path: string, verb: string): Promise<boolean> => {
     const spec: Dict = {
@@ -127,14 +100,11 @@ export function delegatedAccess(o: DelegatedAccessOptions): DelegatedAccess {
       ...(user.extra && Object.keys(user.extra).length ? { extra: user.extra } : {}),
       nonResourceAttributes: { path, verb },
     };
-    const key = JSON.stringify(spec);
-    const hit = decisions.get(key);
-    if (hit !== undefined) return hit;
-    const sar = await o.create<KubeObject & { status?: Dict }>({ group: 'authorization.k8s.io', version: 'v1', resource: 'subjectaccessreviews' },
-      { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec });
-    const allowed = isDict(sar.status) && sar.status.allowed === true;
-    decisions.set(key, allowed);
-    return allowed;
+    return decisions.get(JSON.stringify(spec), async () => {
+      const sar = await o.create<KubeObject & { status?: Dict }>({ group: 'authorization.k8s.io', version: 'v1', resource: 'subjectaccessreviews' },
+        { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec });
+      return isDict(sar.status) && sar.status.allowed === true;
+    }, () => CACHE_TTL_MS);
   };
 
   return {

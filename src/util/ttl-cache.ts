@@ -1,5 +1,6 @@
 /**
- * A small answer cache for the agent's webhook authenticator and authorizer: entries expire
+ * A small answer cache (the node agent's webhook authenticator and authorizer, the components'
+ * delegated authentication and authorization): entries expire
  * after their own TTL, the oldest entry goes when the cache is full, and concurrent lookups of
  * one key share a single in-flight computation (so a burst of requests with one token makes
  * one TokenReview). Failed computations are not cached. Single-threaded (event loop) use only.

@@ -18,10 +18,11 @@ import { AnonymousAuthenticator } from '../../../auth/anonymous.js';
 import type { AuthRequest, Authenticator, TokenAuthenticator } from '../../../auth/authenticator.js';
 import { BearerTokenAuthenticator } from '../../../auth/bearer-token.js';
 import { UnionAuthenticator } from '../../../auth/union-authenticator.js';
+import { userFromReview } from '../../../auth/review-user.js';
 import type { UserInfo } from '../../../auth/user.js';
 import { X509Authenticator } from '../../../auth/x509.js';
 import type { KubeObject } from '../../../api/resources/types.js';
-import { TtlCache } from './ttl-cache.js';
+import { TtlCache } from '../../../util/ttl-cache.js';
 
 /** Creates an object through the API (the agent's RestClient.create fits). */
 export type ApiCreate = <T extends KubeObject>(ref: { group: string; version: string; resource: string }, obj: KubeObject, opts?: { signal?: AbortSignal }) => Promise<T>;
@@ -31,21 +32,6 @@ const TOKEN_REVIEWS = { group: 'authentication.k8s.io', version: 'v1', resource:
 type Dict = Record<string, unknown>;
 const isDict = (v: unknown): v is Dict => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-function userOf(u: unknown): UserInfo | undefined {
-  if (!isDict(u) || typeof u.username !== 'string' || !u.username) return undefined;
-  const groups = Array.isArray(u.groups) ? u.groups.filter((g): g is string => typeof g === 'string') : [];
-  const out: UserInfo = { name: u.username, groups };
-  if (typeof u.uid === 'string' && u.uid) out.uid = u.uid;
-  if (isDict(u.extra)) {
-    const extra: Record<string, string[]> = {};
-    for (const [k, v] of Object.entries(u.extra)) {
-      const list = Array.isArray(v) ? v : isDict(v) && Array.isArray(v.items) ? v.items : [];
-      extra[k] = list.filter((x): x is string => typeof x === 'string');
-    }
-    if (Object.keys(extra).length) out.extra = extra;
-  }
-  return out;
-}
 
 export interface WebhookTokenOptions {
   readonly create: ApiCreate;
@@ -78,7 +64,7 @@ export class WebhookTokenAuthenticator implements TokenAuthenticator {
     }, this.o.signal ? { signal: this.o.signal } : {});
     const status = isDict(tr.status) ? tr.status : {};
     if (status.authenticated === true) {
-      const u = userOf(status.user);
+      const u = userFromReview(status.user);
       if (u) return u;
     }
     if (typeof status.error === 'string' && status.error) this.log.debug({ err: status.error }, 'token review: not authenticated');

@@ -26,7 +26,7 @@ import type { AuthorizationAttributes, AuthorizationResult, Authorizer } from '.
 import type { UserInfo } from '../../../auth/user.js';
 import type { KubeObject } from '../../../api/resources/types.js';
 import { authRequestOf, createAgentAuthenticator, WebhookTokenAuthenticator, type ApiCreate } from './agent-authn.js';
-import { TtlCache } from './ttl-cache.js';
+import { TtlCache } from '../../../util/ttl-cache.js';
 
 const SUBJECT_ACCESS_REVIEWS = { group: 'authorization.k8s.io', version: 'v1', resource: 'subjectaccessreviews' };
 
