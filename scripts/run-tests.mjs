@@ -15,7 +15,9 @@ for (const t of targets) {
 // tap bakes its plugin set into node_modules when it is built; a fresh `npm ci` has the default
 // set, whose TypeScript loader cannot run with TypeScript 7. Rebuild once whenever our plugin
 // configuration (package.json "tap.plugin") is not what was last built.
-const wanted = JSON.stringify(JSON.parse(readFileSync('package.json', 'utf8')).tap?.plugin ?? []);
+// (`npm ci` puts the default set back, so the stamp also names the install it was made for.)
+const installed = existsSync('node_modules/.package-lock.json') ? statSync('node_modules/.package-lock.json').mtimeMs : 0;
+const wanted = JSON.stringify({ plugins: JSON.parse(readFileSync('package.json', 'utf8')).tap?.plugin ?? [], installed });
 const stamp = '.tap/corectl-plugins.json';
 if (!existsSync(stamp) || readFileSync(stamp, 'utf8') !== wanted) {
   const b = spawnSync(process.execPath, ['node_modules/tap/dist/esm/run.mjs', 'build'], { stdio: ['ignore', 'ignore', 'inherit'] });
