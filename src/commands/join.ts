@@ -19,7 +19,7 @@ import { X509Certificate } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
 import { join } from 'node:path';
-import { dump } from 'js-yaml';
+import { bootstrapCoreconfigText } from '../client/bootstrap-coreconfig.js';
 import { detachedSignatureValid } from '../auth/bootstrap/jws.js';
 import { caCertHash, parseClusterInfoKubeconfig, type ClusterInfo } from '../auth/bootstrap/cluster-info.js';
 import {
@@ -143,16 +143,7 @@ export async function discoverCluster(o: Pick<JoinOptions, 'endpoint' | 'token' 
 
 /** kubeadm's bootstrap-kubelet.conf shape: the cluster and a token user. */
 export function bootstrapCoreconfig(info: ClusterInfo, token: BootstrapToken): string {
-  const user = 'tls-bootstrap-token-user';
-  const cluster = 'default-cluster';
-  return dump({
-    apiVersion: 'v1', kind: 'Config',
-    clusters: [{ name: cluster, cluster: { server: info.server, 'certificate-authority-data': Buffer.from(info.caPem).toString('base64') } }],
-    users: [{ name: user, user: { token: `${token.id}.${token.secret}` } }],
-    contexts: [{ name: `${user}@${cluster}`, context: { cluster, user } }],
-    'current-context': `${user}@${cluster}`,
-    preferences: {},
-  }, { lineWidth: -1 });
+  return bootstrapCoreconfigText({ server: info.server, caPem: info.caPem, token: `${token.id}.${token.secret}` });
 }
 
 /** The value of `--name` among node agent arguments (`--name=v` or `--name v`), if given. */
