@@ -2,9 +2,10 @@
 # make up: a one-node cluster on this machine, in the foreground (Ctrl-C stops it).
 #   1. as root on Debian: apt-get installs what is missing (containerd, runc,
 #      containernetworking-plugins, busybox-static, nftables for the service proxy);
-#   2. as root with those present: a private containerd under $DATA_DIR/containerd (started in
-#      the background, pid recorded, offline busybox images imported); otherwise the node runs
-#      simulated containers (the fake runtime);
+#   2. as root: IPv4 forwarding and br_netfilter for the service proxy (scripts/host-network.sh,
+#      saying what it changed); with the packages present, a private containerd under
+#      $DATA_DIR/containerd (started in the background, pid recorded, offline busybox images
+#      imported); otherwise the node runs simulated containers (the fake runtime);
 #   3. bin/corectl server --data-dir=$DATA_DIR ... in the foreground; its logs go to
 #      $DATA_DIR/logs/server.log (the API server's /logs/ shows that directory), its progress
 #      lines to the terminal.
@@ -76,6 +77,11 @@ else
       say "apt-get failed (see $DATA_DIR/apt.log); going on with what is installed"
     fi
   fi
+fi
+
+# The service proxy's needs (IPv4 forwarding, br_netfilter): one line per change, none if set.
+if [ "${RUNTIME:-}" != fake ] && [ -n "$ROOT" ]; then
+  bash scripts/host-network.sh || true
 fi
 
 # 2. Container runtime.
