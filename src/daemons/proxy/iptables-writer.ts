@@ -53,7 +53,7 @@ export class IptablesWriter implements RuleWriter {
     await this.run(['iptables-restore', '--noflush', '-w', '5'], restoreInput(state, await this.ourChains()));
     if (full || !this.synced) await this.ensureJumps();
     this.synced = true;
-    return { ports: ports.length, endpoints: [...state.tables.nat.keys()].filter((c) => c.startsWith('CPX-SEP-')).length };
+    return { ports: ports.length, udpPorts: ports.filter((p) => p.protocol === 'udp'), endpoints: [...state.tables.nat.keys()].filter((c) => c.startsWith('CPX-SEP-')).length };
   }
 
   private async ensureJumps(): Promise<void> {

@@ -15,6 +15,7 @@ import { SharedInformerFactory } from '../../client/informer-factory.js';
 import { RestClient } from '../../client/rest-client.js';
 import type { ProxyConfig } from '../../flags/proxy.js';
 import { withOwnSignal } from '../../util/abort.js';
+import { ConntrackCleaner } from './conntrack.js';
 import { IptablesWriter } from './iptables-writer.js';
 import { NftCommand } from './nft-command.js';
 import { Proxier } from './proxier.js';
@@ -93,12 +94,16 @@ async function runWith(config: ProxyConfig, ctx: RunContext): Promise<number> {
     table: config.nftTable, masqueradeBit: config.iptablesMasqueradeBit, masqueradeAll: config.masqueradeAll,
     clusterCidrs: cidrs(config.clusterCidr), nodePortCidrs,
   };
+  // As kube-proxy: without the conntrack tool, stale UDP flows stay until they time out.
+  const hasConntrack = has([...prefix, 'conntrack', '--version']);
+  if (!hasConntrack) log.warn('the conntrack command is missing (Debian package conntrack): UDP flows to removed endpoints are not cleared');
   const proxier = new Proxier({
     nodeName, log: log.child({ component: config.proxyMode }),
     ...(config.proxyMode === 'iptables' ? { writer: new IptablesWriter(rules, nodeName, prefix) } : { nft, rules }),
     services: () => services.indexer.list() as unknown as ServiceObject[],
     slices: () => slices.indexer.list() as unknown as EndpointSliceObject[],
     minSyncPeriodMs: config.minSyncPeriod, syncPeriodMs: config.syncPeriod,
+    ...(hasConntrack ? { conntrack: new ConntrackCleaner([...prefix, 'conntrack'], log.child({ component: 'conntrack' })) } : {}),
   });
   ctx.onProxier?.(proxier);
   const synced = { done: false };

@@ -7,13 +7,14 @@ import type { NftCommand } from './nft-command.js';
 import { mergeFragments, portsFragment, type NftOptions, type NftState } from './nft-rules.js';
 import { isNoop, transactionScript } from './nft-transaction.js';
 import type { RuleWriter, SyncCounts } from './rule-writer.js';
-import { servicePortsOf, slicesByService, type EndpointSliceObject, type ServiceObject } from './service-model.js';
+import { servicePortsOf, slicesByService, type EndpointSliceObject, type ServiceObject, type ServicePort } from './service-model.js';
 
 /** One Service's rules, kept while neither it nor its EndpointSlices change. */
 interface CachedService {
   svc: ServiceObject;
   slices: readonly EndpointSliceObject[];
   ports: number;
+  udp: readonly ServicePort[];
   fragment: NftState;
 }
 
@@ -33,18 +34,19 @@ export class NftWriter implements RuleWriter {
   reset(): void { this.applied = undefined; }
 
   async sync(services: readonly ServiceObject[], slices: readonly EndpointSliceObject[], full: boolean): Promise<SyncCounts> {
-    const { want, ports } = this.wanted(services, slices);
+    const { want, ports, udpPorts } = this.wanted(services, slices);
     const kernel = full ? await this.nft.objects(this.rules.table) : undefined;
     const script = transactionScript(this.rules.table, want, full ? undefined : this.applied, kernel);
     if (full || !isNoop(script)) await this.nft.apply(script);
     this.applied = want;
-    return { ports, endpoints: [...want.chains.keys()].filter((c) => c.startsWith('sep_')).length };
+    return { ports, udpPorts, endpoints: [...want.chains.keys()].filter((c) => c.startsWith('sep_')).length };
   }
 
-  private wanted(services: readonly ServiceObject[], allSlices: readonly EndpointSliceObject[]): { want: NftState; ports: number } {
+  private wanted(services: readonly ServiceObject[], allSlices: readonly EndpointSliceObject[]): { want: NftState; ports: number; udpPorts: ServicePort[] } {
     const byService = slicesByService(allSlices);
     const next = new Map<string, CachedService>();
     let ports = 0;
+    const udpPorts: ServicePort[] = [];
     for (const svc of services) {
       const key = `${svc.metadata?.namespace ?? ''}/${svc.metadata?.name ?? ''}`;
       const slices = byService.get(key) ?? [];
@@ -52,12 +54,13 @@ export class NftWriter implements RuleWriter {
       let c = this.cache.get(key);
       if (!c || c.svc !== svc || !sameRefs(c.slices, slices)) {
         const list = servicePortsOf(svc, slices, this.nodeName);
-        c = { svc, slices, ports: list.length, fragment: portsFragment(list, this.rules) };
+        c = { svc, slices, ports: list.length, udp: list.filter((p) => p.protocol === 'udp'), fragment: portsFragment(list, this.rules) };
       }
       next.set(key, c);
       ports += c.ports;
+      if (c.udp.length > 0) udpPorts.push(...c.udp);
     }
     this.cache = next;
-    return { want: mergeFragments([...next.values()].map((c) => c.fragment), this.rules), ports };
+    return { want: mergeFragments([...next.values()].map((c) => c.fragment), this.rules), ports, udpPorts };
   }
 }

@@ -7,6 +7,7 @@
  */
 import type { Logger } from 'pino';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { ConntrackCleaner } from './conntrack.js';
 import type { NftCommand } from './nft-command.js';
 import type { NftOptions } from './nft-rules.js';
 import { NftWriter } from './nft-writer.js';
@@ -24,6 +25,8 @@ export interface ProxierOptions {
   minSyncPeriodMs: number;
   syncPeriodMs: number;
   log: Logger;
+  /** Clears stale UDP conntrack entries after each applied sync (none: not cleared). */
+  conntrack?: ConntrackCleaner;
 }
 
 export class ProxierMetrics {
@@ -111,6 +114,8 @@ export class Proxier {
       this.metrics.services.set(counts.ports);
       this.metrics.endpoints.set(counts.endpoints);
       this.o.log.debug({ full, servicePorts: counts.ports, seconds: secs }, 'synced proxy rules');
+      // After the rules: a deleted flow's next packet must meet the new ones.
+      await this.o.conntrack?.applied(counts.udpPorts);
     } catch (e) {
       this.writer.reset();
       this.metrics.failures.inc();

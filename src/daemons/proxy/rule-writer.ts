@@ -1,11 +1,13 @@
 /** What the sync loop (proxier.ts) needs from a mode's rule writer (nftables, iptables). */
-import type { EndpointSliceObject, ServiceObject } from './service-model.js';
+import type { EndpointSliceObject, ServiceObject, ServicePort } from './service-model.js';
 
 export interface SyncCounts {
   /** Service ports programmed. */
   ports: number;
   /** Endpoint chains programmed. */
   endpoints: number;
+  /** The UDP service ports programmed (stale conntrack entries are cleared from them). */
+  udpPorts: readonly ServicePort[];
 }
 
 export interface RuleWriter {
