@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make up: a one-node cluster on this machine, in the foreground (Ctrl-C stops it).
 #   1. as root on Debian: apt-get installs what is missing (containerd, runc,
-#      containernetworking-plugins, busybox-static, nftables for the service proxy);
+#      containernetworking-plugins, busybox-static, nftables and conntrack for the service proxy);
 #   2. as root: IPv4 forwarding and br_netfilter for the service proxy (scripts/host-network.sh,
 #      saying what it changed); with the packages present, a private containerd under
 #      $DATA_DIR/containerd (started in the background, pid recorded, offline busybox images
@@ -58,7 +58,7 @@ fi
 rm -f "$DATA_DIR/down-requested"
 
 # 1. Packages.
-PACKAGES=(containerd runc containernetworking-plugins busybox-static nftables)
+PACKAGES=(containerd runc containernetworking-plugins busybox-static nftables conntrack)
 if [ "${RUNTIME:-}" = fake ] || [ -n "${NO_APT:-}" ]; then
   :
 elif [ -z "$ROOT" ]; then
