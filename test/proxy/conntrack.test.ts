@@ -44,6 +44,10 @@ t.test('the conntrack deletions a change asks for', async (t) => {
     '-D -p udp --orig-dst 192.0.2.50 --orig-port-dst 53 --dst-nat 10.88.0.3:5353',
     '-D -p udp --orig-port-dst 30053 --dst-nat 10.88.0.3:5353',
   ], 'a Service deleted: the flows to its endpoints');
+  const v6 = (ips: string[]): ServicePort[] => buildServicePorts([service('dns6', 'fd00:96::10', { ports: [{ name: 'dns', port: 53, protocol: 'UDP' }] })],
+    [{ ...udpSlice('dns6', ips.map((ip) => ({ ip }))), addressType: 'IPv6' }], 'node-a', 6);
+  t.same(deletions(v6(['fd00:88::2', 'fd00:88::3']), v6(['fd00:88::3'])), ['-D -f ipv6 -p udp --orig-dst fd00:96::10 --orig-port-dst 53 --dst-nat [fd00:88::2]:5353'], 'IPv6: the family and the bracketed endpoint');
+  t.same(deletions(v6([]), v6(['fd00:88::3'])), ['-D -f ipv6 -p udp --orig-dst fd00:96::10 --orig-port-dst 53']);
   const tcp = buildServicePorts([service('web', '10.0.0.11')], [slice('web', [{ ip: '10.88.0.2' }])], 'node-a');
   t.same(deletions(tcp, []), [], 'TCP needs no clearing');
   t.same(deletions([], tcp), []);

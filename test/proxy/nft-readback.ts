@@ -25,11 +25,11 @@ function verdictText(v: unknown): string {
   return Object.keys(o)[0] ?? '?';
 }
 
-export function readTable(exec: readonly string[], table = 'corectl-proxy'): TableView {
+export function readTable(exec: readonly string[], table = 'corectl-proxy', family: 'ip' | 'ip6' = 'ip'): TableView {
   const view: TableView = { exists: false, chains: new Set(), sets: new Map(), maps: new Map(), rules: new Map() };
   let text: string;
   try {
-    text = execFileSync(exec[0] as string, [...exec.slice(1), 'nft', '-j', 'list', 'table', 'ip', table], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    text = execFileSync(exec[0] as string, [...exec.slice(1), 'nft', '-j', 'list', 'table', family, table], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
   } catch {
     return view;
   }

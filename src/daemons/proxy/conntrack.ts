@@ -18,11 +18,15 @@ import type { Endpoint, ServicePort } from './service-model.js';
 /** conntrack -D exits 1 with this when nothing matched, which is no failure. */
 const NOTHING_DELETED = /0 flow entries have been deleted/;
 
+/** Endpoints by conntrack's --dst-nat form: ip:port, [ip]:port for IPv6. */
 const endpointsOf = (sp: ServicePort): Map<string, Endpoint> => {
   const m = new Map<string, Endpoint>();
-  for (const e of [...sp.clusterEndpoints, ...sp.localEndpoints]) m.set(`${e.ip}:${e.port}`, e);
+  for (const e of [...sp.clusterEndpoints, ...sp.localEndpoints]) m.set(e.ip.includes(':') ? `[${e.ip}]:${e.port}` : `${e.ip}:${e.port}`, e);
   return m;
 };
+
+/** conntrack looks at IPv4 flows unless told the family. */
+const familyArgs = (sp: ServicePort): string[] => (sp.clusterIp.includes(':') ? ['-f', 'ipv6'] : []);
 
 /** The `conntrack` argument lists (after the command itself) for going from `before` to `after`. */
 export function staleFlowDeletions(before: ReadonlyMap<string, ServicePort>, after: ReadonlyMap<string, ServicePort>): string[][] {
@@ -39,8 +43,9 @@ export function staleFlowDeletions(before: ReadonlyMap<string, ServicePort>, aft
     const still = now && now.protocol === 'udp' ? endpointsOf(now) : new Map<string, Endpoint>();
     for (const [key] of endpointsOf(old)) {
       if (still.has(key)) continue;
-      for (const ip of [old.clusterIp, ...old.externalIps]) add(['-D', '-p', 'udp', '--orig-dst', ip, '--orig-port-dst', String(old.port), '--dst-nat', key]);
-      if (old.nodePort > 0) add(['-D', '-p', 'udp', '--orig-port-dst', String(old.nodePort), '--dst-nat', key]);
+      const f = familyArgs(old);
+      for (const ip of [old.clusterIp, ...old.externalIps]) add(['-D', ...f, '-p', 'udp', '--orig-dst', ip, '--orig-port-dst', String(old.port), '--dst-nat', key]);
+      if (old.nodePort > 0) add(['-D', ...f, '-p', 'udp', '--orig-port-dst', String(old.nodePort), '--dst-nat', key]);
     }
   }
   // Service addresses that now have endpoints and had none (or did not exist).
@@ -49,10 +54,11 @@ export function staleFlowDeletions(before: ReadonlyMap<string, ServicePort>, aft
     const old = before.get(id);
     const had = old && old.protocol === 'udp' ? endpointsOf(old).size > 0 : false;
     const oldAddresses = new Set(had && old ? [old.clusterIp, ...old.externalIps] : []);
+    const f = familyArgs(sp);
     for (const ip of [sp.clusterIp, ...sp.externalIps]) {
-      if (!oldAddresses.has(ip) || old?.port !== sp.port) add(['-D', '-p', 'udp', '--orig-dst', ip, '--orig-port-dst', String(sp.port)]);
+      if (!oldAddresses.has(ip) || old?.port !== sp.port) add(['-D', ...f, '-p', 'udp', '--orig-dst', ip, '--orig-port-dst', String(sp.port)]);
     }
-    if (sp.nodePort > 0 && (!had || old?.nodePort !== sp.nodePort)) add(['-D', '-p', 'udp', '--orig-port-dst', String(sp.nodePort)]);
+    if (sp.nodePort > 0 && (!had || old?.nodePort !== sp.nodePort)) add(['-D', ...f, '-p', 'udp', '--orig-port-dst', String(sp.nodePort)]);
   }
   return out;
 }
@@ -77,7 +83,8 @@ export class ConntrackCleaner {
 
   /** Called with the UDP service ports of each sync that was applied. */
   async applied(udpPorts: readonly ServicePort[]): Promise<void> {
-    const after = new Map(udpPorts.map((sp) => [sp.id, sp]));
+    // A dual-stack Service has a port of each family under one id.
+    const after = new Map(udpPorts.map((sp) => [`${sp.id}/${sp.clusterIp.includes(':') ? 6 : 4}`, sp]));
     const work = staleFlowDeletions(this.before, after);
     this.before = after;
     for (const args of work) {

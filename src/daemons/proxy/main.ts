@@ -1,6 +1,7 @@
 /**
  * `corectl proxy`: kube-proxy's role on one node. Watches Services and EndpointSlices and
- * programs one nftables table of ours (`ip corectl-proxy` by default), or with
+ * programs one nftables table of ours (`ip corectl-proxy` by default; `ip6 corectl-proxy` too
+ * once there is an IPv6 Service, see dual-stack-writer.ts), or with
  * --proxy-mode=iptables chains of ours (CPX-*) plus one jump from each built-in chain it
  * hooks, so that ClusterIPs, NodePorts, externalIPs and LoadBalancer IPs reach the Services'
  * endpoints. It never changes a table or chain it did not create (beyond those jumps). `--cleanup` deletes the table and exits; a normal stop
@@ -8,6 +9,7 @@
  * --cleanup-on-exit asks to delete them.
  */
 import { spawnSync } from 'node:child_process';
+import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { loadCoreconfig } from '../../client/coreconfig.js';
@@ -16,6 +18,7 @@ import { RestClient } from '../../client/rest-client.js';
 import type { ProxyConfig } from '../../flags/proxy.js';
 import { withOwnSignal } from '../../util/abort.js';
 import { ConntrackCleaner } from './conntrack.js';
+import { DualStackNftWriter } from './dual-stack-writer.js';
 import { IptablesWriter } from './iptables-writer.js';
 import { NftCommand } from './nft-command.js';
 import { Proxier } from './proxier.js';
@@ -31,11 +34,11 @@ export interface RunContext {
   onProxier?: (proxier: Proxier) => void;
 }
 
-/** The node's IPv4 InternalIPs (its primary addresses), [] when the Node is not there. */
+/** The node's InternalIPs (its primary addresses), [] when the Node is not there. */
 async function primaryAddresses(client: RestClient, nodeName: string): Promise<string[]> {
   try {
     const node = await client.get({ group: '', version: 'v1', resource: 'nodes' }, nodeName) as { status?: { addresses?: Array<{ type?: string; address?: string }> } };
-    return (node.status?.addresses ?? []).filter((a) => a.type === 'InternalIP' && a.address && /^\d+\.\d+\.\d+\.\d+$/.test(a.address)).map((a) => a.address as string);
+    return (node.status?.addresses ?? []).filter((a) => a.type === 'InternalIP' && a.address && isIP(a.address) !== 0).map((a) => a.address as string);
   } catch {
     return [];
   }
@@ -68,7 +71,10 @@ async function runWith(config: ProxyConfig, ctx: RunContext): Promise<number> {
   const hasIptables = has([...prefix, 'iptables-restore', '--version']);
   if (config.cleanup) {
     // As kube-proxy's --cleanup: whatever either mode left.
-    if (hasNft) log.info({ table: `ip ${config.nftTable}`, existed: await nft.deleteTable(config.nftTable) }, 'cleaned up nftables');
+    if (hasNft) {
+      log.info({ table: `ip ${config.nftTable}`, existed: await nft.deleteTable(config.nftTable) }, 'cleaned up nftables');
+      log.info({ table: `ip6 ${config.nftTable}`, existed: await nft.deleteTable(config.nftTable, 'ip6').catch(() => false) }, 'cleaned up nftables');
+    }
     if (hasIptables) log.info({ existed: await new IptablesWriter(RULES_FOR_CLEANUP, '', prefix).cleanup() }, 'cleaned up iptables');
     return 0;
   }
@@ -83,23 +89,26 @@ async function runWith(config: ProxyConfig, ctx: RunContext): Promise<number> {
   const informers = new SharedInformerFactory({ client, minResyncPeriodMs: config.configSyncPeriod, log: log.child({ component: 'informers' }) });
   const services = informers.informerFor({ group: '', version: 'v1', resource: 'services' });
   const slices = informers.informerFor({ group: 'discovery.k8s.io', version: 'v1', resource: 'endpointslices' });
-  const cidrs = (text: string): string[] => text.split(',').map((s) => s.trim()).filter((s) => s && !s.includes(':') && s !== 'primary');
+  const cidrs = (text: string, v6 = false): string[] => text.split(',').map((s) => s.trim()).filter((s) => s && s.includes(':') === v6 && s !== 'primary');
   const nodePortCidrs = cidrs(config.nodeportAddresses.join(','));
+  const nodePortCidrs6 = cidrs(config.nodeportAddresses.join(','), true);
   if (config.nodeportAddresses.includes('primary')) {
     const primary = await primaryAddresses(client, nodeName);
-    if (primary.length === 0) log.warn({ node: nodeName }, '--nodeport-addresses=primary: the node has no IPv4 InternalIP yet; NodePorts listen on every local address');
-    else nodePortCidrs.push(...primary.map((ip) => `${ip}/32`));
+    if (!primary.some((ip) => isIP(ip) === 4)) log.warn({ node: nodeName }, '--nodeport-addresses=primary: the node has no IPv4 InternalIP yet; NodePorts listen on every local address');
+    nodePortCidrs.push(...primary.filter((ip) => isIP(ip) === 4).map((ip) => `${ip}/32`));
+    nodePortCidrs6.push(...primary.filter((ip) => isIP(ip) === 6).map((ip) => `${ip}/128`));
   }
   const rules = {
     table: config.nftTable, masqueradeBit: config.iptablesMasqueradeBit, masqueradeAll: config.masqueradeAll,
     clusterCidrs: cidrs(config.clusterCidr), nodePortCidrs,
   };
+  const rules6 = { ...rules, family: 'ip6' as const, clusterCidrs: cidrs(config.clusterCidr, true), nodePortCidrs: nodePortCidrs6 };
   // As kube-proxy: without the conntrack tool, stale UDP flows stay until they time out.
   const hasConntrack = has([...prefix, 'conntrack', '--version']);
   if (!hasConntrack) log.warn('the conntrack command is missing (Debian package conntrack): UDP flows to removed endpoints are not cleared');
   const proxier = new Proxier({
     nodeName, log: log.child({ component: config.proxyMode }),
-    ...(config.proxyMode === 'iptables' ? { writer: new IptablesWriter(rules, nodeName, prefix) } : { nft, rules }),
+    writer: config.proxyMode === 'iptables' ? new IptablesWriter(rules, nodeName, prefix) : new DualStackNftWriter(nft, rules, rules6, nodeName),
     services: () => services.indexer.list() as unknown as ServiceObject[],
     slices: () => slices.indexer.list() as unknown as EndpointSliceObject[],
     minSyncPeriodMs: config.minSyncPeriod, syncPeriodMs: config.syncPeriod,
@@ -124,7 +133,11 @@ async function runWith(config: ProxyConfig, ctx: RunContext): Promise<number> {
     return 0;
   } finally {
     if (config.cleanupOnExit) {
-      await (config.proxyMode === 'iptables' ? new IptablesWriter(rules, nodeName, prefix).cleanup() : nft.deleteTable(config.nftTable)).then(
+      const deleteTables = async (): Promise<boolean> => {
+        const v4 = await nft.deleteTable(config.nftTable);
+        return (await nft.deleteTable(config.nftTable, 'ip6').catch(() => false)) || v4;
+      };
+      await (config.proxyMode === 'iptables' ? new IptablesWriter(rules, nodeName, prefix).cleanup() : deleteTables()).then(
         (had) => log.info({ mode: config.proxyMode, existed: had }, 'removed the rules on exit'),
         (e: Error) => log.error({ err: e.message }, 'could not remove the rules on exit'),
       );

@@ -4,6 +4,7 @@
  * tests use ['ip', 'netns', 'exec', <ns>, 'nft'] to keep off the host's ruleset.
  */
 import { spawn } from 'node:child_process';
+import type { NftFamily } from './nft-rules.js';
 import type { KernelObjects } from './nft-transaction.js';
 
 export class NftError extends Error {}
@@ -35,28 +36,28 @@ export class NftCommand {
     await this.run(['-f', '-'], script);
   }
 
-  /** Names of the chains and sets in `ip <table>`; empty when the table is absent. */
-  async objects(table: string): Promise<KernelObjects> {
+  /** Names of the chains and sets in `<family> <table>`; empty when the table is absent. */
+  async objects(table: string, family: NftFamily = 'ip'): Promise<KernelObjects> {
     const chains = new Set<string>();
     const sets = new Set<string>();
-    const exists = await this.hasTable(table);
+    const exists = await this.hasTable(table, family);
     if (!exists) return { chains, sets };
-    const listing = JSON.parse(await this.run(['-j', '-t', 'list', 'chains', 'ip'])) as { nftables?: Array<Record<string, { table?: string; name?: string }>> };
+    const listing = JSON.parse(await this.run(['-j', '-t', 'list', 'chains', family])) as { nftables?: Array<Record<string, { table?: string; name?: string }>> };
     for (const item of listing.nftables ?? []) if (item['chain']?.table === table && item['chain'].name) chains.add(item['chain'].name);
-    const sl = JSON.parse(await this.run(['-j', '-t', 'list', 'sets', 'ip'])) as { nftables?: Array<Record<string, { table?: string; name?: string }>> };
+    const sl = JSON.parse(await this.run(['-j', '-t', 'list', 'sets', family])) as { nftables?: Array<Record<string, { table?: string; name?: string }>> };
     for (const item of sl.nftables ?? []) if (item['set']?.table === table && item['set'].name) sets.add(item['set'].name);
     return { chains, sets };
   }
 
-  async hasTable(table: string): Promise<boolean> {
-    const l = JSON.parse(await this.run(['-j', 'list', 'tables', 'ip'])) as { nftables?: Array<Record<string, { name?: string }>> };
+  async hasTable(table: string, family: NftFamily = 'ip'): Promise<boolean> {
+    const l = JSON.parse(await this.run(['-j', 'list', 'tables', family])) as { nftables?: Array<Record<string, { name?: string }>> };
     return (l.nftables ?? []).some((i) => i['table']?.name === table);
   }
 
-  /** Deletes `ip <table>` if it exists; true when there was one. */
-  async deleteTable(table: string): Promise<boolean> {
-    if (!(await this.hasTable(table))) return false;
-    await this.run(['delete', 'table', 'ip', table]);
+  /** Deletes `<family> <table>` if it exists; true when there was one. */
+  async deleteTable(table: string, family: NftFamily = 'ip'): Promise<boolean> {
+    if (!(await this.hasTable(table, family))) return false;
+    await this.run(['delete', 'table', family, table]);
     return true;
   }
 }

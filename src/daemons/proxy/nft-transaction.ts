@@ -9,7 +9,7 @@
  * rules (flushed and re-added), then map elements, then deletions of chains and sets nothing
  * refers to any more.
  */
-import { MAP_TYPES, isBaseChain, type ChainSpec, type NftState } from './nft-rules.js';
+import { addrType, isBaseChain, mapTypes, type ChainSpec, type NftFamily, type NftState } from './nft-rules.js';
 
 export interface KernelObjects {
   chains: Set<string>;
@@ -24,10 +24,10 @@ function sameRules(a: ChainSpec | undefined, b: ChainSpec): boolean {
 
 /**
  * The script taking the kernel from `applied` (undefined: unknown, do a full sync against
- * `kernel`, the names of our chains and sets found there) to `want`.
+ * `kernel`, the names of our chains and sets found there) to `want`, in the table of `family`.
  */
-export function transactionScript(table: string, want: NftState, applied: NftState | undefined, kernel: KernelObjects = { chains: new Set(), sets: new Set() }): string {
-  const T = `ip ${table}`;
+export function transactionScript(table: string, want: NftState, applied: NftState | undefined, kernel: KernelObjects = { chains: new Set(), sets: new Set() }, family: NftFamily = 'ip'): string {
+  const T = `${family} ${table}`;
   const head: string[] = [`add table ${T}`];
   const rules: string[] = [];
   const elements: string[] = [];
@@ -35,9 +35,9 @@ export function transactionScript(table: string, want: NftState, applied: NftSta
   const full = applied === undefined;
   // Sets: affinity sets are created once and kept (their timeout fixed at creation).
   for (const [name, timeout] of want.affinitySets) {
-    if (full ? !kernel.sets.has(name) : !applied.affinitySets.has(name)) head.push(`add set ${T} ${name} { type ipv4_addr; flags dynamic,timeout; timeout ${timeout}s; }`);
+    if (full ? !kernel.sets.has(name) : !applied.affinitySets.has(name)) head.push(`add set ${T} ${name} { type ${addrType(family)}; flags dynamic,timeout; timeout ${timeout}s; }`);
   }
-  for (const [name, type] of Object.entries(MAP_TYPES)) {
+  for (const [name, type] of Object.entries(mapTypes(family))) {
     if (full || !applied.maps.has(name)) head.push(`add map ${T} ${name} { ${type} }`);
   }
   // Chains.

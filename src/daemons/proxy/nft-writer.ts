@@ -35,15 +35,17 @@ export class NftWriter implements RuleWriter {
 
   async sync(services: readonly ServiceObject[], slices: readonly EndpointSliceObject[], full: boolean): Promise<SyncCounts> {
     const { want, ports, udpPorts } = this.wanted(services, slices);
-    const kernel = full ? await this.nft.objects(this.rules.table) : undefined;
-    const script = transactionScript(this.rules.table, want, full ? undefined : this.applied, kernel);
+    const family = this.rules.family ?? 'ip';
+    const kernel = full ? await this.nft.objects(this.rules.table, family) : undefined;
+    const script = transactionScript(this.rules.table, want, full ? undefined : this.applied, kernel, family);
     if (full || !isNoop(script)) await this.nft.apply(script);
     this.applied = want;
     return { ports, udpPorts, endpoints: [...want.chains.keys()].filter((c) => c.startsWith('sep_')).length };
   }
 
   private wanted(services: readonly ServiceObject[], allSlices: readonly EndpointSliceObject[]): { want: NftState; ports: number; udpPorts: ServicePort[] } {
-    const byService = slicesByService(allSlices);
+    const family = this.rules.family === 'ip6' ? 6 : 4;
+    const byService = slicesByService(allSlices, family);
     const next = new Map<string, CachedService>();
     let ports = 0;
     const udpPorts: ServicePort[] = [];
@@ -53,7 +55,7 @@ export class NftWriter implements RuleWriter {
       slices.sort((a, b) => ((a.metadata?.name ?? '') < (b.metadata?.name ?? '') ? -1 : 1));
       let c = this.cache.get(key);
       if (!c || c.svc !== svc || !sameRefs(c.slices, slices)) {
-        const list = servicePortsOf(svc, slices, this.nodeName);
+        const list = servicePortsOf(svc, slices, this.nodeName, family);
         c = { svc, slices, ports: list.length, udp: list.filter((p) => p.protocol === 'udp'), fragment: portsFragment(list, this.rules) };
       }
       next.set(key, c);

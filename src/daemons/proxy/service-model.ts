@@ -6,7 +6,13 @@
  * label get nothing; ExternalName Services get nothing; ready endpoints are used, and only when
  * none is ready the serving-and-terminating ones are (so that a rolling update never drops to
  * zero); a nil condition means ready/serving, nil terminating means false.
+ *
+ * Each IP family is built on its own (as kube-proxy runs one proxier per family): a Service's
+ * ClusterIP of that family among spec.clusterIPs, its externalIPs and LoadBalancer IPs of that
+ * family, and the endpoints of its EndpointSlices of that address type.
  */
+import { isIP } from 'node:net';
+
 
 export interface ServiceObject {
   metadata?: { name?: string; namespace?: string; labels?: Record<string, string> };
@@ -14,6 +20,7 @@ export interface ServiceObject {
     type?: string;
     clusterIP?: string;
     clusterIPs?: string[];
+    ipFamilies?: string[];
     ports?: Array<{ name?: string; port?: number; protocol?: string; nodePort?: number; targetPort?: number | string }>;
     externalIPs?: string[];
     sessionAffinity?: string;
@@ -53,7 +60,7 @@ export interface ServicePort {
   clusterIp: string;
   port: number;
   nodePort: number;
-  /** externalIPs and LoadBalancer status IPs (IPv4). */
+  /** externalIPs and LoadBalancer status IPs (of the port's family). */
   externalIps: string[];
   /** Seconds, 0 when sessionAffinity is not ClientIP. */
   affinitySeconds: number;
@@ -65,8 +72,17 @@ export interface ServicePort {
   localEndpoints: Endpoint[];
 }
 
-const IPV4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/;
-export const isIpv4 = (s: string | undefined): s is string => !!s && IPV4.test(s);
+/** 4 or 6: an IP family. */
+export type Family = 4 | 6;
+export const isIpv4 = (s: string | undefined): s is string => !!s && isIP(s) === 4;
+export const isIpv6 = (s: string | undefined): s is string => !!s && isIP(s) === 6;
+const ofFamily = (family: Family) => (s: string | undefined): s is string => !!s && isIP(s) === family;
+
+/** The Service's ClusterIP of this family (spec.clusterIPs, else spec.clusterIP), if any. */
+export function clusterIpOf(svc: ServiceObject, family: Family): string | undefined {
+  const spec = svc.spec ?? {};
+  return [...(spec.clusterIPs ?? []), spec.clusterIP].find(ofFamily(family));
+}
 
 export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
 const PROXY_NAME_LABEL = 'service.kubernetes.io/service-proxy-name';
@@ -86,20 +102,21 @@ function usable(list: Candidate[]): Endpoint[] {
   return chosen.map(({ ip, port, local }) => ({ ip, port, local }));
 }
 
-/** Whether the proxy programs anything for this Service. */
-export function isRoutable(svc: ServiceObject): boolean {
+/** Whether the proxy programs anything for this Service in this family. */
+export function isRoutable(svc: ServiceObject, family: Family = 4): boolean {
   const spec = svc.spec ?? {};
   if (svc.metadata?.labels?.[PROXY_NAME_LABEL] !== undefined) return false;
   if (spec.type === 'ExternalName') return false;
-  return isIpv4(spec.clusterIP);
+  return clusterIpOf(svc, family) !== undefined;
 }
 
-/** Groups IPv4 EndpointSlices by the Service they belong to ("namespace/name"). */
-export function slicesByService(slices: readonly EndpointSliceObject[]): Map<string, EndpointSliceObject[]> {
+/** Groups the family's EndpointSlices by the Service they belong to ("namespace/name"). */
+export function slicesByService(slices: readonly EndpointSliceObject[], family: Family = 4): Map<string, EndpointSliceObject[]> {
   const byService = new Map<string, EndpointSliceObject[]>();
+  const addressType = family === 6 ? 'IPv6' : 'IPv4';
   for (const s of slices) {
     const svcName = s.metadata?.labels?.[SERVICE_NAME_LABEL];
-    if (!svcName || s.addressType !== 'IPv4') continue;
+    if (!svcName || s.addressType !== addressType) continue;
     const key = `${s.metadata?.namespace ?? ''}/${svcName}`;
     const list = byService.get(key);
     if (list) list.push(s); else byService.set(key, [s]);
@@ -111,22 +128,24 @@ export function slicesByService(slices: readonly EndpointSliceObject[]): Map<str
  * The ServicePorts of every routable Service. `slices` are grouped by their
  * kubernetes.io/service-name label; endpoints on node `nodeName` are local.
  */
-export function buildServicePorts(services: readonly ServiceObject[], slices: readonly EndpointSliceObject[], nodeName: string): ServicePort[] {
-  const byService = slicesByService(slices);
+export function buildServicePorts(services: readonly ServiceObject[], slices: readonly EndpointSliceObject[], nodeName: string, family: Family = 4): ServicePort[] {
+  const byService = slicesByService(slices, family);
   const out: ServicePort[] = [];
-  for (const svc of services) out.push(...servicePortsOf(svc, byService.get(`${svc.metadata?.namespace ?? ''}/${svc.metadata?.name ?? ''}`) ?? [], nodeName));
+  for (const svc of services) out.push(...servicePortsOf(svc, byService.get(`${svc.metadata?.namespace ?? ''}/${svc.metadata?.name ?? ''}`) ?? [], nodeName, family));
   out.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   return out;
 }
 
-/** The ServicePorts of one Service from its own EndpointSlices; none when not routable. */
-export function servicePortsOf(svc: ServiceObject, svcSlices: readonly EndpointSliceObject[], nodeName: string): ServicePort[] {
-  if (!isRoutable(svc)) return [];
+/** The ServicePorts of one Service from its own EndpointSlices (of `family`); none when not routable. */
+export function servicePortsOf(svc: ServiceObject, svcSlices: readonly EndpointSliceObject[], nodeName: string, family: Family = 4): ServicePort[] {
+  const clusterIp = isRoutable(svc, family) ? clusterIpOf(svc, family) : undefined;
+  if (!clusterIp) return [];
+  const isFamily = ofFamily(family);
   const out: ServicePort[] = [];
   const spec = svc.spec ?? {};
   const namespace = svc.metadata?.namespace ?? '';
   const name = svc.metadata?.name ?? '';
-  const external = [...(spec.externalIPs ?? []), ...(svc.status?.loadBalancer?.ingress ?? []).map((i) => i.ip)].filter(isIpv4);
+  const external = [...(spec.externalIPs ?? []), ...(svc.status?.loadBalancer?.ingress ?? []).map((i) => i.ip)].filter(isFamily);
   const affinity = spec.sessionAffinity === 'ClientIP' ? (spec.sessionAffinityConfig?.clientIP?.timeoutSeconds || DEFAULT_AFFINITY_SECONDS) : 0;
   const hasExternal = spec.type === 'NodePort' || spec.type === 'LoadBalancer' || external.length > 0;
   for (const p of spec.ports ?? []) {
@@ -140,7 +159,7 @@ export function servicePortsOf(svc: ServiceObject, svcSlices: readonly EndpointS
       if (!sp?.port) continue;
       for (const e of slice.endpoints ?? []) {
         const ip = e.addresses?.[0];
-        if (!isIpv4(ip)) continue;
+        if (!isFamily(ip)) continue;
         const key = `${ip}:${sp.port}`;
         if (seen.has(key)) continue;
         seen.add(key);
@@ -155,7 +174,7 @@ export function servicePortsOf(svc: ServiceObject, svcSlices: readonly EndpointS
     candidates.sort((a, b) => (a.ip === b.ip ? a.port - b.port : a.ip < b.ip ? -1 : 1));
     out.push({
       id: `${namespace}/${name}/${portName}`, namespace, name, portName, protocol,
-      clusterIp: spec.clusterIP as string, port: p.port,
+      clusterIp, port: p.port,
       nodePort: (spec.type === 'NodePort' || spec.type === 'LoadBalancer') && p.nodePort ? p.nodePort : 0,
       externalIps: [...new Set(external)], affinitySeconds: affinity,
       externalLocal: hasExternal && spec.externalTrafficPolicy === 'Local',
