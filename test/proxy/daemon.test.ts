@@ -110,15 +110,20 @@ if (skip) {
     t.equal(await primaryRun, 0);
     t.match(JSON.stringify(readTable(ns.exec).rules.get('services')?.[1]), /"daddr"\}\},"right":"192\.0\.2\.55"/, 'NodePorts on the node\'s InternalIP only');
 
+    // An ip6 table left by an earlier run (IPv6 Services) is kept in step and removed with the ip one.
+    ns.run('nft', 'add', 'table', 'ip6', 'corectl-proxy');
     const again = new AbortController();
     const second = run(parseProxyArgs([`--coreconfig=${api.coreconfigPath}`, '--cleanup-on-exit', '--healthz-bind-address=', '--metrics-bind-address=']).config, {
       log: pino({ level: 'silent' }), signal: again.signal, commandPrefix: ns.exec, onProxier: (p) => { void p.nextSync().then(() => again.abort()); },
     });
     t.equal(await second, 0);
     t.notOk(readTable(ns.exec).exists, '--cleanup-on-exit removed the table on stop');
+    t.notOk(readTable(ns.exec, 'corectl-proxy', 'ip6').exists, '--cleanup-on-exit removed the ip6 table too');
     ns.run('nft', 'add', 'table', 'ip', 'corectl-proxy');
+    ns.run('nft', 'add', 'table', 'ip6', 'corectl-proxy');
     const cleanup = parseProxyArgs(['--cleanup']).config;
     t.equal(await run(cleanup, { log: pino({ level: 'silent' }), signal: new AbortController().signal, commandPrefix: ns.exec }), 0);
     t.notOk(readTable(ns.exec).exists, '--cleanup removed the table');
+    t.notOk(readTable(ns.exec, 'corectl-proxy', 'ip6').exists, '--cleanup removed the ip6 table');
   });
 }
