@@ -1,11 +1,10 @@
 #!/usr/bin/env bash
 # make up: a one-node cluster on this machine, in the foreground (Ctrl-C stops it).
 #   1. as root on Debian: apt-get installs what is missing (containerd, runc,
-#      containernetworking-plugins, busybox-static, nftables and conntrack for the service proxy);
-#   2. as root: IPv4 forwarding and br_netfilter for the service proxy (scripts/host-network.sh,
-#      saying what it changed); with the packages present, a private containerd under
-#      $DATA_DIR/containerd (started in the background, pid recorded, offline busybox images
-#      imported); otherwise the node runs simulated containers (the fake runtime);
+#      containernetworking-plugins, busybox-static, nftables for the service proxy);
+#   2. as root with those present: a private containerd under $DATA_DIR/containerd (started in
+#      the background, pid recorded, offline busybox images imported); otherwise the node runs
+#      simulated containers (the fake runtime);
 #   3. bin/corectl server --data-dir=$DATA_DIR ... in the foreground; its logs go to
 #      $DATA_DIR/logs/server.log (the API server's /logs/ shows that directory), its progress
 #      lines to the terminal.
@@ -79,7 +78,8 @@ else
   fi
 fi
 
-# The service proxy's needs (IPv4 forwarding, br_netfilter): one line per change, none if set.
+# The service proxy's needs (IPv4 forwarding, br_netfilter; conntrack is in PACKAGES), as root
+# with real containers: scripts/host-network.sh prints one line per change, none if all is set.
 if [ "${RUNTIME:-}" != fake ] && [ -n "$ROOT" ]; then
   bash scripts/host-network.sh || true
 fi
