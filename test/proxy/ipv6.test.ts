@@ -1,15 +1,17 @@
 /**
- * IPv6 Services (nftables mode): a dual-stack Service gives one ServicePort per family from the
- * EndpointSlices of that address type; the `ip6` table has the `ip` table's layout with IPv6
- * matches; it is only created once there is a Service with an IPv6 ClusterIP. In network
- * namespaces of the test's, curl from the node reaches an IPv6 ClusterIP and NodePort, a pod
- * reaches itself through its Service, and a Service without endpoints is refused; `nft list
- * table ip6` is read back, and both tables go on cleanup.
+ * IPv6 Services: a dual-stack Service gives one ServicePort per family from the EndpointSlices
+ * of that address type; the nftables `ip6` table has the `ip` table's layout with IPv6 matches,
+ * and is only created once there is a Service with an IPv6 ClusterIP; the iptables mode does the
+ * same through ip6tables. In network namespaces of the test's, for both modes, curl from the
+ * node reaches an IPv6 ClusterIP and NodePort, a pod reaches itself through its Service, and a
+ * Service without endpoints is refused; the rules are read back (`nft list table ip6`,
+ * ip6tables-save) and removed.
  */
 import t from 'tap';
 import { spawn, spawnSync } from 'node:child_process';
 import { pino } from 'pino';
-import { DualStackNftWriter } from '../../src/daemons/proxy/dual-stack-writer.js';
+import { DualStackWriter, dualStackNft } from '../../src/daemons/proxy/dual-stack-writer.js';
+import { IptablesWriter } from '../../src/daemons/proxy/iptables-writer.js';
 import { NftCommand } from '../../src/daemons/proxy/nft-command.js';
 import { desiredState } from '../../src/daemons/proxy/nft-rules.js';
 import { Proxier } from '../../src/daemons/proxy/proxier.js';
@@ -48,7 +50,8 @@ t.test('a dual-stack Service: one ServicePort per family, each from its own slic
 });
 
 const skip = netnsSkipReason() ?? (spawnSync('curl', ['--version'], { stdio: 'ignore' }).status === 0 ? undefined : 'needs curl');
-t.test('IPv6 ClusterIP and NodePort route (network namespaces)', { skip: skip ?? false }, async (t) => {
+const noIp6tables = spawnSync('ip6tables-restore', ['--version'], { stdio: 'ignore' }).status === 0 ? false : 'needs ip6tables-restore';
+for (const mode of ['nftables', 'iptables'] as const) t.test(`IPv6 ClusterIP and NodePort route (${mode}, network namespaces)`, { skip: skip ?? (mode === 'iptables' && noIp6tables) }, async (t) => {
   const node = createNetns('cpx6node');
   const pod = createNetns('cpx6pod');
   t.teardown(() => { pod.remove(); node.remove(); });
@@ -77,24 +80,42 @@ t.test('IPv6 ClusterIP and NodePort route (network namespaces)', { skip: skip ??
   let slices: EndpointSliceObject[] = [slice('v4', [{ ip: '10.88.0.2' }])];
   const nft = new NftCommand([...node.exec, 'nft']);
   const rules = { table: 'corectl-proxy', masqueradeBit: 14, masqueradeAll: false, clusterCidrs: ['10.88.0.0/24'], nodePortCidrs: [] };
-  const writer = new DualStackNftWriter(nft, rules, { ...rules, clusterCidrs: ['fd00:88::/64'] }, 'node-a');
+  const rules6 = { ...rules, family: 'ip6' as const, clusterCidrs: ['fd00:88::/64'] };
+  const ipt6 = new IptablesWriter(rules6, 'node-a', node.exec);
+  const writer = mode === 'nftables' ? dualStackNft(nft, rules, rules6, 'node-a')
+    : new DualStackWriter(new IptablesWriter(rules, 'node-a', node.exec), ipt6, async () => (await ipt6.ourChains()).nat.length > 0);
+  const save6 = (): string => node.run('ip6tables-save');
   const proxier = new Proxier({
     writer, nodeName: 'node-a', log: pino({ level: 'silent' }),
     services: () => services, slices: () => slices, minSyncPeriodMs: 0, syncPeriodMs: 3600_000,
   });
   await proxier.syncOnce(true);
-  t.ok(readTable(node.exec).exists, 'the ip table');
-  t.notOk(readTable(node.exec, 'corectl-proxy', 'ip6').exists, 'no IPv6 Service: no ip6 table');
+  if (mode === 'nftables') {
+    t.ok(readTable(node.exec).exists, 'the ip table');
+    t.notOk(readTable(node.exec, 'corectl-proxy', 'ip6').exists, 'no IPv6 Service: no ip6 table');
+  } else {
+    t.match(node.run('iptables-save'), /CPX-SERVICES/, 'the iptables chains');
+    t.notMatch(save6(), /CPX-/, 'no IPv6 Service: nothing in ip6tables');
+  }
 
-  services = [...services, dual('web', '10.0.0.60', 'fd00:96::50', { type: 'NodePort', ports: [{ name: 'http', port: 80, protocol: 'TCP', nodePort: 30080 }] }), only6('empty', 'fd00:96::51')];
+  services = [...services, dual('web', '10.0.0.60', 'fd00:96::50', { type: 'NodePort', sessionAffinity: 'ClientIP', ports: [{ name: 'http', port: 80, protocol: 'TCP', nodePort: 30080 }] }), only6('empty', 'fd00:96::51')];
   slices = [...slices, slice6('web', [{ ip: 'fd00:88::2' }])];
   await proxier.syncOnce(false);
-  const view = readTable(node.exec, 'corectl-proxy', 'ip6');
-  t.ok(view.exists, 'an IPv6 Service: the ip6 table');
-  t.equal(view.maps.get('service-ips')?.get('fd00:96::50 . tcp . 80'), 'goto svc_default_web_tcp_http', 'the ClusterIP in the ip6 table');
-  t.equal(view.maps.get('service-nodeports')?.get('tcp . 30080'), 'goto ext_default_web_tcp_http', 'the NodePort in the ip6 table');
-  t.equal(view.maps.get('no-endpoint-services')?.get('fd00:96::51 . tcp . 80'), 'goto reject-chain', 'no endpoints: reject');
-  t.equal(readTable(node.exec).maps.get('no-endpoint-services')?.get('10.0.0.60 . tcp . 80'), 'goto reject-chain', 'its IPv4 ClusterIP, without IPv4 endpoints, rejects in the ip table');
+  if (mode === 'nftables') {
+    const view = readTable(node.exec, 'corectl-proxy', 'ip6');
+    t.ok(view.exists, 'an IPv6 Service: the ip6 table');
+    t.equal(view.maps.get('service-ips')?.get('fd00:96::50 . tcp . 80'), 'goto svc_default_web_tcp_http', 'the ClusterIP in the ip6 table');
+    t.equal(view.maps.get('service-nodeports')?.get('tcp . 30080'), 'goto ext_default_web_tcp_http', 'the NodePort in the ip6 table');
+    t.equal(view.maps.get('no-endpoint-services')?.get('fd00:96::51 . tcp . 80'), 'goto reject-chain', 'no endpoints: reject');
+    t.ok(view.sets.has('aff_default_web_tcp_http__fd00-88--2_8080'), 'an IPv6 affinity set');
+    t.equal(readTable(node.exec).maps.get('no-endpoint-services')?.get('10.0.0.60 . tcp . 80'), 'goto reject-chain', 'its IPv4 ClusterIP, without IPv4 endpoints, rejects in the ip table');
+  } else {
+    const saved = save6();
+    t.match(saved, /-A CPX-SERVICES -d fd00:96::50\/128 -p tcp -m tcp --dport 80 .*-j CPX-SVC-/, 'the ClusterIP in ip6tables');
+    t.match(saved, /-m recent --set --name CPX-SEP-\S+ --mask ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff --rsource -j DNAT --to-destination \[fd00:88::2\]:8080/, 'DNAT to the IPv6 endpoint, remembering the client (affinity)');
+    t.match(saved, /-A CPX-SERVICES -d fd00:96::51\/128 .*-j REJECT --reject-with icmp6-port-unreachable/, 'no endpoints: ICMPv6 reject');
+    t.match(saved, /-A PREROUTING .*-j CPX-SERVICES/, 'the jump from the built-in chain');
+  }
 
   const curl = (ns: typeof node, url: string): { code: number | null; out: string } => {
     const r = spawnSync('ip', ['netns', 'exec', ns.name, 'curl', '-gsS', '--max-time', '10', url], { encoding: 'utf8' });
@@ -112,7 +133,13 @@ t.test('IPv6 ClusterIP and NodePort route (network namespaces)', { skip: skip ??
   services = [services[0] as ServiceObject];
   slices = [slices[0] as EndpointSliceObject];
   await proxier.syncOnce(false);
-  t.same([...(readTable(node.exec, 'corectl-proxy', 'ip6').maps.get('service-ips')?.keys() ?? [])], [], 'the ip6 table emptied');
-  t.equal(await nft.deleteTable('corectl-proxy', 'ip6'), true, 'deleted');
-  t.equal(await nft.deleteTable('corectl-proxy'), true);
+  if (mode === 'nftables') {
+    t.same([...(readTable(node.exec, 'corectl-proxy', 'ip6').maps.get('service-ips')?.keys() ?? [])], [], 'the ip6 table emptied');
+    t.equal(await nft.deleteTable('corectl-proxy', 'ip6'), true, 'deleted');
+    t.equal(await nft.deleteTable('corectl-proxy'), true);
+  } else {
+    t.notMatch(save6(), /fd00:96::/, 'the IPv6 Services\' rules gone from ip6tables');
+    t.equal(await ipt6.cleanup(), true, 'cleaned up');
+    t.notMatch(save6(), /CPX-/, 'nothing of ours left in ip6tables');
+  }
 });

@@ -9,7 +9,8 @@
  *  - nat CPX-POSTROUTING masquerades marked packets; filter CPX-SERVICES rejects (no endpoints)
  *    or drops (Local policy, none here).
  * Every sync rewrites all chains of ours: a chain declared in the input is flushed first; chains
- * of ours no longer wanted are declared (emptied) and deleted.
+ * of ours no longer wanted are declared (emptied) and deleted. With `family: 'ip6'` the same
+ * rules for ip6tables-restore: /128 host masks, ICMPv6 rejects, [addr]:port DNAT targets.
  */
 import { createHash } from 'node:crypto';
 import type { NftOptions } from './nft-rules.js';
@@ -41,6 +42,11 @@ export interface IptablesState {
 
 export function iptablesState(ports: readonly ServicePort[], o: Omit<NftOptions, 'table'>): IptablesState {
   const mark = `0x${(1 << o.masqueradeBit >>> 0).toString(16)}`;
+  const v6 = o.family === 'ip6';
+  const host = v6 ? '/128' : '/32';
+  const hostMask = v6 ? 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff' : '255.255.255.255';
+  const unreachable = v6 ? 'icmp6-port-unreachable' : 'icmp-port-unreachable';
+  const target = (e: Endpoint): string => (v6 ? `[${e.ip}]:${e.port}` : `${e.ip}:${e.port}`);
   const nat = new Map<string, string[]>([
     ['CPX-SERVICES', []], ['CPX-NODEPORTS', []], ['CPX-MARK-MASQ', [`-j MARK --or-mark ${mark}`]],
     ['CPX-POSTROUTING', [`-m mark ! --mark ${mark}/${mark} -j RETURN`, `-j MARK --xor-mark ${mark}`, '-j MASQUERADE --random-fully']],
@@ -49,11 +55,11 @@ export function iptablesState(ports: readonly ServicePort[], o: Omit<NftOptions,
   const services = nat.get('CPX-SERVICES') as string[];
   const nodePorts = nat.get('CPX-NODEPORTS') as string[];
   const rejects = filter.get('CPX-SERVICES') as string[];
-  const localDst = o.nodePortCidrs.length > 0 ? o.nodePortCidrs.map((c) => `-d ${c}`) : ['-m addrtype --dst-type LOCAL ! -d 127.0.0.0/8'];
+  const localDst = o.nodePortCidrs.length > 0 ? o.nodePortCidrs.map((c) => `-d ${c}`) : [`-m addrtype --dst-type LOCAL ! -d ${v6 ? '::1/128' : '127.0.0.0/8'}`];
   const selection = (sp: ServicePort, eps: Endpoint[]): string[] => {
     const rules: string[] = [];
     if (sp.affinitySeconds > 0) {
-      for (const e of eps) rules.push(`-m recent --name ${sepChain(sp, e)} --mask 255.255.255.255 --rsource --rcheck --seconds ${sp.affinitySeconds} --reap -j ${sepChain(sp, e)}`);
+      for (const e of eps) rules.push(`-m recent --name ${sepChain(sp, e)} --mask ${hostMask} --rsource --rcheck --seconds ${sp.affinitySeconds} --reap -j ${sepChain(sp, e)}`);
     }
     eps.forEach((e, i) => {
       const left = eps.length - i;
@@ -68,14 +74,14 @@ export function iptablesState(ports: readonly ServicePort[], o: Omit<NftOptions,
     for (const e of [...sp.clusterEndpoints, ...sp.localEndpoints]) used.set(`${e.ip}:${e.port}`, e);
     for (const e of used.values()) {
       nat.set(sepChain(sp, e), [
-        `-s ${e.ip}/32 ${comment} -j CPX-MARK-MASQ`,
-        `${proto} ${comment}${sp.affinitySeconds > 0 ? ` -m recent --name ${sepChain(sp, e)} --mask 255.255.255.255 --rsource --set` : ''} -j DNAT --to-destination ${e.ip}:${e.port}`,
+        `-s ${e.ip}${host} ${comment} -j CPX-MARK-MASQ`,
+        `${proto} ${comment}${sp.affinitySeconds > 0 ? ` -m recent --name ${sepChain(sp, e)} --mask ${hostMask} --rsource --set` : ''} -j DNAT --to-destination ${target(e)}`,
       ]);
     }
     const svc = hashed('SVC', spKey(sp));
     const internal = sp.internalLocal ? sp.localEndpoints : sp.clusterEndpoints;
-    const noneVerdict = sp.clusterEndpoints.length > 0 ? '-j DROP' : '-j REJECT --reject-with icmp-port-unreachable';
-    const cipMatch = `-d ${sp.clusterIp}/32 ${proto} --dport ${sp.port}`;
+    const noneVerdict = sp.clusterEndpoints.length > 0 ? '-j DROP' : `-j REJECT --reject-with ${unreachable}`;
+    const cipMatch = `-d ${sp.clusterIp}${host} ${proto} --dport ${sp.port}`;
     if (internal.length > 0) {
       const rules: string[] = [];
       if (o.masqueradeAll) rules.push(`${cipMatch} ${comment} -j CPX-MARK-MASQ`);
@@ -90,7 +96,7 @@ export function iptablesState(ports: readonly ServicePort[], o: Omit<NftOptions,
     const external = sp.externalLocal ? sp.localEndpoints : sp.clusterEndpoints;
     const ext = hashed('EXT', spKey(sp));
     if (external.length === 0) {
-      for (const ip of sp.externalIps) rejects.push(`-d ${ip}/32 ${proto} --dport ${sp.port} ${comment} ${noneVerdict}`);
+      for (const ip of sp.externalIps) rejects.push(`-d ${ip}${host} ${proto} --dport ${sp.port} ${comment} ${noneVerdict}`);
       if (sp.nodePort > 0) for (const d of localDst) rejects.push(`${d} ${proto} --dport ${sp.nodePort} ${comment} ${noneVerdict}`);
       continue;
     }
@@ -107,7 +113,7 @@ export function iptablesState(ports: readonly ServicePort[], o: Omit<NftOptions,
     }
     rules.push(...selection(sp, external));
     nat.set(ext, rules);
-    for (const ip of sp.externalIps) services.push(`-d ${ip}/32 ${proto} --dport ${sp.port} ${comment} -j ${ext}`);
+    for (const ip of sp.externalIps) services.push(`-d ${ip}${host} ${proto} --dport ${sp.port} ${comment} -j ${ext}`);
     if (sp.nodePort > 0) nodePorts.push(`${proto} --dport ${sp.nodePort} ${comment} -j ${ext}`);
   }
   for (const d of localDst) services.push(`${d} -j CPX-NODEPORTS`);

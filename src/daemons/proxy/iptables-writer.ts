@@ -3,7 +3,8 @@
  * chains in the nat and filter tables (iptables-rules.ts); full syncs also make sure the jumps
  * from the built-in chains into ours are there. Those jump rules are the only things of ours
  * outside our own chains; `cleanup` removes them and every CPX- chain. `command` is the argv
- * prefix (tests run it in a network namespace).
+ * prefix (tests run it in a network namespace). With `family: 'ip6'` the same through
+ * ip6tables-save, ip6tables-restore and ip6tables.
  */
 import { spawn } from 'node:child_process';
 import { CHAIN_PREFIX, JUMPS, iptablesState, restoreInput } from './iptables-rules.js';
@@ -28,7 +29,12 @@ function exec(argv: readonly string[], input?: string): Promise<{ code: number; 
 export class IptablesWriter implements RuleWriter {
   private synced = false;
 
-  constructor(private readonly rules: Omit<NftOptions, 'table'>, private readonly nodeName: string, private readonly command: readonly string[] = []) {}
+  /** The command names of the family: iptables, or ip6tables. */
+  private readonly bin: string;
+
+  constructor(private readonly rules: Omit<NftOptions, 'table'>, private readonly nodeName: string, private readonly command: readonly string[] = []) {
+    this.bin = rules.family === 'ip6' ? 'ip6tables' : 'iptables';
+  }
 
   get hasApplied(): boolean { return this.synced; }
 
@@ -43,14 +49,14 @@ export class IptablesWriter implements RuleWriter {
   /** Names of our chains per table, from iptables-save. */
   async ourChains(): Promise<{ nat: string[]; filter: string[] }> {
     const chains = async (table: string): Promise<string[]> =>
-      (await this.run(['iptables-save', '-t', table])).split('\n').filter((l) => l.startsWith(`:${CHAIN_PREFIX}`)).map((l) => l.slice(1).split(' ')[0] as string);
+      (await this.run([`${this.bin}-save`, '-t', table])).split('\n').filter((l) => l.startsWith(`:${CHAIN_PREFIX}`)).map((l) => l.slice(1).split(' ')[0] as string);
     return { nat: await chains('nat'), filter: await chains('filter') };
   }
 
   async sync(services: readonly ServiceObject[], slices: readonly EndpointSliceObject[], full: boolean): Promise<SyncCounts> {
-    const ports = buildServicePorts(services, slices, this.nodeName);
+    const ports = buildServicePorts(services, slices, this.nodeName, this.rules.family === 'ip6' ? 6 : 4);
     const state = iptablesState(ports, this.rules);
-    await this.run(['iptables-restore', '--noflush', '-w', '5'], restoreInput(state, await this.ourChains()));
+    await this.run([`${this.bin}-restore`, '--noflush', '-w', '5'], restoreInput(state, await this.ourChains()));
     if (full || !this.synced) await this.ensureJumps();
     this.synced = true;
     return { ports: ports.length, udpPorts: ports.filter((p) => p.protocol === 'udp'), endpoints: [...state.tables.nat.keys()].filter((c) => c.startsWith('CPX-SEP-')).length };
@@ -58,8 +64,8 @@ export class IptablesWriter implements RuleWriter {
 
   private async ensureJumps(): Promise<void> {
     for (const [table, chain, spec] of JUMPS) {
-      const check = await exec([...this.command, 'iptables', '-w', '5', '-t', table, '-C', chain, ...spec]);
-      if (check.code !== 0) await this.run(['iptables', '-w', '5', '-t', table, '-I', chain, '1', ...spec]);
+      const check = await exec([...this.command, this.bin, '-w', '5', '-t', table, '-C', chain, ...spec]);
+      if (check.code !== 0) await this.run([this.bin, '-w', '5', '-t', table, '-I', chain, '1', ...spec]);
     }
   }
 
@@ -67,12 +73,12 @@ export class IptablesWriter implements RuleWriter {
   async cleanup(): Promise<boolean> {
     let any = false;
     for (const [table, chain, spec] of JUMPS) {
-      while ((await exec([...this.command, 'iptables', '-w', '5', '-t', table, '-D', chain, ...spec])).code === 0) any = true;
+      while ((await exec([...this.command, this.bin, '-w', '5', '-t', table, '-D', chain, ...spec])).code === 0) any = true;
     }
     const ours = await this.ourChains();
     if (ours.nat.length + ours.filter.length > 0) {
       any = true;
-      await this.run(['iptables-restore', '--noflush', '-w', '5'], restoreInput({ tables: { nat: new Map(), filter: new Map() } }, ours));
+      await this.run([`${this.bin}-restore`, '--noflush', '-w', '5'], restoreInput({ tables: { nat: new Map(), filter: new Map() } }, ours));
     }
     return any;
   }

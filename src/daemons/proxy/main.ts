@@ -2,8 +2,8 @@
  * `corectl proxy`: kube-proxy's role on one node. Watches Services and EndpointSlices and
  * programs one nftables table of ours (`ip corectl-proxy` by default; `ip6 corectl-proxy` too
  * once there is an IPv6 Service, see dual-stack-writer.ts), or with
- * --proxy-mode=iptables chains of ours (CPX-*) plus one jump from each built-in chain it
- * hooks, so that ClusterIPs, NodePorts, externalIPs and LoadBalancer IPs reach the Services'
+ * --proxy-mode=iptables chains of ours (CPX-*, in ip6tables too for IPv6 Services) plus one
+ * jump from each built-in chain it hooks, so that ClusterIPs, NodePorts, externalIPs and LoadBalancer IPs reach the Services'
  * endpoints. It never changes a table or chain it did not create (beyond those jumps). `--cleanup` deletes the table and exits; a normal stop
  * leaves the rules in place (as kube-proxy), so traffic keeps flowing across a restart, unless
  * --cleanup-on-exit asks to delete them.
@@ -18,7 +18,7 @@ import { RestClient } from '../../client/rest-client.js';
 import type { ProxyConfig } from '../../flags/proxy.js';
 import { withOwnSignal } from '../../util/abort.js';
 import { ConntrackCleaner } from './conntrack.js';
-import { DualStackNftWriter } from './dual-stack-writer.js';
+import { DualStackWriter, dualStackNft } from './dual-stack-writer.js';
 import { IptablesWriter } from './iptables-writer.js';
 import { NftCommand } from './nft-command.js';
 import { Proxier } from './proxier.js';
@@ -69,6 +69,7 @@ async function runWith(config: ProxyConfig, ctx: RunContext): Promise<number> {
   const has = (argv: string[]): boolean => spawnSync(argv[0] as string, argv.slice(1), { stdio: 'ignore', timeout: 10_000 }).status === 0;
   const hasNft = has([...prefix, 'nft', '--version']);
   const hasIptables = has([...prefix, 'iptables-restore', '--version']);
+  const hasIp6tables = has([...prefix, 'ip6tables-restore', '--version']);
   if (config.cleanup) {
     // As kube-proxy's --cleanup: whatever either mode left.
     if (hasNft) {
@@ -76,6 +77,7 @@ async function runWith(config: ProxyConfig, ctx: RunContext): Promise<number> {
       log.info({ table: `ip6 ${config.nftTable}`, existed: await nft.deleteTable(config.nftTable, 'ip6').catch(() => false) }, 'cleaned up nftables');
     }
     if (hasIptables) log.info({ existed: await new IptablesWriter(RULES_FOR_CLEANUP, '', prefix).cleanup() }, 'cleaned up iptables');
+    if (hasIp6tables) log.info({ existed: await new IptablesWriter({ ...RULES_FOR_CLEANUP, family: 'ip6' }, '', prefix).cleanup().catch(() => false) }, 'cleaned up ip6tables');
     return 0;
   }
   if (config.proxyMode === 'nftables' && !hasNft) throw new ProxyStartupError('--proxy-mode=nftables needs the nft command (Debian package nftables)');
@@ -103,12 +105,16 @@ async function runWith(config: ProxyConfig, ctx: RunContext): Promise<number> {
     clusterCidrs: cidrs(config.clusterCidr), nodePortCidrs,
   };
   const rules6 = { ...rules, family: 'ip6' as const, clusterCidrs: cidrs(config.clusterCidr, true), nodePortCidrs: nodePortCidrs6 };
+  // IPv6 through ip6tables where it is installed (IPv4 alone otherwise).
+  const ipt6 = new IptablesWriter(rules6, nodeName, prefix);
+  const iptablesWriter = (): IptablesWriter | DualStackWriter => (!hasIp6tables ? new IptablesWriter(rules, nodeName, prefix)
+    : new DualStackWriter(new IptablesWriter(rules, nodeName, prefix), ipt6, async () => { const c = await ipt6.ourChains(); return c.nat.length + c.filter.length > 0; }));
   // As kube-proxy: without the conntrack tool, stale UDP flows stay until they time out.
   const hasConntrack = has([...prefix, 'conntrack', '--version']);
   if (!hasConntrack) log.warn('the conntrack command is missing (Debian package conntrack): UDP flows to removed endpoints are not cleared');
   const proxier = new Proxier({
     nodeName, log: log.child({ component: config.proxyMode }),
-    writer: config.proxyMode === 'iptables' ? new IptablesWriter(rules, nodeName, prefix) : new DualStackNftWriter(nft, rules, rules6, nodeName),
+    writer: config.proxyMode === 'iptables' ? iptablesWriter() : dualStackNft(nft, rules, rules6, nodeName),
     services: () => services.indexer.list() as unknown as ServiceObject[],
     slices: () => slices.indexer.list() as unknown as EndpointSliceObject[],
     minSyncPeriodMs: config.minSyncPeriod, syncPeriodMs: config.syncPeriod,
@@ -137,7 +143,11 @@ async function runWith(config: ProxyConfig, ctx: RunContext): Promise<number> {
         const v4 = await nft.deleteTable(config.nftTable);
         return (await nft.deleteTable(config.nftTable, 'ip6').catch(() => false)) || v4;
       };
-      await (config.proxyMode === 'iptables' ? new IptablesWriter(rules, nodeName, prefix).cleanup() : deleteTables()).then(
+      const cleanupIptables = async (): Promise<boolean> => {
+        const v4 = await new IptablesWriter(rules, nodeName, prefix).cleanup();
+        return (hasIp6tables && (await ipt6.cleanup().catch(() => false))) || v4;
+      };
+      await (config.proxyMode === 'iptables' ? cleanupIptables() : deleteTables()).then(
         (had) => log.info({ mode: config.proxyMode, existed: had }, 'removed the rules on exit'),
         (e: Error) => log.error({ err: e.message }, 'could not remove the rules on exit'),
       );
