@@ -1,12 +1,13 @@
 /**
  * `corectl proxy`: kube-proxy's role on one node. Watches Services and EndpointSlices and
  * programs one nftables table of ours (`ip corectl-proxy` by default; `ip6 corectl-proxy` too
- * once there is an IPv6 Service, see dual-stack-writer.ts), or with
- * --proxy-mode=iptables chains of ours (CPX-*, in ip6tables too for IPv6 Services) plus one
- * jump from each built-in chain it hooks, so that ClusterIPs, NodePorts, externalIPs and LoadBalancer IPs reach the Services'
- * endpoints. It never changes a table or chain it did not create (beyond those jumps). `--cleanup` deletes the table and exits; a normal stop
- * leaves the rules in place (as kube-proxy), so traffic keeps flowing across a restart, unless
- * --cleanup-on-exit asks to delete them.
+ * once there is an IPv6 Service, see dual-stack-writer.ts), or with --proxy-mode=iptables
+ * chains of ours (CPX-*, in ip6tables too for IPv6 Services) plus one jump from each built-in
+ * chain it hooks, so that ClusterIPs, NodePorts, externalIPs and LoadBalancer IPs reach the
+ * Services' endpoints. It never changes a table or chain it did not create (beyond those
+ * jumps). `--cleanup` deletes the tables and exits; a normal stop leaves the rules in place (as
+ * kube-proxy), so traffic keeps flowing across a restart, unless --cleanup-on-exit asks to
+ * delete them. After each sync, stale UDP conntrack entries are cleared (conntrack.ts).
  */
 import { spawnSync } from 'node:child_process';
 import { isIP } from 'node:net';
