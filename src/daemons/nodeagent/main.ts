@@ -34,6 +34,7 @@ import { openListeners, type Listeners } from './server/listeners.js';
 import { attachApiserverSource, podInformer } from './sources/apiserver-source.js';
 import { readManifestPath, runFileSource } from './sources/file-source.js';
 import { runHttpSource } from './sources/http-source.js';
+import { StatsProvider } from './stats/summary.js';
 import { acquireLockFile, applyOomScoreAdj, checkMaxOpenFiles, checkSwap, StartupError } from './startup-checks.js';
 
 /** /healthz fails when the runtime has not answered a relist for this long (Kubernetes: 3 minutes). */
@@ -51,6 +52,8 @@ export interface StartOptions {
   /** Skip the process-wide start-up rules (oom score, open files) that tests must not apply. */
   readonly skipProcessTweaks?: boolean;
   readonly swapsPath?: string;
+  /** How often container CPU is sampled for usageNanoCores (default 10 s, kubelet's housekeeping). */
+  readonly statsPeriodMs?: number;
 }
 
 export interface NodeAgent {
@@ -154,6 +157,11 @@ export async function startNodeAgent(config: NodeagentConfig, opts: StartOptions
       },
     });
 
+    const stats = new StatsProvider({
+      nodeName, runtime, pods, rootDir: config.rootDir, logDir: opts.podLogDir ?? '/var/log/pods', volumeStatsAggPeriodMs: config.volumeStatsAggPeriod,
+      startTime: Date.now(), log: log.child({ component: 'stats' }),
+    });
+    loops.push(stats.run(ac.signal, opts.statsPeriodMs));
     let listeners: Listeners | undefined;
     const rotateServing = client !== undefined && rotatesServing(config);
     const servingPair = rotateServing ? await storedServingPair(config) : undefined;
@@ -169,7 +177,7 @@ export async function startNodeAgent(config: NodeagentConfig, opts: StartOptions
         ...(servingPair ? { servingPair: { cert: servingPair.certPem, key: servingPair.keyPem } } : {}),
       }, {
         nodeName, pods, podSet, runtime, startTime: Date.now(), enableDebuggingHandlers: config.enableDebuggingHandlers, manifestApi: config.enableManifestApi,
-        anonymousAuth: config.anonymousAuth, access, streamIdleTimeoutMs: config.streamingConnectionIdleTimeout, healthy: () => Date.now() - pods.lastRelistOk < RELIST_HEALTHY_MS, log: log.child({ component: 'server' }),
+        anonymousAuth: config.anonymousAuth, access, stats, streamIdleTimeoutMs: config.streamingConnectionIdleTimeout, healthy: () => Date.now() - pods.lastRelistOk < RELIST_HEALTHY_MS, log: log.child({ component: 'server' }),
       });
       const l = listeners;
       cleanups.push(() => l.close());

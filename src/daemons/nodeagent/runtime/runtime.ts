@@ -278,6 +278,25 @@ export interface FilesystemUsage {
   readonly inodesUsed: number;
 }
 
+/** One container's figures from the runtime (CRI ListContainerStats); absent figures are undefined. */
+export interface ContainerStatsInfo {
+  readonly id: string;
+  readonly name: string;
+  readonly labels: Readonly<Record<string, string>>;
+  /** Milliseconds since the epoch of the CPU sample. */
+  readonly cpuTimestamp: number;
+  readonly usageCoreNanoSeconds?: number;
+  readonly usageNanoCores?: number;
+  readonly memoryTimestamp: number;
+  readonly workingSetBytes?: number;
+  readonly availableBytes?: number;
+  readonly usageBytes?: number;
+  readonly rssBytes?: number;
+  readonly pageFaults?: number;
+  readonly majorPageFaults?: number;
+  readonly writableLayer?: FilesystemUsage;
+}
+
 export interface RuntimeBackend {
   /** The backend kind, 'cri' or 'fake'; the runtime's own name and version come from version(). */
   readonly name: string;
@@ -319,6 +338,8 @@ export interface RuntimeBackend {
   listImages(filterImage?: string, opts?: CallOptions): Promise<ImageInfo[]>;
   removeImage(image: string, opts?: CallOptions): Promise<void>;
   imageFsInfo(opts?: CallOptions): Promise<FilesystemUsage[]>;
+  /** CRI ListContainerStats: figures of running containers (optional: a backend without it leaves stats to cgroups). */
+  listContainerStats?(filter?: { podSandboxId?: string; labelSelector?: Readonly<Record<string, string>> }, opts?: CallOptions): Promise<ContainerStatsInfo[]>;
 
   /** Releases connections and timers; later calls fail with UNAVAILABLE. */
   close(): Promise<void>;

@@ -5,7 +5,7 @@
  * CONTAINER, see runtime.ts).
  */
 import type {
-  CallOptions, ContainerConfig, ContainerFilter, ContainerState, ContainerStatus, ContainerSummary,
+  CallOptions, ContainerConfig, ContainerStatsInfo, ContainerFilter, ContainerState, ContainerStatus, ContainerSummary,
   ExecRequest, AttachRequest, ExecSyncResult, FilesystemUsage, ImageAuth, ImageInfo, Mount,
   MountPropagation, NamespaceMode, NamespaceOptions, PodSandboxConfig, PodSandboxFilter,
   PodSandboxMetadata, PodSandboxStatus, PodSandboxSummary, RuntimeBackend, RuntimeStatusInfo,
@@ -30,6 +30,29 @@ interface WireSandboxStatus extends WireSandbox { network: { ip: string; additio
 interface WireContainer { id: string; podSandboxId: string; metadata: { name: string; attempt: number } | null; image: { image: string } | null; imageRef: string; state: string; createdAt: string; labels: Str; annotations: Str }
 interface WireContainerStatus extends WireContainer {
   startedAt: string; finishedAt: string; exitCode: number; reason: string; message: string; mounts: WireMount[]; logPath: string;
+}
+
+type WireU64 = { value: string } | null | undefined;
+interface WireContainerStats {
+  attributes: { id: string; metadata: { name: string } | null; labels: Str } | null;
+  cpu: { timestamp: string; usageCoreNanoSeconds: WireU64; usageNanoCores: WireU64 } | null;
+  memory: { timestamp: string; workingSetBytes: WireU64; availableBytes: WireU64; usageBytes: WireU64; rssBytes: WireU64; pageFaults: WireU64; majorPageFaults: WireU64 } | null;
+  writableLayer: { timestamp: string; fsId: { mountpoint: string } | null; usedBytes: WireU64; inodesUsed: WireU64 } | null;
+}
+
+/** A wrapped uint64 (absent: undefined, which the Summary API leaves out). */
+const u64 = (v: WireU64): number | undefined => (v ? Number(v.value) : undefined);
+
+function containerStatsFromWire(s: WireContainerStats): ContainerStatsInfo {
+  const m = s.memory;
+  const w = s.writableLayer;
+  return {
+    id: s.attributes?.id ?? '', name: s.attributes?.metadata?.name ?? '', labels: s.attributes?.labels ?? {},
+    cpuTimestamp: nsToMs(s.cpu?.timestamp), usageCoreNanoSeconds: u64(s.cpu?.usageCoreNanoSeconds), usageNanoCores: u64(s.cpu?.usageNanoCores),
+    memoryTimestamp: nsToMs(m?.timestamp), workingSetBytes: u64(m?.workingSetBytes), availableBytes: u64(m?.availableBytes), usageBytes: u64(m?.usageBytes),
+    rssBytes: u64(m?.rssBytes), pageFaults: u64(m?.pageFaults), majorPageFaults: u64(m?.majorPageFaults),
+    ...(w ? { writableLayer: { timestamp: nsToMs(w.timestamp), mountpoint: w.fsId?.mountpoint ?? '', usedBytes: u64(w.usedBytes) ?? 0, inodesUsed: u64(w.inodesUsed) ?? 0 } } : {}),
+  };
 }
 
 const NS_MODE: Record<NamespaceMode, string> = { pod: 'POD', container: 'CONTAINER', node: 'NODE', target: 'TARGET' };
@@ -304,6 +327,12 @@ export class CriRuntime implements RuntimeBackend {
       timestamp: nsToMs(f.timestamp), mountpoint: f.fsId?.mountpoint ?? '',
       usedBytes: Number(f.usedBytes?.value ?? 0), inodesUsed: Number(f.inodesUsed?.value ?? 0),
     }));
+  }
+
+  async listContainerStats(filter?: { podSandboxId?: string; labelSelector?: Readonly<Record<string, string>> }, opts?: CallOptions): Promise<ContainerStatsInfo[]> {
+    const wf = filter ? { id: '', podSandboxId: filter.podSandboxId ?? '', labelSelector: { ...filter.labelSelector } } : null;
+    const r = await this.rt<{ stats: WireContainerStats[] }>('ListContainerStats', { filter: wf }, opts);
+    return r.stats.map(containerStatsFromWire);
   }
 
   async close(): Promise<void> { this.client.close(); }
