@@ -107,15 +107,23 @@ export async function startContainer(ctx: RunnerContext, c: Container, s: CState
       return;
     }
   }
-  if (main && (c.livenessProbe || c.readinessProbe || c.startupProbe)) {
-    s.prober = new ContainerProber({
-      runtime: ctx.deps.runtime, containerId: id, container: c, podIp: ctx.sandbox.ip, startedAt: s.runtime.startedAt || Date.now(),
-      onChange: (ev, changed) => {
-        if (!ev.ok) ctx.event('Warning', 'Unhealthy', `${ev.kind[0]?.toUpperCase()}${ev.kind.slice(1)} probe failed: ${ev.output}`, c.name);
-        if (changed) ctx.kick();
-      },
-    });
-  }
+  if (main) startProbes(ctx, c, s);
+}
+
+/**
+ * The probes of a running main container (after its start, or when a restarted agent adopts
+ * it); failures are Unhealthy events as kubelet words them ("Liveness probe failed: ...").
+ */
+export function startProbes(ctx: RunnerContext, c: Container, s: CState, known?: { started: boolean; ready: boolean }): void {
+  if (!ctx.sandbox || !s.id || !(c.livenessProbe || c.readinessProbe || c.startupProbe)) return;
+  s.prober?.stop();
+  s.prober = new ContainerProber({
+    runtime: ctx.deps.runtime, containerId: s.id, container: c, podIp: ctx.sandbox.ip, startedAt: s.runtime?.startedAt || Date.now(), ...(known ? { known } : {}),
+    onChange: (ev, changed) => {
+      if (!ev.ok) ctx.event('Warning', 'Unhealthy', `${ev.kind[0]?.toUpperCase()}${ev.kind.slice(1)} probe failed: ${ev.output}`, c.name);
+      if (changed) ctx.kick();
+    },
+  });
 }
 
 /** preStop hook, then stop within the grace period. */

@@ -9,7 +9,7 @@
  * from the node (containers stopped, sandbox removed, final deletion requested).
  */
 import type { Logger } from 'pino';
-import { startContainer, stopContainer, type RunnerContext } from './container-runner.js';
+import { startContainer, startProbes, stopContainer, type RunnerContext } from './container-runner.js';
 import { containerView, newContainerState, timeOrUndefined, type CState } from './container-state.js';
 import type { ObjectReader } from './env.js';
 import type { EventSink } from './events.js';
@@ -144,7 +144,8 @@ export class PodWorker {
     if (this.done) return;
     if (this.removed || this.pod.metadata?.deletionTimestamp) { await this.terminate(); return; }
     if (this.terminal) { await this.report(); return; }
-    this.startTime ??= Date.now();
+    // A restarted agent keeps the start time the pod's status already has.
+    this.startTime ??= (this.lastStatus?.startTime ? Date.parse(this.lastStatus.startTime) : NaN) || Date.now();
     await this.refresh();
     const ads = this.pod.spec?.activeDeadlineSeconds;
     if (typeof ads === 'number' && ads >= 0) {
@@ -185,7 +186,7 @@ export class PodWorker {
    * ready sandbox (and the newest container of each name) instead of starting over; dead
    * sandboxes are removed and the next attempt number is used.
    */
-  private async adopt(): Promise<number> {
+  private async adopt(withProbes = true): Promise<number> {
     this.adopted = true;
     const found = await findAdoptable(this.d.runtime, this.uid);
     const st = found.sandbox;
@@ -194,16 +195,36 @@ export class PodWorker {
     const config = sandboxConfig(this.pod, attempt, { logDir: this.d.logDir, dns: this.d.dns });
     this.sandbox = { id: st.id, attempt, ip: this.pod.spec?.hostNetwork ? this.d.hostIp : st.ip, config };
     const inits = this.pod.spec?.initContainers ?? [];
+    const mains = this.pod.spec?.containers ?? [];
+    const reported = new Map((this.lastStatus?.containerStatuses ?? []).map((x) => [x.name, x]));
     for (const [name, c] of found.containers) {
       const s = this.state(name);
       s.id = c.id;
       s.restartCount = c.attempt;
       s.imageRef = c.imageRef;
       s.runtime = c.status;
+      if (c.prev) {
+        s.prevId = c.prev.id;
+        const p = c.prev.status;
+        if (p?.state === 'exited') {
+          s.lastTerminated = {
+            exitCode: p.exitCode, reason: p.reason || (p.exitCode === 0 ? 'Completed' : 'Error'), ...(p.message ? { message: p.message } : {}),
+            startedAt: timeOrUndefined(p.startedAt), finishedAt: timeOrUndefined(p.finishedAt), containerID: `${this.d.runtimeName}://${p.id}`,
+          };
+          s.handledExit = p.finishedAt;
+        }
+      }
       if (c.status?.state === 'exited' && c.status.exitCode === 0 && inits.some((x) => x.name === name)) s.succeeded = true;
+      // Probes of a running container go on; their last results are what the pod's status said.
+      const spec = mains.find((x) => x.name === name);
+      if (withProbes && spec && c.status?.state === 'running') {
+        const r = reported.get(name);
+        const same = r?.containerID === `${this.d.runtimeName}://${c.id}`;
+        startProbes(this.ctx(), spec, s, { started: same && r?.started === true, ready: same && r?.ready === true });
+      }
     }
-    this.initDone = inits.every((c) => this.cs.get(c.name)?.succeeded) || (this.pod.spec?.containers ?? []).some((c) => this.cs.get(c.name)?.id);
-    this.d.log.info({ pod: this.name(), sandbox: st.id }, 'adopted the running pod sandbox');
+    this.initDone = inits.every((c) => this.cs.get(c.name)?.succeeded) || mains.some((c) => this.cs.get(c.name)?.id);
+    this.d.log.info({ pod: this.name(), sandbox: st.id, ip: this.sandbox.ip }, 'adopted the running pod sandbox');
     return found.nextAttempt;
   }
 
@@ -401,7 +422,7 @@ export class PodWorker {
 
   private async terminate(): Promise<void> {
     const grace = this.graceSeconds();
-    if (!this.adopted) await this.adopt();
+    if (!this.adopted) await this.adopt(false);
     await this.refresh();
     const spec = this.pod.spec ?? {};
     const byName = containersByName(spec);
