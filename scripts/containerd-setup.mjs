@@ -9,6 +9,10 @@
 //                                                 import the offline busybox images (busybox also
 //                                                 as localhost/busybox:static), print the CRI
 //                                                 endpoint (unix://...) on stdout
+//   node scripts/containerd-setup.mjs stop <dir>  stop containerd only: pods keep running under
+//                                                 their shims (as when a node's containerd
+//                                                 restarts), and the next `up` reconnects to them,
+//                                                 so the node agent adopts them; says how many
 //   node scripts/containerd-setup.mjs down <dir>  remove every pod sandbox through CRI, stop
 //                                                 containerd, kill leftover shims of this instance,
 //                                                 unmount what is left under <dir>
@@ -137,6 +141,31 @@ async function down(dir) {
   rmSync(join(dir, 'containerd.pid'), { force: true });
 }
 
+async function stop(dir) {
+  const socketPath = join(dir, 'containerd.sock');
+  const pid = runningPid(dir);
+  if (!pid) { note('containerd is not running'); return; }
+  let kept = '';
+  if (answers(socketPath)) {
+    try {
+      const { CriRuntime } = await cri();
+      const rt = new CriRuntime({ endpoint: `unix://${socketPath}`, requestTimeoutMs: 15_000 });
+      const pods = (await rt.listPodSandbox()).filter((p) => p.state === 'ready');
+      const containers = (await rt.listContainers()).filter((c) => c.state === 'running');
+      await rt.close();
+      if (pods.length) kept = `${pods.length} pod(s) with ${containers.length} running container(s) keep running: make up adopts them; REMOVE_PODS=1 make down removes them`;
+    } catch (e) {
+      note(`could not list pods through CRI (${e.message})`);
+    }
+  }
+  process.kill(pid, 'SIGTERM');
+  for (let i = 0; i < 100 && pidAlive(pid); i++) await sleep(100);
+  if (pidAlive(pid)) process.kill(pid, 'SIGKILL');
+  note(`containerd (pid ${pid}) stopped`);
+  if (kept) note(kept);
+  rmSync(join(dir, 'containerd.pid'), { force: true });
+}
+
 async function check() {
   const { containerdSkipReason } = await helpers();
   const reason = containerdSkipReason();
@@ -146,8 +175,8 @@ async function check() {
 const [cmd, dirArg] = process.argv.slice(2);
 try {
   if (cmd === 'check') await check();
-  else if ((cmd === 'up' || cmd === 'down') && dirArg) await (cmd === 'up' ? up : down)(resolve(dirArg));
-  else { note('usage: containerd-setup.mjs check | up <dir> | down <dir>'); process.exitCode = 2; }
+  else if ((cmd === 'up' || cmd === 'down' || cmd === 'stop') && dirArg) await ({ up, down, stop }[cmd])(resolve(dirArg));
+  else { note('usage: containerd-setup.mjs check | up <dir> | stop <dir> | down <dir>'); process.exitCode = 2; }
 } catch (e) {
   note(e.message);
   process.exitCode = 1;
