@@ -22,6 +22,9 @@ export interface CgroupFigures {
   readonly pids: readonly number[];
 }
 
+/** How long a container whose cgroup was not found is not searched for again. */
+const MISS_TTL_MS = 60_000;
+
 /** Above this a v1 limit means "no limit" (the kernel's page-rounded maximum). */
 const UNLIMITED = 2 ** 62;
 
@@ -43,6 +46,7 @@ const readNumber = async (p: string): Promise<number | undefined> => {
 export class CgroupReader {
   readonly version: 1 | 2;
   private readonly paths = new Map<string, string>();
+  private readonly misses = new Map<string, number>();
 
   constructor(private readonly root = '/sys/fs/cgroup') {
     this.version = existsSync(join(root, 'cgroup.controllers')) ? 2 : 1;
@@ -56,8 +60,11 @@ export class CgroupReader {
     const hit = this.paths.get(id);
     if (hit !== undefined && existsSync(join(this.base, hit))) return hit;
     this.paths.delete(id);
+    // A miss walks the whole tree: not again for a while.
+    const missed = this.misses.get(id);
+    if (missed !== undefined && Date.now() - missed < MISS_TTL_MS) return undefined;
     const found = await this.search(this.base, '', id, 0);
-    if (found !== undefined) this.paths.set(id, found);
+    if (found !== undefined) { this.paths.set(id, found); this.misses.delete(id); } else this.misses.set(id, Date.now());
     return found;
   }
 
@@ -77,6 +84,7 @@ export class CgroupReader {
 
   forget(keep: ReadonlySet<string>): void {
     for (const id of this.paths.keys()) if (!keep.has(id)) this.paths.delete(id);
+    for (const id of this.misses.keys()) if (!keep.has(id)) this.misses.delete(id);
   }
 
   /** Figures of the cgroup at `rel` (relative to the controllers' roots). */

@@ -96,6 +96,8 @@ export class StatsProvider {
 
   /** Samples CPU counters every `periodMs` (kubelet's housekeeping) until the signal aborts. */
   async run(signal: AbortSignal, periodMs = 10_000): Promise<void> {
+    // Simulated containers have no CPU counters to sample (and simulated nodes are many).
+    if (this.o.runtime.name === 'fake') return;
     while (!signal.aborted) {
       await this.summary().catch((e: Error) => this.o.log.debug({ err: e.message }, 'stats sample failed'));
       await new Promise<void>((r) => { const t = setTimeout(r, periodMs); signal.addEventListener('abort', () => { clearTimeout(t); r(); }, { once: true }); });
@@ -114,6 +116,8 @@ export class StatsProvider {
   }
 
   private async containerCgroup(id: string): Promise<CgroupFigures | undefined> {
+    // Simulated containers (the fake runtime) have no cgroups to look for.
+    if (this.o.runtime.name === 'fake') return undefined;
     const rel = await this.cgroups.find(id);
     return rel === undefined ? undefined : this.cgroups.read(rel);
   }
