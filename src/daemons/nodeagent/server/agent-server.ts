@@ -10,7 +10,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { cpus, freemem, totalmem } from 'node:os';
+import { cpus, totalmem } from 'node:os';
 import type { Logger } from 'pino';
 import type { PodManager } from '../pod-manager.js';
 import type { PodSet } from '../pod-set.js';
@@ -44,8 +44,8 @@ export interface AgentServerContext {
   readonly streamDialTimeoutMs?: number;
   /** --streaming-connection-idle-timeout in milliseconds; 0 or unset: no limit. */
   readonly streamIdleTimeoutMs?: number;
-  /** The Summary API and resource metrics (stats/summary.ts); without it /stats/summary has the node's memory only. */
-  readonly stats?: StatsProvider;
+  /** The Summary API and resource metrics (stats/summary.ts). */
+  readonly stats: StatsProvider;
 }
 
 const defaultAccess = new WeakMap<AgentServerContext, AgentAccess>();
@@ -95,24 +95,6 @@ function metricsText(ctx: AgentServerContext): string {
     `process_start_time_seconds ${Math.floor(ctx.startTime / 1000)}`,
     '',
   ].join('\n');
-}
-
-function statsSummary(ctx: AgentServerContext): unknown {
-  const now = new Date().toISOString();
-  const total = totalmem();
-  const free = freemem();
-  return {
-    node: {
-      nodeName: ctx.nodeName, startTime: new Date(ctx.startTime).toISOString(),
-      memory: { time: now, availableBytes: free, usageBytes: total - free, workingSetBytes: total - free },
-      systemContainers: [],
-    },
-    pods: ctx.pods.pods().map((p) => ({
-      podRef: { name: p.metadata?.name, namespace: p.metadata?.namespace, uid: p.metadata?.uid },
-      startTime: p.status?.startTime,
-      containers: (p.status?.containerStatuses ?? []).map((c) => ({ name: c.name, startTime: c.state.running?.startedAt ?? p.status?.startTime })),
-    })),
-  };
 }
 
 async function serveStatsMetrics(res: ServerResponse, which: 'resource' | 'cadvisor', stats: StatsProvider, log: Logger): Promise<void> {
@@ -186,8 +168,8 @@ export function agentHandler(kind: ListenerKind, ctx: AgentServerContext): (req:
       }
       const readOnly = kind === 'readonly';
       if (head === 'pods' && parts.length === 1) { sendJson(res, 200, { kind: 'PodList', apiVersion: 'v1', metadata: {}, items: ctx.pods.pods() }); return; }
-      if (head === 'stats' && parts[1] === 'summary' && parts.length === 2) { sendJson(res, 200, ctx.stats ? await ctx.stats.summary() : statsSummary(ctx)); return; }
-      if (head === 'metrics' && parts.length === 2 && (parts[1] === 'resource' || parts[1] === 'cadvisor') && ctx.stats) {
+      if (head === 'stats' && parts[1] === 'summary' && parts.length === 2) { sendJson(res, 200, await ctx.stats.summary()); return; }
+      if (head === 'metrics' && parts.length === 2 && (parts[1] === 'resource' || parts[1] === 'cadvisor')) {
         await serveStatsMetrics(res, parts[1], ctx.stats, ctx.log);
         return;
       }
