@@ -62,7 +62,17 @@ export function imageLocation(image: string): { host: string; path: string } {
   return { host: canonicalHost(n.slice(0, slash)), path: n.slice(slash + 1) };
 }
 
-function toAuth(e: DockerConfigEntry, serverAddress: string): ImageAuth {
+/**
+ * containerd compares the URL host of serverAddress with the registry host it pulls from and
+ * drops credentials that do not match: give it a URL; none for Docker Hub, whose pull host
+ * (registry-1.docker.io) is not the name in the image.
+ */
+function serverAddressOf(host: string): string | undefined {
+  return host === 'docker.io' ? undefined : `https://${host}`;
+}
+
+function toAuth(e: DockerConfigEntry, host: string): ImageAuth {
+  const serverAddress = serverAddressOf(host);
   let username = e.username;
   let password = e.password;
   if ((!username || !password) && e.auth) {
@@ -71,7 +81,7 @@ function toAuth(e: DockerConfigEntry, serverAddress: string): ImageAuth {
     if (i > 0) { username = decoded.slice(0, i); password = decoded.slice(i + 1); }
   }
   return {
-    ...(username ? { username } : {}), ...(password ? { password } : {}), serverAddress,
+    ...(username ? { username } : {}), ...(password ? { password } : {}), ...(serverAddress ? { serverAddress } : {}),
     ...(e.identitytoken ? { identityToken: e.identitytoken } : {}), ...(e.registrytoken ? { registryToken: e.registrytoken } : {}),
   };
 }
