@@ -5,9 +5,11 @@
  *   container waits with ErrImagePull and the reason (the reference's error 7);
  * - a pod's imagePullSecrets (.dockerconfigjson, matched by registry host) reach the registry
  *   as credentials through CRI, and without the secret the pull is refused;
- * - image GC above the high threshold removes an unused image and keeps one in use.
+ * - image GC above the high threshold removes an unused image and keeps one in use;
+ * - an image archive in <root-dir>/images/ is imported at start (air-gapped nodes).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
@@ -44,6 +46,15 @@ async function main(): Promise<void> {
     await containerd.stop();
     await rm(dir, { recursive: true, force: true });
   });
+  // An archive made by containerd itself (ctr export), its image then removed from the store.
+  await mkdir(join(dir, 'root', 'images'), { recursive: true });
+  const ctr = (...args: string[]): void => {
+    const r = spawnSync('ctr', ['-a', containerd.socketPath, '-n', 'k8s.io', ...args], { encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`ctr ${args.join(' ')}: ${r.stderr}`);
+  };
+  ctr('images', 'tag', 'localhost/busybox:latest', 'localhost/archived:1');
+  ctr('images', 'export', join(dir, 'root', 'images', 'archived.tar'), 'localhost/archived:1');
+  ctr('images', 'rm', 'localhost/archived:1');
   const { config } = parseNodeagentArgs([
     '--container-runtime=remote', `--container-runtime-endpoint=${containerd.endpoint}`, `--coreconfig=${api.coreconfigPath}`,
     '--hostname-override=img-node', `--root-dir=${join(dir, 'root')}`, `--cert-dir=${join(dir, 'pki')}`, '--port=0', '--read-only-port=0',
@@ -59,6 +70,10 @@ async function main(): Promise<void> {
   });
   const waiting = async (name: string): Promise<{ reason?: string; message?: string } | undefined> =>
     (await client.get<Pod>(PODS, name)).status?.containerStatuses?.[0]?.state?.waiting;
+
+  t.test('an image archive in <root-dir>/images/ is imported at start', async (t) => {
+    t.ok(await a.runtime.imageStatus('localhost/archived:1'), 'localhost/archived:1 is in the runtime');
+  });
 
   t.test('a stalled pull is cancelled at the progress deadline', async (t) => {
     reg.addStalledImage('stall', '1');

@@ -12,6 +12,7 @@
  */
 import type { Logger } from 'pino';
 import { TokenBucket } from '../../../client/rate-limiter.js';
+import { formatDuration } from '../../../util/duration.js';
 import type { ImageAuth, PodSandboxConfig, RuntimeBackend } from '../runtime/runtime.js';
 
 /** A changing value while a pull makes progress (e.g. bytes written to the runtime's content store). */
@@ -81,9 +82,8 @@ export class PullService {
     } catch (e) {
       if (!stalled) throw e;
       this.cancelled++;
-      const secs = `${Math.round(deadline / 1000)}s`;
       this.o.log.warn({ image, deadlineMs: deadline }, 'image pull cancelled: no progress');
-      throw new Error(`Cancel pulling image "${image}" because of no progress for ${secs}, latest progress: "${last}"`);
+      throw new Error(`Cancel pulling image "${image}" because of no progress for ${formatDuration(deadline)}, latest progress: "${last}"`);
     } finally {
       clearInterval(timer);
     }
