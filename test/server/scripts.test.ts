@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { containerdSkipReason } from '../helpers/containerd.js';
+import { kubectl } from '../helpers/kubectl.js';
 import { freePort } from '../../src/util/free-port.js';
 
 const root = process.cwd();
@@ -79,7 +80,7 @@ t.test('make up (fake runtime) prints the hints; make down stops it; make up res
 });
 
 const skip = containerdSkipReason();
-t.test('make up with a private containerd', { skip: skip ? `no containerd here: ${skip}` : false, timeout: 240_000 }, async (t) => {
+t.test('make up with a private containerd', { skip: skip ? `no containerd here: ${skip}` : false, timeout: 360_000 }, async (t) => {
   const dataDir = await mkdtemp(join(tmpdir(), 'corectl-up-ctrd-'));
   let bridge = '';
   t.teardown(async () => {
@@ -87,9 +88,19 @@ t.test('make up with a private containerd', { skip: skip ? `no containerd here: 
     if (bridge) spawnSync('ip', ['link', 'del', bridge], { stdio: 'ignore' });
     await rm(dataDir, { recursive: true, force: true });
   });
-  const u = up({ DATA_DIR: dataDir, NO_APT: '1', SERVER_ARGS: await serverArgs() });
+  const u = up({ DATA_DIR: dataDir, NO_APT: '1', SERVER_ARGS: await serverArgs(), MIRROR_PORT: String(await freePort()) });
   t.teardown(() => { u.child.kill('SIGKILL'); });
   await waitFor(u, /node up-test Ready/, 120_000);
+  // With Debian's docker-registry, make up seeds a local mirror of docker.io: plain busybox runs.
+  const kc = kubectl(33);
+  if (spawnSync('sh', ['-c', 'command -v docker-registry'], { stdio: 'ignore' }).status === 0 && kc) {
+    t.match(u.out(), /up: {3}kubectl create deployment web --image=busybox -- httpd -f -p 80/);
+    const k = (...args: string[]): string => spawnSync(kc, [`--kubeconfig=${join(dataDir, 'admin.coreconfig')}`, ...args], { encoding: 'utf8' }).stdout ?? '';
+    k('create', 'deployment', 'web', '--image=busybox', '--', 'httpd', '-f', '-p', '80');
+    const end = Date.now() + 120_000;
+    while (k('get', 'pods', '-l', 'app=web', '-o', 'jsonpath={.items[*].status.phase}') !== 'Running' && Date.now() < end) await new Promise((r) => setTimeout(r, 500));
+    t.equal(k('get', 'pods', '-l', 'app=web', '-o', 'jsonpath={.items[*].status.phase}'), 'Running', 'kubectl create deployment web --image=busybox runs from the mirror');
+  }
   const conflist = JSON.parse(readFileSync(join(dataDir, 'containerd', 'net.d', '10-corectl.conflist'), 'utf8')) as { plugins: Array<{ bridge: string }> };
   bridge = conflist.plugins[0]?.bridge ?? '';
   t.match(u.out(), /with the CRI runtime at unix:\/\//);
@@ -98,6 +109,7 @@ t.test('make up with a private containerd', { skip: skip ? `no containerd here: 
   const d = down({ DATA_DIR: dataDir });
   t.equal(d.code, 0, d.out);
   t.match(d.out, /containerd \(pid \d+\) stopped/);
+  if (existsSync(join(dataDir, 'containerd', 'mirror', 'port'))) t.match(d.out, /registry mirror \(pid \d+\) stopped/);
   t.equal(await u.exited, 0);
   t.throws(() => process.kill(ctrdPid, 0), 'containerd is gone');
   t.notMatch(u.out(), /containerd keeps running/, 'make up does not claim a stopped containerd runs');
