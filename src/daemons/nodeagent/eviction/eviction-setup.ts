@@ -13,7 +13,7 @@ import type { RuntimeBackend } from '../runtime/runtime.js';
 import { podDir } from '../volumes/volumes.js';
 import { EvictionManager, type ActivePod } from './eviction-manager.js';
 import { hostSignals } from './host-signals.js';
-import { startMemcgNotifier } from './memcg-notify.js';
+import { MEMCG_ROOT, startMemcgNotifier, usageThreshold } from './memcg-notify.js';
 import { hostPodUsage, type PodUsageSource } from './pod-usage.js';
 import { thresholdsFromConfig, type Observations } from './thresholds.js';
 
@@ -85,7 +85,7 @@ export function setUpEviction(config: EvictionConfig, d: EvictionDeps): { manage
   const run = async (signal: AbortSignal): Promise<void> => {
     const memThreshold = thresholds.find((t) => t.signal === 'memory.available' && t.hard);
     if (config.experimentalKernelMemcgNotification && memThreshold && !d.measure) {
-      const stop = startMemcgNotifier(memThreshold, () => manager.kick(), d.log.child({ component: 'memcg-notify' }));
+      const { stop } = startMemcgNotifier(() => usageThreshold(memThreshold, MEMCG_ROOT), () => manager.kick(), d.log.child({ component: 'memcg-notify' }), MEMCG_ROOT);
       signal.addEventListener('abort', stop, { once: true });
     }
     await manager.run(signal);

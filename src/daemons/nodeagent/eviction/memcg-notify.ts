@@ -8,12 +8,15 @@
  * the kernel compares raw usage while the signal is the working set).
  * Where the helper or a v1 memory cgroup is missing (cgroup v2 has no usage thresholds), the
  * manager keeps polling and a line in the log says so.
- * Contract: never throws; returns a stop function.
+ * Contract: never throws; returns a stop function and a promise of the first registration
+ * (resolved at once, or never, where notification is unavailable).
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { amountOf, type Threshold } from './thresholds.js';
+
+export const MEMCG_ROOT = '/sys/fs/cgroup/memory';
 
 const HELPER = `
 import os, select, sys
@@ -55,22 +58,31 @@ export function memcgNotificationUnavailable(cgroup: string): string | undefined
   return undefined;
 }
 
-export function startMemcgNotifier(t: Threshold, onCross: () => void, log: Logger, cgroup = '/sys/fs/cgroup/memory', rearmMs = 10_000): () => void {
+/**
+ * Watches `cgroup`'s memory usage against `threshold()` (raw usage bytes, re-read every
+ * `rearmMs`); calls `onCross` when the kernel reports a crossing.
+ */
+export interface MemcgNotifier { readonly stop: () => void; readonly armed: Promise<void> }
+
+export function startMemcgNotifier(threshold: () => number | undefined, onCross: () => void, log: Logger, cgroup = '/sys/fs/cgroup/memory', rearmMs = 10_000): MemcgNotifier {
   const why = memcgNotificationUnavailable(cgroup);
   if (why) {
     log.warn({ reason: why }, '--experimental-kernel-memcg-notification: kernel memcg notification unavailable; polling instead');
-    return () => undefined;
+    return { stop: () => undefined, armed: new Promise(() => undefined) };
   }
+  let onArmed: () => void = () => undefined;
+  const armed = new Promise<void>((r) => { onArmed = r; });
   const child = spawn('python3', ['-c', HELPER, cgroup], { stdio: ['pipe', 'pipe', 'pipe'] });
   let stopped = false;
   let last = -1;
   const arm = (): void => {
-    const u = usageThreshold(t, cgroup);
+    const u = threshold();
     if (u === undefined || u === last || stopped) return;
     last = u;
     child.stdin.write(`${u}\n`);
   };
   child.stdout.setEncoding('utf8').on('data', (s: string) => {
+    if (s.includes('armed')) onArmed();
     if (s.includes('crossed')) { log.info('memcg threshold crossed'); onCross(); }
   });
   child.stderr.setEncoding('utf8').on('data', (s: string) => log.warn({ err: s.trim() }, 'memcg notification helper'));
@@ -80,5 +92,5 @@ export function startMemcgNotifier(t: Threshold, onCross: () => void, log: Logge
   const timer = setInterval(arm, rearmMs);
   timer.unref();
   log.info('kernel memcg notification armed');
-  return () => { stopped = true; clearInterval(timer); child.stdin.end(); child.kill(); };
+  return { stop: () => { stopped = true; clearInterval(timer); child.stdin.end(); child.kill(); }, armed };
 }
