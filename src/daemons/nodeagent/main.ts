@@ -18,6 +18,7 @@ import { bootstrapIfNeeded, clientCredentials, clientRotator, rotatesServing, se
 import type { CertificateRotator } from './certificates/rotation.js';
 import { EventRecorder } from './events.js';
 import type { EvictionManager } from './eviction/eviction-manager.js';
+import { admitUnderPressure } from './eviction/eviction-admission.js';
 import { setUpEviction } from './eviction/eviction-setup.js';
 import type { PodUsageSource } from './eviction/pod-usage.js';
 import type { Observations } from './eviction/thresholds.js';
@@ -159,6 +160,7 @@ export async function startNodeAgent(config: NodeagentConfig, opts: StartOptions
     const mirrors = client && informer ? new MirrorPods({ client, informer, nodeName, nodeUid: () => nodeStatus?.uid ?? '', log: log.child({ component: 'mirror-pods' }), signal: ac.signal }) : undefined;
     const pods = new PodManager({
       podSet, api, ...(mirrors ? { mirrors } : {}), maxPods: resources.maxPods, hostIp: host.internalIp, syncFrequencyMs: config.syncFrequency,
+      admit: (pod) => admitUnderPressure(pod, eviction.manager.conditions()),
       ...(opts.relistPeriodMs ? { relistPeriodMs: opts.relistPeriodMs } : {}), sources, log: log.child({ component: 'pods' }),
       workerDeps: {
         runtime, runtimeName: version.runtimeName, hostIp: host.internalIp, rootDir: config.rootDir,

@@ -142,3 +142,17 @@ t.test('disk pressure reclaims images first and evicts nobody when that is enoug
   t.equal(h.evicted.length, 0);
   t.ok(h.m.hasCondition('DiskPressure'));
 });
+
+t.test('admission under pressure: BestEffort refused under memory pressure, everything under disk pressure, critical pods always', async (t) => {
+  const { admitUnderPressure } = await import('../../../src/daemons/nodeagent/eviction/eviction-admission.js');
+  const burstable = pod('b', { memRequest: '10Mi' });
+  const bestEffort = pod('be');
+  const tolerating = { ...pod('tol'), spec: { ...pod('tol').spec, tolerations: [{ key: 'node.kubernetes.io/memory-pressure', operator: 'Exists', effect: 'NoSchedule' }] } } as Pod;
+  const critical = pod('crit', { priority: 2_000_001_000 });
+  t.same(admitUnderPressure(bestEffort, new Set()), { admit: true });
+  t.same(admitUnderPressure(burstable, new Set(['MemoryPressure'])), { admit: true });
+  t.same(admitUnderPressure(tolerating, new Set(['MemoryPressure'])), { admit: true });
+  t.same(admitUnderPressure(bestEffort, new Set(['MemoryPressure'])), { admit: false, reason: 'Evicted', message: 'The node had condition: [MemoryPressure]. ' });
+  t.same(admitUnderPressure(burstable, new Set(['PIDPressure', 'DiskPressure'])), { admit: false, reason: 'Evicted', message: 'The node had condition: [DiskPressure PIDPressure]. ' });
+  t.same(admitUnderPressure(critical, new Set(['DiskPressure'])), { admit: true });
+});
