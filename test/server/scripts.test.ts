@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { containerdSkipReason, shimPids } from '../helpers/containerd.js';
+import { kubectl } from '../helpers/kubectl.js';
 import { freePort } from '../../src/util/free-port.js';
 import { loadCoreconfig } from '../../src/client/coreconfig.js';
 import { RestClient } from '../../src/client/rest-client.js';
@@ -85,7 +86,7 @@ t.test('make up (fake runtime) prints the hints; make down stops it; make up res
 });
 
 const skip = containerdSkipReason();
-t.test('make up with a private containerd', { skip: skip ? `no containerd here: ${skip}` : false, timeout: 300_000 }, async (t) => {
+t.test('make up with a private containerd', { skip: skip ? `no containerd here: ${skip}` : false, timeout: 360_000 }, async (t) => {
   const dataDir = await mkdtemp(join(tmpdir(), 'corectl-up-ctrd-'));
   let bridge = '';
   t.teardown(async () => {
@@ -94,9 +95,19 @@ t.test('make up with a private containerd', { skip: skip ? `no containerd here: 
     await rm(dataDir, { recursive: true, force: true });
   });
   const args = await serverArgs();
-  const u = up({ DATA_DIR: dataDir, NO_APT: '1', SERVER_ARGS: args });
+  const u = up({ DATA_DIR: dataDir, NO_APT: '1', SERVER_ARGS: args, MIRROR_PORT: String(await freePort()) });
   t.teardown(() => { u.child.kill('SIGKILL'); });
   await waitFor(u, /node up-test Ready/, 120_000);
+  // With Debian's docker-registry, make up seeds a local mirror of docker.io: plain busybox runs.
+  const kc = kubectl(33);
+  if (spawnSync('sh', ['-c', 'command -v docker-registry'], { stdio: 'ignore' }).status === 0 && kc) {
+    t.match(u.out(), /up: {3}kubectl create deployment web --image=busybox -- httpd -f -p 80/);
+    const k = (...args: string[]): string => spawnSync(kc, [`--kubeconfig=${join(dataDir, 'admin.coreconfig')}`, ...args], { encoding: 'utf8' }).stdout ?? '';
+    k('create', 'deployment', 'web', '--image=busybox', '--', 'httpd', '-f', '-p', '80');
+    const end = Date.now() + 120_000;
+    while (k('get', 'pods', '-l', 'app=web', '-o', 'jsonpath={.items[*].status.phase}') !== 'Running' && Date.now() < end) await new Promise((r) => setTimeout(r, 500));
+    t.equal(k('get', 'pods', '-l', 'app=web', '-o', 'jsonpath={.items[*].status.phase}'), 'Running', 'kubectl create deployment web --image=busybox runs from the mirror');
+  }
   const conflist = JSON.parse(readFileSync(join(dataDir, 'containerd', 'net.d', '10-corectl.conflist'), 'utf8')) as { plugins: Array<{ bridge: string }> };
   bridge = conflist.plugins[0]?.bridge ?? '';
   t.match(u.out(), /with the CRI runtime at unix:\/\//);
@@ -121,6 +132,7 @@ t.test('make up with a private containerd', { skip: skip ? `no containerd here: 
   t.match(d.out, /containerd \(pid \d+\) stopped/);
   t.not(shimPids(join(dataDir, 'containerd', 'containerd.sock')).length, 0, 'the pod\'s shim still runs');
   t.match(d.out, /down: containerd-setup: \d+ pod\(s\) with \d+ running container\(s\) keep running: make up adopts them/, 'make down says the pods keep running');
+  if (existsSync(join(dataDir, 'containerd', 'mirror', 'port'))) t.match(d.out, /registry mirror \(pid \d+\) stopped/);
   t.equal(await u.exited, 0);
   t.throws(() => process.kill(ctrdPid, 0), 'containerd is gone');
   t.notMatch(u.out(), /containerd keeps running/, 'make up does not claim a stopped containerd runs');

@@ -38,7 +38,9 @@ export interface RunnerContext {
 export async function startContainer(ctx: RunnerContext, c: Container, s: CState, main: boolean, targetId?: string): Promise<void> {
   if (!ctx.sandbox) return;
   s.waiting = s.waiting ?? { reason: 'ContainerCreating', message: '' };
-  const pulled = await ensureImage(ctx.deps.runtime, c, s.waiting, ctx.sandbox.config, (type, reason, message) => ctx.event(type, reason, message, c.name), ctx.deps.backoff.initialMs);
+  const pullImage = ctx.deps.pullImage;
+  const pull = pullImage ? (image: string, sb: PodSandboxConfig | undefined): Promise<string> => pullImage(image, ctx.pod, sb) : undefined;
+  const pulled = await ensureImage(ctx.deps.runtime, c, s.waiting, ctx.sandbox.config, (type, reason, message) => ctx.event(type, reason, message, c.name), ctx.deps.backoff.initialMs, pull);
   if (!pulled.imageRef) {
     if (pulled.waiting) s.waiting = pulled.waiting;
     if (pulled.retryMs !== undefined) ctx.schedule(pulled.retryMs);

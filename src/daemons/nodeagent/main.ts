@@ -17,6 +17,13 @@ import { ApiObjects } from './api-objects.js';
 import { bootstrapIfNeeded, clientCredentials, clientRotator, rotatesServing, servingRotator, storedServingPair } from './certificates/node-certificates.js';
 import type { CertificateRotator } from './certificates/rotation.js';
 import { EventRecorder } from './events.js';
+import type { EvictionManager } from './eviction/eviction-manager.js';
+import { admitUnderPressure } from './eviction/eviction-admission.js';
+import { setUpEviction } from './eviction/eviction-setup.js';
+import type { PodUsageSource } from './eviction/pod-usage.js';
+import type { Observations } from './eviction/thresholds.js';
+import { imageFsDirOf, setUpImages, type NodeImages } from './images/image-setup.js';
+import { withImageService } from './images/image-service.js';
 import { readHostFacts, type HostFacts } from './host-facts.js';
 import { NodeLease } from './lease.js';
 import { MirrorPods } from './mirror-pods.js';
@@ -54,6 +61,11 @@ export interface StartOptions {
   readonly swapsPath?: string;
   /** How often container CPU is sampled for usageNanoCores (default 10 s, kubelet's housekeeping). */
   readonly statsPeriodMs?: number;
+  /** Eviction signals from here instead of the host (tests), measured this often (default 10 s). */
+  readonly evictionSignals?: () => Promise<Observations>;
+  readonly evictionPodUsage?: PodUsageSource;
+  readonly evictionIntervalMs?: number;
+  readonly imageGcPeriodMs?: number;
 }
 
 export interface NodeAgent {
@@ -66,6 +78,8 @@ export interface NodeAgent {
   readonly lease?: NodeLease;
   readonly listeners?: Listeners;
   readonly client?: RestClient;
+  readonly eviction: EvictionManager;
+  readonly images: NodeImages;
   /** Stops loops and servers; leaves running pods alone unless `stopPods`. */
   stop(opts?: { stopPods?: boolean }): Promise<void>;
 }
@@ -96,11 +110,16 @@ export async function startNodeAgent(config: NodeagentConfig, opts: StartOptions
     await mkdir(config.rootDir, { recursive: true });
     const host = await readHostFacts({ hostnameOverride: config.hostnameOverride, nodeIp: config.nodeIp, rootDir: config.rootDir });
     const nodeName = host.nodeName;
-    const runtime = opts.runtime ?? await createRuntimeBackend({
-      containerRuntime: config.containerRuntime, containerRuntimeEndpoint: config.containerRuntimeEndpoint,
+    const runtimeFor = (endpoint: string): Promise<RuntimeBackend> => createRuntimeBackend({
+      containerRuntime: config.containerRuntime, containerRuntimeEndpoint: endpoint,
       runtimeRequestTimeoutMs: config.runtimeRequestTimeout, logger: log.child({ component: 'runtime' }),
       fake: { nodeIp: host.internalIp, ...(config.podCidr ? { podCidr: config.podCidr } : {}) },
     });
+    let runtime = opts.runtime ?? await runtimeFor(config.containerRuntimeEndpoint);
+    // --image-service-endpoint: image calls go to their own CRI endpoint.
+    if (!opts.runtime && config.imageServiceEndpoint && config.imageServiceEndpoint !== config.containerRuntimeEndpoint) {
+      runtime = withImageService(runtime, await runtimeFor(config.imageServiceEndpoint));
+    }
     if (!opts.runtime) cleanups.push(() => runtime.close());
     const version = await runtime.version();
     log.info({ runtime: version.runtimeName, version: version.runtimeVersion }, 'container runtime connected');
@@ -128,6 +147,8 @@ export async function startNodeAgent(config: NodeagentConfig, opts: StartOptions
     });
     const podSet = new PodSet();
     const api = new ApiObjects(client, log.child({ component: 'api-objects' }), ac.signal);
+    const imageFsDir = imageFsDirOf(runtime);
+    const images = await setUpImages(config, runtime, { reader: api, imageFsDir, log: log.child({ component: 'images' }), ...(opts.imageGcPeriodMs ? { gcPeriodMs: opts.imageGcPeriodMs } : {}) });
     const events = new EventRecorder({ ...(eventClient ? { client: eventClient } : {}), nodeName, qps: config.eventQps, burst: config.eventBurst, log: log.child({ component: 'events' }), signal: ac.signal });
     const sources: PodSource[] = [];
     if (client) sources.push('api');
@@ -142,6 +163,7 @@ export async function startNodeAgent(config: NodeagentConfig, opts: StartOptions
     const mirrors = client && informer ? new MirrorPods({ client, informer, nodeName, nodeUid: () => nodeStatus?.uid ?? '', log: log.child({ component: 'mirror-pods' }), signal: ac.signal }) : undefined;
     const pods = new PodManager({
       podSet, api, ...(mirrors ? { mirrors } : {}), maxPods: resources.maxPods, hostIp: host.internalIp, syncFrequencyMs: config.syncFrequency,
+      admit: (pod) => admitUnderPressure(pod, eviction.manager.conditions()),
       ...(opts.relistPeriodMs ? { relistPeriodMs: opts.relistPeriodMs } : {}), sources, log: log.child({ component: 'pods' }),
       workerDeps: {
         runtime, runtimeName: version.runtimeName, hostIp: host.internalIp, rootDir: config.rootDir,
@@ -153,8 +175,14 @@ export async function startNodeAgent(config: NodeagentConfig, opts: StartOptions
           ...(client ? { requester: clientTokenRequester(client.create.bind(client)) } : {}),
           signal: ac.signal, log: log.child({ component: 'projected-volumes' }),
         }),
-        events, backoff: { ...DEFAULT_BACKOFF, ...opts.backoff }, log: log.child({ component: 'pod-worker' }),
+        events, pullImage: images.pullImage, backoff: { ...DEFAULT_BACKOFF, ...opts.backoff }, log: log.child({ component: 'pod-worker' }),
       },
+    });
+    const eviction = setUpEviction(config, {
+      runtime, pods, logDir: opts.podLogDir ?? '/var/log/pods', events, imageGc: images.gc, imageFsDir,
+      onConditionsChange: () => { void nodeStatus?.tick(false, ac.signal).catch(() => undefined); },
+      ...(opts.evictionSignals ? { measure: opts.evictionSignals } : {}), ...(opts.evictionPodUsage ? { podUsage: opts.evictionPodUsage } : {}),
+      ...(opts.evictionIntervalMs ? { monitoringIntervalMs: opts.evictionIntervalMs } : {}), log: log.child({ component: 'eviction' }),
     });
 
     const stats = new StatsProvider({
@@ -193,7 +221,8 @@ export async function startNodeAgent(config: NodeagentConfig, opts: StartOptions
     if (client && config.registerNode) {
       const ns = new NodeStatusManager({
         client, runtime, host, resources, labels: config.nodeLabels, taints: config.registerWithTaints, providerId: config.providerId,
-        port: listeners?.securePort ?? config.port, updateFrequencyMs: config.nodeStatusUpdateFrequency, log: log.child({ component: 'node-status' }),
+        port: listeners?.securePort ?? config.port, updateFrequencyMs: config.nodeStatusUpdateFrequency, pressure: () => eviction.manager.conditions(),
+        log: log.child({ component: 'node-status' }),
       });
       nodeStatus = ns;
       lease = new NodeLease({ client, nodeName, nodeUid: () => ns.uid, ...(opts.leaseRenewIntervalMs ? { renewIntervalMs: opts.leaseRenewIntervalMs } : {}), log: log.child({ component: 'lease' }) });
@@ -211,10 +240,12 @@ export async function startNodeAgent(config: NodeagentConfig, opts: StartOptions
     if (config.podManifestPath) loops.push(runFileSource({ path: config.podManifestPath, nodeName, periodMs: config.fileCheckFrequency, podSet, log: log.child({ component: 'file-source' }) }, ac.signal));
     if (config.manifestUrl) loops.push(runHttpSource({ url: config.manifestUrl, header: config.manifestUrlHeader, nodeName, periodMs: config.httpCheckFrequency, podSet, log: log.child({ component: 'http-source' }) }, ac.signal));
     loops.push(pods.run(ac.signal));
+    loops.push(eviction.run(ac.signal));
+    loops.push(images.gc.run(ac.signal));
 
     let stopped = false;
     return {
-      nodeName, host, runtime, podSet, pods, ...(nodeStatus ? { nodeStatus } : {}), ...(lease ? { lease } : {}), ...(listeners ? { listeners } : {}), ...(client ? { client } : {}),
+      nodeName, host, runtime, podSet, pods, eviction: eviction.manager, images, ...(nodeStatus ? { nodeStatus } : {}), ...(lease ? { lease } : {}), ...(listeners ? { listeners } : {}), ...(client ? { client } : {}),
       async stop(o = {}): Promise<void> {
         if (stopped) return;
         stopped = true;

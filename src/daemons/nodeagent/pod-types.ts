@@ -98,6 +98,7 @@ export interface PodSpec {
   serviceAccountName?: string;
   shareProcessNamespace?: boolean;
   priority?: number;
+  imagePullSecrets?: { name?: string }[];
   tolerations?: Dict[];
   securityContext?: Dict;
 }

@@ -42,6 +42,8 @@ export interface WorkerDeps {
   /** Projected volumes with refreshed service-account tokens (volumes/projected.ts). */
   readonly projected: VolumeContext['projected'];
   readonly events: EventSink;
+  /** Pulls an image for the pod (its pull secrets, the node's pull limits); default the runtime's plain PullImage. */
+  readonly pullImage?: (image: string, pod: Pod, sandbox: PodSandboxConfig | undefined) => Promise<string>;
   readonly backoff: BackoffSettings;
   /** Publishes the pod's status (the manager writes it to the API and serves it on /pods). */
   readonly reportStatus: (pod: Pod, status: PodStatusV1) => Promise<void>;
@@ -72,6 +74,7 @@ export class PodWorker {
   private errorBackoffMs = 0;
   private podMessage = '';
   private podReason = '';
+  private eviction?: { message: string; graceSeconds: number; done: () => void };
   private resolveFinished!: () => void;
   readonly finished = new Promise<void>((r) => { this.resolveFinished = r; });
   lastStatus?: PodStatusV1;
@@ -98,6 +101,14 @@ export class PodWorker {
     for (const s of this.cs.values()) { s.prober?.stop(); s.prober = undefined; }
   }
   remove(): void { this.removed = true; this.kick(); }
+  /** Stops the pod for good with phase Failed, reason Evicted (the eviction manager); resolves once stopped. */
+  evict(message: string, graceSeconds: number): Promise<void> {
+    return new Promise((resolve) => {
+      this.eviction = { message, graceSeconds, done: resolve };
+      this.kick();
+      void this.finished.then(resolve);
+    });
+  }
 
   kick(): void {
     if (this.done) return;
@@ -143,6 +154,7 @@ export class PodWorker {
   private async sync(): Promise<void> {
     if (this.done) return;
     if (this.removed || this.pod.metadata?.deletionTimestamp) { await this.terminate(); return; }
+    if (this.eviction && !this.terminal) { await this.evicted(this.eviction); return; }
     if (this.terminal) { await this.report(); return; }
     // A restarted agent keeps the start time the pod's status already has.
     this.startTime ??= (this.lastStatus?.startTime ? Date.parse(this.lastStatus.startTime) : NaN) || Date.now();
@@ -410,6 +422,24 @@ export class PodWorker {
     this.event('Normal', 'DeadlineExceeded', this.podMessage);
     await this.stopSandbox();
     await this.report();
+  }
+
+  /** Evicted: stop every container within the grace given, free the pod's volumes, fail for good. */
+  private async evicted(ev: { message: string; graceSeconds: number; done: () => void }): Promise<void> {
+    const byName = containersByName(this.pod.spec ?? {});
+    await Promise.all([...this.cs.entries()].map(async ([name, s]) => {
+      if (s.runtime?.state === 'running') await stopContainer(this.ctx(), byName.get(name), s, ev.graceSeconds, true);
+    }));
+    for (const s of this.cs.values()) { if (s.runtime?.state === 'exited') this.noteExit(s, s.runtime); s.waiting = undefined; }
+    this.terminal = 'Failed';
+    this.podReason = 'Evicted';
+    this.podMessage = ev.message;
+    await this.stopSandbox();
+    // As Kubernetes unmounts a terminated pod's volumes: an evicted pod's emptyDirs give their space back.
+    await tearDownPodDir(this.d.rootDir, this.uid).catch(() => undefined);
+    this.volumes = undefined;
+    await this.report();
+    ev.done();
   }
 
   private async stopSandbox(): Promise<void> {
