@@ -63,7 +63,8 @@ export class PodManager {
     if (rej) { rej.pod = pod; return; }
     const phase = pod.status?.phase;
     if ((phase === 'Succeeded' || phase === 'Failed') && !pod.metadata?.deletionTimestamp && !isStaticPod(pod)) return; // finished before we saw it
-    const verdict = admitPod(this.activeCount(), this.o.maxPods);
+    let verdict = admitPod(this.activeCount(), this.o.maxPods);
+    if (verdict.admit && this.o.workerDeps.hooks) verdict = this.o.workerDeps.hooks.admit(pod);
     if (!verdict.admit && !pod.metadata?.deletionTimestamp) {
       const status = rejectedStatus(verdict.reason ?? 'Rejected', verdict.message ?? '', this.o.hostIp);
       this.rejected.set(uid, { pod, status });

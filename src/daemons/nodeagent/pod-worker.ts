@@ -22,6 +22,7 @@ import type { ContainerStatus, PodSandboxConfig, RuntimeBackend } from './runtim
 import { rm } from 'node:fs/promises';
 import { setUpVolumes, tearDownPodDir, type VolumeContext } from './volumes/volumes.js';
 import type { ServiceLister } from './service-env.js';
+import type { PodHooks } from './cm/pod-hooks.js';
 
 export interface BackoffSettings { readonly initialMs: number; readonly maxMs: number; readonly resetMs: number }
 export const DEFAULT_BACKOFF: BackoffSettings = { initialMs: 10_000, maxMs: 300_000, resetMs: 600_000 };
@@ -42,6 +43,8 @@ export interface WorkerDeps {
   /** Projected volumes with refreshed service-account tokens (volumes/projected.ts). */
   readonly projected: VolumeContext['projected'];
   readonly events: EventSink;
+  /** The node's guards: admission, cgroups, cpusets, sysctls, seccomp (cm/pod-hooks.ts). */
+  readonly hooks?: PodHooks;
   readonly backoff: BackoffSettings;
   /** Publishes the pod's status (the manager writes it to the API and serves it on /pods). */
   readonly reportStatus: (pod: Pod, status: PodStatusV1) => Promise<void>;
@@ -191,7 +194,8 @@ export class PodWorker {
     const st = found.sandbox;
     if (!st) return found.nextAttempt;
     const attempt = st.metadata.attempt ?? 0;
-    const config = sandboxConfig(this.pod, attempt, { logDir: this.d.logDir, dns: this.d.dns });
+    const base = sandboxConfig(this.pod, attempt, { logDir: this.d.logDir, dns: this.d.dns });
+    const config = this.d.hooks ? this.d.hooks.sandbox(this.pod, base) : base;
     this.sandbox = { id: st.id, attempt, ip: this.pod.spec?.hostNetwork ? this.d.hostIp : st.ip, config };
     const inits = this.pod.spec?.initContainers ?? [];
     for (const [name, c] of found.containers) {
@@ -237,8 +241,10 @@ export class PodWorker {
       this.schedule(Math.min(2000 * 2 ** Math.min(attempt, 5), 30_000));
       return false;
     }
-    const config = sandboxConfig(this.pod, attempt, { logDir: this.d.logDir, dns: this.d.dns });
+    const base = sandboxConfig(this.pod, attempt, { logDir: this.d.logDir, dns: this.d.dns });
+    const config = this.d.hooks ? this.d.hooks.sandbox(this.pod, base) : base;
     try {
+      await this.d.hooks?.preparePod(this.pod);
       const id = await this.d.runtime.runPodSandbox(config);
       const st = await this.d.runtime.podSandboxStatus(id);
       this.sandbox = { id, attempt, ip: this.pod.spec?.hostNetwork ? this.d.hostIp : st.ip, config };
@@ -415,6 +421,7 @@ export class PodWorker {
       await this.stopSandbox();
       await this.d.runtime.removePodSandbox(this.sandbox.id).catch(() => undefined);
     }
+    await this.d.hooks?.podRemoved(this.pod).catch(() => undefined);
     await tearDownPodDir(this.d.rootDir, this.uid).catch(() => undefined);
     // The pod is going away: so do its container logs (/var/log/pods/<ns>_<name>_<uid>).
     await rm(logDirectory(this.d.logDir, this.pod), { recursive: true, force: true }).catch(() => undefined);

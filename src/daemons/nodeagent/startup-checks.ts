@@ -5,7 +5,7 @@
  * sandboxes without CAP_SYS_RESOURCE) and --max-open-files (best effort: Node cannot raise
  * RLIMIT_NOFILE itself, so a lower current limit is only reported).
  */
-import { mkdirSync, openSync, closeSync, readFileSync, writeFileSync, unlinkSync, existsSync } from 'node:fs';
+import { appendFileSync, mkdirSync, openSync, closeSync, readFileSync, writeFileSync, unlinkSync, existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Logger } from 'pino';
 
@@ -30,6 +30,30 @@ function pidAlive(pid: number): boolean {
   try { process.kill(pid, 0); return true; } catch (e) { return (e as NodeJS.ErrnoException).code === 'EPERM'; }
 }
 
+/** The holder's pid: the file's first line (contenders append theirs below it). */
+function lockOwner(path: string): number {
+  return Number(readFileSync(path, 'utf8').split('\n')[0]?.trim());
+}
+
+/**
+ * acquireLockFile, but a lock held by a live process is asked for (our pid appended to the
+ * file: a holder with --exit-on-lock-contention leaves, see safety/lock-contention.ts) and
+ * waited for up to `waitMs` before the refusal.
+ */
+export async function takeLockFile(path: string, exitOnContention: boolean, waitMs: number): Promise<() => void> {
+  const deadline = Date.now() + waitMs;
+  let asked = false;
+  for (;;) {
+    try {
+      return acquireLockFile(path, exitOnContention);
+    } catch (e) {
+      if (!(e instanceof StartupError) || !/is held by process/.test(e.message) || Date.now() >= deadline) throw e;
+      if (!asked) { appendFileSync(path, `${process.pid}\n`); asked = true; }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
 /**
  * Takes the lock file: created exclusively with our pid inside; a file left by a dead process
  * is taken over. Returns the release function.
@@ -41,10 +65,10 @@ export function acquireLockFile(path: string, exitOnContention: boolean): () => 
       const fd = openSync(path, 'wx');
       writeFileSync(fd, `${process.pid}\n`);
       closeSync(fd);
-      return () => { try { if (readFileSync(path, 'utf8').trim() === String(process.pid)) unlinkSync(path); } catch { /* gone */ } };
+      return () => { try { if (lockOwner(path) === process.pid) unlinkSync(path); } catch { /* gone */ } };
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw new StartupError(`--lock-file ${path}: ${(e as Error).message}`);
-      const owner = Number(readFileSync(path, 'utf8').trim());
+      const owner = lockOwner(path);
       if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && pidAlive(owner)) {
         throw new StartupError(exitOnContention
           ? `--lock-file ${path} is held by process ${owner}; exiting (--exit-on-lock-contention)`
