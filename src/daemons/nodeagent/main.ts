@@ -34,7 +34,7 @@ import { openListeners, type Listeners } from './server/listeners.js';
 import { attachApiserverSource, podInformer } from './sources/apiserver-source.js';
 import { readManifestPath, runFileSource } from './sources/file-source.js';
 import { runHttpSource } from './sources/http-source.js';
-import { applyOomScoreAdj, checkSwap, openFilesLimit, StartupError, takeLockFile } from './startup-checks.js';
+import { applyOomScoreAdj, checkSwap, StartupError, takeLockFile } from './startup-checks.js';
 import { startNodeGuards } from './cm/setup.js';
 import { describeMismatches, kernelTunableMismatches } from './safety/kernel-tunables.js';
 import { watchLockContention } from './safety/lock-contention.js';
@@ -105,7 +105,7 @@ export async function startNodeAgent(config: NodeagentConfig, opts: StartOptions
   try {
     if (!opts.skipProcessTweaks) {
       applyOomScoreAdj(config.oomScoreAdj, log);
-      raiseOpenFiles(config.maxOpenFiles, () => openFilesLimit(), log);
+      raiseOpenFiles(config.maxOpenFiles, log);
     }
     await mkdir(config.rootDir, { recursive: true });
     const host = await readHostFacts({ hostnameOverride: config.hostnameOverride, nodeIp: config.nodeIp, rootDir: config.rootDir });

@@ -2,8 +2,7 @@
  * Start-up rules that run before anything else: --fail-swap-on (refuse when /proc/swaps lists
  * an active swap), --lock-file with --exit-on-lock-contention (one agent per lock file),
  * --oom-score-adj (written to /proc/self/oom_score_adj; EACCES/EPERM only warn, as in
- * sandboxes without CAP_SYS_RESOURCE) and --max-open-files (best effort: Node cannot raise
- * RLIMIT_NOFILE itself, so a lower current limit is only reported).
+ * sandboxes without CAP_SYS_RESOURCE); --max-open-files is safety/open-files.ts.
  */
 import { appendFileSync, mkdirSync, openSync, closeSync, readFileSync, writeFileSync, unlinkSync, existsSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -88,18 +87,4 @@ export function applyOomScoreAdj(value: number, log: Logger, path = '/proc/self/
     if (code === 'EACCES' || code === 'EPERM' || code === 'ENOENT') log.warn({ value, err: (e as Error).message }, 'could not set --oom-score-adj (needs CAP_SYS_RESOURCE to lower it); continuing');
     else throw new StartupError(`--oom-score-adj: ${(e as Error).message}`);
   }
-}
-
-/** The soft open-files limit from /proc/self/limits (no shell spawned at start-up). */
-export function openFilesLimit(limitsPath = '/proc/self/limits'): number | undefined {
-  let text: string;
-  try { text = readFileSync(limitsPath, 'utf8'); } catch { return undefined; }
-  const m = /^Max open files\s+(\S+)/m.exec(text);
-  if (!m) return undefined;
-  return m[1] === 'unlimited' ? Infinity : Number(m[1]);
-}
-
-export function checkMaxOpenFiles(wanted: number, log: Logger): void {
-  const n = openFilesLimit() ?? Infinity;
-  if (Number.isFinite(n) && n < wanted) log.warn({ current: n, wanted }, '--max-open-files: the process limit is lower and cannot be raised from Node; continuing');
 }
