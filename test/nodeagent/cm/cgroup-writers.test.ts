@@ -106,8 +106,10 @@ t.test('container manager on a v2 tree with the systemd driver', async (t) => {
   const g: Pod = { metadata: { uid: 'g-1' }, spec: { containers: [{ name: 'a', resources: { limits: { cpu: '1', memory: '1Gi' } } }] } };
   const b: Pod = { metadata: { uid: 'b-1' }, spec: { containers: [{ name: 'a', resources: { requests: { cpu: '250m', memory: '512Mi' } } }, { name: 'b', resources: { limits: { memory: '1Gi' } } }] } };
   pods.push(g, b);
-  t.equal(cm.podCgroupParent(g), '/kubepods.slice/kubepods-podg_1.slice');
-  t.equal(cm.podCgroupParent(b), '/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podb_1.slice');
+  t.equal(cm.podCgroupPath(g), '/kubepods.slice/kubepods-podg_1.slice');
+  t.equal(cm.podCgroupPath(b), '/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podb_1.slice');
+  t.equal(cm.podCgroupParent(g), '/kubepods.slice/kubepods-podg_1.slice/.', 'a runtime on cgroupfs gets a parent that containerd will not turn into a systemd unit');
+  t.equal(new ContainerManager({ ...base, enforceNodeAllocatable: [], runtimeSystemd: true }).podCgroupParent(g), '/kubepods.slice/kubepods-podg_1.slice', 'with systemd: the slice');
   await cm.ensurePod(g);
   await cm.ensurePod(b);
   t.equal(read(root, 'kubepods.slice/kubepods-podg_1.slice/cpu.max'), '100000 100000');

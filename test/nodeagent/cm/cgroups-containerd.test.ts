@@ -5,7 +5,9 @@
  * them, a memory hog is OOM-killed and reported OOMKilled with exit code 137, and under
  * --cpu-manager-policy=static a Guaranteed pod with cpu: 1 gets a CPU of its own while the
  * shared pool (every other container's cpuset) shrinks, and grows back when it is gone.
- * The agent works under a private --cgroup-root so that parallel agents never meet.
+ * A second agent with --cgroup-driver=systemd puts its pods in systemd-named slices (through
+ * the cgroup filesystem) and hands the runtime a pod's sysctls and Localhost seccomp profile.
+ * The agents work under a private --cgroup-root so that parallel agents never meet.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
@@ -34,10 +36,12 @@ async function main(): Promise<void> {
   const manifests = join(dir, 'manifests');
   await mkdir(manifests, { recursive: true });
   let agent: NodeAgent | undefined;
+  const sliceRoot = `/corectlcm${randomBytes(4).toString('hex')}.slice`;
   t.teardown(async () => {
     await agent?.stop({ stopPods: true }).catch(() => undefined);
     await containerd.stop();
     await fs.remove(root).catch(() => undefined);
+    await fs.remove(sliceRoot).catch(() => undefined);
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -137,5 +141,48 @@ async function main(): Promise<void> {
     t.equal(term?.reason, 'OOMKilled');
     t.equal(term?.exitCode, 137);
     t.equal(p.status?.phase, 'Failed');
+  });
+
+  t.test('systemd naming, sysctls and a Localhost seccomp profile', async (t) => {
+    await a.stop({ stopPods: true });
+    await fs.ensure(sliceRoot);
+    const seccompRoot = join(dir, 'seccomp');
+    await mkdir(join(seccompRoot, 'profiles'), { recursive: true });
+    await writeFile(join(seccompRoot, 'profiles', 'no-mkdir.json'), JSON.stringify({
+      defaultAction: 'SCMP_ACT_ALLOW', syscalls: [{ names: ['mkdir', 'mkdirat'], action: 'SCMP_ACT_ERRNO' }],
+    }));
+    const manifests2 = join(dir, 'manifests2');
+    await mkdir(manifests2, { recursive: true });
+    const { config: c2 } = parseNodeagentArgs([
+      '--container-runtime=remote', `--container-runtime-endpoint=${containerd.endpoint}`, `--coreconfig=${join(dir, 'absent')}`,
+      '--hostname-override=cm-node', `--root-dir=${join(dir, 'root2')}`, '--enable-server=false', '--fail-swap-on=false', '--resolv-conf=',
+      `--pod-manifest-path=${manifests2}`, '--file-check-frequency=1s', '--cgroup-driver=systemd', `--cgroup-root=${sliceRoot}`,
+      `--seccomp-profile-root=${seccompRoot}`, '--experimental-allowed-unsafe-sysctls=net.core.somaxconn',
+    ]);
+    const b = agent = await startNodeAgent(c2, { relistPeriodMs: 200, skipProcessTweaks: true });
+    await writeFile(join(manifests2, 'sd.json'), JSON.stringify({
+      apiVersion: 'v1', kind: 'Pod', metadata: { name: 'sd', namespace: 'default' },
+      spec: {
+        terminationGracePeriodSeconds: 1,
+        securityContext: { sysctls: [{ name: 'net.core.somaxconn', value: '321' }, { name: 'net.ipv4.ip_local_port_range', value: '20000 30000' }] },
+        containers: [
+          { name: 'main', image: 'localhost/busybox:latest', imagePullPolicy: 'Never', command: ['sleep', '600'], resources: { requests: { cpu: '50m' } } },
+          { name: 'confined', image: 'localhost/busybox:latest', imagePullPolicy: 'Never', command: ['sleep', '600'], securityContext: { seccompProfile: { type: 'Localhost', localhostProfile: 'profiles/no-mkdir.json' } } },
+        ],
+      },
+    }));
+    const p = await waitFor('sd running', () => { const x = b.pods.pods().find((y) => y.metadata?.name === 'sd-cm-node'); return x?.status?.phase === 'Running' ? x : undefined; }, 60_000);
+    const uid = (p.metadata?.uid ?? '').replace(/-/g, '_');
+    const prefix = sliceRoot.slice(1, -'.slice'.length);
+    const podPath = `${sliceRoot}/${prefix}-kubepods.slice/${prefix}-kubepods-burstable.slice/${prefix}-kubepods-burstable-pod${uid}.slice`;
+    t.ok(fs.exists(podPath), `pod cgroup in systemd naming: ${podPath}`);
+    const ids = Object.fromEntries((p.status?.containerStatuses ?? []).map((s) => [s.name, (s.containerID ?? '').replace(/^containerd:\/\//, '')]));
+    t.ok(existsSync(file('cpu', `${podPath}/${ids.main}`, v === 1 ? 'cpu.shares' : 'cpu.weight')), 'the container runs under it');
+    if (v === 1) t.equal(read('cpu', podPath, 'cpu.shares'), '51', 'cpu.shares from 50m');
+    const sh = async (id: string, cmd: string): Promise<string> => (await b.runtime.execSync(id, ['sh', '-c', cmd], 10)).stdout.toString().trim();
+    t.equal(await sh(ids.main ?? '', 'cat /proc/sys/net/core/somaxconn'), '321', 'an allowed unsafe sysctl reaches the pod');
+    t.equal(await sh(ids.main ?? '', 'cat /proc/sys/net/ipv4/ip_local_port_range'), '20000\t30000', 'a safe sysctl reaches the pod');
+    t.equal(await sh(ids.main ?? '', 'mkdir /tmp/d && echo made'), 'made', 'an unconfined container may mkdir');
+    t.equal(await sh(ids.confined ?? '', 'mkdir /tmp/d 2>/dev/null && echo made || echo refused'), 'refused', 'the Localhost profile refuses mkdir');
   });
 }

@@ -27,6 +27,7 @@
  * arranged; pod cgroups are created before the sandbox and removed (when empty) after it;
  * the QoS cgroups are recomputed after every pod change.
  */
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import { parseQuantity } from '../../../util/quantity.js';
@@ -60,6 +61,14 @@ export interface ContainerManagerConfig {
   readonly pid?: number;
   /** Where /proc is (tests). */
   readonly procRoot?: string;
+  /**
+   * Whether the runtime creates cgroups through systemd (default: systemd is running, i.e.
+   * /run/systemd/system exists). containerd hands a cgroup parent ending in ".slice" to runc as
+   * a systemd unit; a runc on cgroupfs would then make "<slice>:cri-containerd:<id>" at the
+   * top of the hierarchy, outside the pod cgroup. Without systemd the parent is given as
+   * "<slice path>/." so that containerd joins the container id to the path instead.
+   */
+  readonly runtimeSystemd?: boolean;
 }
 
 function amount(map: Readonly<Record<string, string>>, key: string, scale = 1): number {
@@ -167,16 +176,23 @@ export class ContainerManager {
     this.c.log.info({ cgroup: p, moved }, 'processes of the root cgroup moved into --system-cgroups');
   }
 
-  /** The cgroup parent handed to the runtime for this pod's sandbox and containers ('' = the runtime's default). */
-  podCgroupParent(pod: Pod): string {
+  /** The pod's cgroup below the mount point ('' without --cgroups-per-qos and --cgroup-root). */
+  podCgroupPath(pod: Pod): string {
     if (!this.c.cgroupsPerQos) return this.root.length ? this.path(this.root) : '';
     return this.path(podCgroupName(this.root, podQos(pod), pod.metadata?.uid ?? ''));
+  }
+
+  /** The cgroup parent handed to the runtime for this pod's sandbox and containers ('' = the runtime's default). */
+  podCgroupParent(pod: Pod): string {
+    const p = this.podCgroupPath(pod);
+    const systemd = this.c.runtimeSystemd ?? existsSync('/run/systemd/system');
+    return p.endsWith('.slice') && !systemd ? `${p}/.` : p;
   }
 
   /** Creates (or updates) the pod's cgroup with its summed requests and limits. */
   async ensurePod(pod: Pod): Promise<void> {
     if (!this.c.cgroupsPerQos) return;
-    const p = this.podCgroupParent(pod);
+    const p = this.podCgroupPath(pod);
     await this.c.fs.ensure(p, podCgroupResources(pod, this.c.cpuCfsQuota));
     this.created.add(p);
     await this.updateQos();
@@ -185,7 +201,7 @@ export class ContainerManager {
   /** Removes the pod's cgroup; left for a later sweep when something still runs in it. */
   async removePod(pod: Pod): Promise<void> {
     if (!this.c.cgroupsPerQos) return;
-    await this.sweep(new Set([this.podCgroupParent(pod)]));
+    await this.sweep(new Set([this.podCgroupPath(pod)]));
     await this.updateQos();
   }
 
@@ -195,7 +211,7 @@ export class ContainerManager {
    * container's leftovers) go first.
    */
   async sweep(only?: ReadonlySet<string>): Promise<void> {
-    const active = new Set(this.activePods().map((p) => this.podCgroupParent(p)));
+    const active = new Set(this.activePods().map((p) => this.podCgroupPath(p)));
     for (const p of [...this.created]) {
       if ((only && !only.has(p)) || active.has(p)) continue;
       try {
