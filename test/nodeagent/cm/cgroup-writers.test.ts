@@ -130,3 +130,30 @@ t.test('container manager on a v2 tree with the systemd driver', async (t) => {
   t.notOk(existsSync(join(root, 'kubepods.slice/kubepods-podg_1.slice')), 'a gone pod\'s cgroup is swept once empty');
   t.ok(existsSync(join(root, bDir)), 'an active pod\'s cgroup stays');
 });
+
+t.test('--cgroups-per-qos=false and --system-cgroups on a v1 tree', async (t) => {
+  const root = join(dir, 'v1b');
+  for (const c of ['cpu', 'memory']) await mkdir(join(root, c), { recursive: true });
+  await writeFile(join(root, 'cpu', 'cgroup.procs'), '1\n55\n66\n');
+  const proc = join(dir, 'proc');
+  await mkdir(join(proc, '55'), { recursive: true });
+  await mkdir(join(proc, '66'), { recursive: true });
+  await writeFile(join(proc, '55', 'cmdline'), 'sleep\x0030\x00');
+  await writeFile(join(proc, '66', 'cmdline'), ''); // a kernel thread has no command line
+  const fs = openCgroupFs(root);
+  const base = {
+    fs, driver: 'cgroupfs' as const, systemReserved: {}, coreReserved: {}, systemReservedCgroup: '', coreReservedCgroup: '',
+    nodeagentCgroups: '', runtimeCgroups: '', cpuCfsQuota: true, qosReserved: {}, capacity: { cpuMilli: 2000, memoryBytes: 2 ** 30 }, log, procRoot: proc,
+  };
+  const flat = new ContainerManager({ ...base, cgroupsPerQos: false, cgroupRoot: '', enforceNodeAllocatable: ['none'], systemCgroups: '/system' });
+  await flat.start();
+  t.notOk(existsSync(join(root, 'cpu', 'kubepods')), 'no QoS hierarchy');
+  t.equal(flat.podCgroupParent({ metadata: { uid: 'x' } }), '', 'pods under the runtime\'s default parent');
+  t.equal(read(root, 'cpu/system/cgroup.procs'), '55', 'the user process moved into --system-cgroups; init and the kernel thread stay');
+  await mkdir(join(root, 'cpu', 'custom'));
+  await mkdir(join(root, 'memory', 'custom'));
+  const rooted = new ContainerManager({ ...base, cgroupsPerQos: false, cgroupRoot: '/custom', enforceNodeAllocatable: [], systemCgroups: '/' });
+  await rooted.start();
+  t.equal(rooted.podCgroupParent({ metadata: { uid: 'x' } }), '/custom', 'pods directly under --cgroup-root');
+  await t.rejects(new ContainerManager({ ...base, cgroupsPerQos: true, cgroupRoot: '/missing', enforceNodeAllocatable: ['pods'], systemCgroups: '/' }).start(), /--cgroup-root \/missing: the cgroup does not exist/);
+});
