@@ -195,14 +195,19 @@ export class ContainerManager {
     const p = this.podCgroupPath(pod);
     await this.c.fs.ensure(p, podCgroupResources(pod, this.c.cpuCfsQuota));
     this.created.add(p);
-    await this.updateQos();
+    await this.updateQosSoftly();
+  }
+
+  /** A QoS limit the kernel refuses (usage above a new memory limit) must not hold up a pod. */
+  private async updateQosSoftly(): Promise<void> {
+    await this.updateQos().catch((e: Error) => this.c.log.warn({ err: e.message }, 'QoS cgroups not updated'));
   }
 
   /** Removes the pod's cgroup; left for a later sweep when something still runs in it. */
   async removePod(pod: Pod): Promise<void> {
     if (!this.c.cgroupsPerQos) return;
     await this.sweep(new Set([this.podCgroupPath(pod)]));
-    await this.updateQos();
+    await this.updateQosSoftly();
   }
 
   /**

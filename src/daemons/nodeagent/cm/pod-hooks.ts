@@ -3,7 +3,9 @@
  * (host namespaces, privileged, sysctls, then exclusive CPUs), the sandbox's cgroup parent,
  * sysctls and seccomp profile, the pod cgroup before the sandbox, each container's cpuset and
  * seccomp profile, and clean-up when a pod is gone. A reconcile loop keeps the cpusets of
- * running containers in line with the CPU manager every --cpu-manager-reconcile-period.
+ * running containers in line with the CPU manager every --cpu-manager-reconcile-period (and
+ * recomputes the QoS cgroups, sweeping pod cgroups left behind). Containers adopted after an
+ * agent restart are not tracked for cpuset updates until they are restarted.
  * Contract: `admit` and `container` are synchronous and never touch the runtime; `container`
  * throws (ContainerConfigError-like, the worker reports CreateContainerConfigError) for a bad
  * seccomp profile; everything else fails soft and logs.
@@ -98,7 +100,7 @@ export class NodePodHooks implements PodHooks {
     const uid = pod.metadata?.uid ?? '';
     this.containers.set(id, { podUid: uid, name: c.name, cpuset: this.o.cpu.cpusetFor(uid, c.name) });
     // A new exclusive assignment shrinks the pool now, not a period later.
-    void this.reconcile();
+    void this.reconcile().catch((e: Error) => this.o.log.warn({ err: e.message }, 'CPU manager reconcile failed'));
   }
 
   async podRemoved(pod: Pod): Promise<void> {
@@ -140,6 +142,8 @@ export class NodePodHooks implements PodHooks {
       await new Promise<void>((r) => { const t = setTimeout(r, this.o.reconcilePeriodMs); t.unref(); signal.addEventListener('abort', () => { clearTimeout(t); r(); }, { once: true }); });
       if (signal.aborted) break;
       await this.reconcile().catch((e: Error) => this.o.log.warn({ err: e.message }, 'CPU manager reconcile failed'));
+      // Pods that finished no longer count in the QoS cgroups; their emptied cgroups go.
+      await this.o.cm?.updateQos().catch((e: Error) => this.o.log.debug({ err: e.message }, 'QoS cgroups not updated'));
       await this.o.cm?.sweep().catch(() => undefined);
     }
   }
