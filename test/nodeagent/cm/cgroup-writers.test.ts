@@ -93,7 +93,9 @@ t.test('container manager on a v2 tree with the systemd driver', async (t) => {
   await t.rejects(new ContainerManager({ ...base, cgroupsPerQos: false, enforceNodeAllocatable: ['pods'] }).start(), /needs --cgroups-per-qos=true/);
   await t.rejects(new ContainerManager({ ...base, qosReserved: { memory: 'lots' }, enforceNodeAllocatable: ['pods'] }).start(), /--experimental-qos-reserved/);
 
-  const cm = new ContainerManager({ ...base, enforceNodeAllocatable: ['pods', 'system-reserved'] });
+  // A pod cgroup left by an earlier run (its pod gone) is removed at start; a live one refuses.
+  await mkdir(join(root, 'kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-podold.slice/leftover-container'), { recursive: true });
+  const cm = new ContainerManager({ ...base, enforceNodeAllocatable: ['pods', 'system-reserved'], staleAfterMs: 0 });
   const pods: Pod[] = [];
   cm.trackPods(() => pods);
   await cm.start();
@@ -102,6 +104,8 @@ t.test('container manager on a v2 tree with the systemd driver', async (t) => {
   t.equal(read(root, 'system.slice/memory.max'), String(2 ** 30), 'system-reserved enforced on its cgroup');
   t.equal(read(root, 'nodeagent.slice/cgroup.procs'), '4242', '--nodeagent-cgroups: our pid moved in');
   t.ok(existsSync(join(root, 'runtime.slice')), '--runtime-cgroups created');
+  t.notOk(existsSync(join(root, 'kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-podold.slice')), 'a stale pod cgroup is removed at start');
+  t.ok(existsSync(join(root, 'kubepods.slice/kubepods-besteffort.slice')), 'the QoS cgroup stays');
 
   const g: Pod = { metadata: { uid: 'g-1' }, spec: { containers: [{ name: 'a', resources: { limits: { cpu: '1', memory: '1Gi' } } }] } };
   const b: Pod = { metadata: { uid: 'b-1' }, spec: { containers: [{ name: 'a', resources: { requests: { cpu: '250m', memory: '512Mi' } } }, { name: 'b', resources: { limits: { memory: '1Gi' } } }] } };

@@ -28,7 +28,8 @@
  * the QoS cgroups are recomputed after every pod change.
  */
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { parseQuantity } from '../../../util/quantity.js';
 import type { Pod } from '../pod-types.js';
@@ -69,6 +70,8 @@ export interface ContainerManagerConfig {
    * "<slice path>/." so that containerd joins the container id to the path instead.
    */
   readonly runtimeSystemd?: boolean;
+  /** Pod cgroups found at start older than this with nothing running are removed; default 1 minute. */
+  readonly staleAfterMs?: number;
 }
 
 function amount(map: Readonly<Record<string, string>>, key: string, scale = 1): number {
@@ -131,6 +134,7 @@ export class ContainerManager {
         await c.fs.ensure(this.path([...this.root, 'kubepods']), { cpuShares: milliCpuToShares(limits.cpuMilli), memoryLimit: limits.memoryBytes });
         await c.fs.ensure(this.path(qosCgroupName(this.root, 'Burstable')), { cpuShares: MIN_SHARES });
         await c.fs.ensure(this.path(qosCgroupName(this.root, 'BestEffort')), { cpuShares: MIN_SHARES });
+        await this.removeStalePodCgroups();
         await this.updateQos();
       }
       if (this.enforced('system-reserved')) await this.enforceReserved('--system-reserved-cgroup', c.systemReservedCgroup, c.systemReserved);
@@ -224,6 +228,27 @@ export class ContainerManager {
         this.created.delete(p);
       } catch (e) {
         this.c.log.debug({ cgroup: p, err: (e as Error).message }, 'pod cgroup not removed yet');
+      }
+    }
+  }
+
+  /**
+   * At start: pod cgroups nothing runs in any more (their pods ended while no agent watched)
+   * go, as Kubernetes cleans orphaned pod cgroups. A cgroup with processes refuses removal and
+   * stays; one younger than a minute is left alone (another agent sharing the tree may be
+   * about to start its sandbox).
+   */
+  private async removeStalePodCgroups(): Promise<void> {
+    const minAgeMs = this.c.staleAfterMs ?? 60_000;
+    for (const qos of ['Guaranteed', 'Burstable', 'BestEffort'] as const) {
+      const parent = this.path(qosCgroupName(this.root, qos));
+      const dir = this.c.fs.version === 2 ? join(this.c.fs.mountRoot, parent) : join(this.c.fs.mountRoot, 'cpu', parent);
+      const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+      for (const e of entries) {
+        if (!e.isDirectory() || !(this.c.driver === 'systemd' ? /-pod[\w]+\.slice$/ : /^pod[\w-]+$/).test(e.name)) continue;
+        const st = await stat(join(dir, e.name)).catch(() => undefined);
+        if (!st || Date.now() - st.ctimeMs < minAgeMs) continue;
+        await this.c.fs.remove(`${parent}/${e.name}`).catch(() => undefined);
       }
     }
   }
