@@ -220,7 +220,8 @@ export class ContainerManager {
    * container's leftovers) go first.
    */
   async sweep(only?: ReadonlySet<string>): Promise<void> {
-    const active = new Set(this.activePods().map((p) => this.podCgroupPath(p)));
+    // `only`: pods whose worker is ending (it counts as active until it has ended).
+    const active = new Set(only ? [] : this.activePods().map((p) => this.podCgroupPath(p)));
     for (const p of [...this.created]) {
       if ((only && !only.has(p)) || active.has(p)) continue;
       try {
