@@ -50,22 +50,29 @@ export function propertyReads(daemon: DaemonFolder): Set<string> {
   return propertyReadsIn(sources(join(repo, 'src'), skip));
 }
 
+let session: { api: API; program: { getSourceFile(f: string): Node | undefined } } | undefined;
+
+/** One compiler session per test process (parsing the project takes seconds); closed on exit. */
+function program(): { getSourceFile(f: string): Node | undefined } {
+  if (session) return session.program;
+  const api = new API({ cwd: repo });
+  const project = api.updateSnapshot({ openProject: join(repo, 'tsconfig.json') }).getProjects()[0];
+  if (!project) { api.close(); throw new Error('the TypeScript API opened no project'); }
+  session = { api, program: project.program };
+  process.once('exit', () => session?.api.close());
+  return session.program;
+}
+
 /** Property names read in these files (each must belong to the repository's tsconfig project). */
 export function propertyReadsIn(files: readonly string[]): Set<string> {
-  const api = new API({ cwd: repo });
-  try {
-    const project = api.updateSnapshot({ openProject: join(repo, 'tsconfig.json') }).getProjects()[0];
-    if (!project) throw new Error('the TypeScript API opened no project');
-    const out = new Set<string>();
-    for (const f of files) {
-      const sf = project.program.getSourceFile(f);
-      if (!sf) throw new Error(`${f} is not in the program`);
-      readsIn(sf, out);
-    }
-    return out;
-  } finally {
-    api.close();
+  const p = program();
+  const out = new Set<string>();
+  for (const f of files) {
+    const sf = p.getSourceFile(f);
+    if (!sf) throw new Error(`${f} is not in the program`);
+    readsIn(sf, out);
   }
+  return out;
 }
 
 /** The repository's root (for fixtures). */
