@@ -62,6 +62,7 @@ export async function startContainer(ctx: RunnerContext, c: Container, s: CState
       command: (c.command ?? []).map((x) => expandVars(x, env)), args: (c.args ?? []).map((x) => expandVars(x, env)),
       volumePaths, cfsQuota: ctx.deps.cfsQuota, ...(targetId ? { targetId } : {}),
     });
+    if (ctx.deps.hooks) config = ctx.deps.hooks.container(ctx.pod, c, config);
   } catch (e) {
     s.waiting = { reason: 'CreateContainerConfigError', message: (e as Error).message };
     ctx.event('Warning', 'Failed', `Error: ${(e as Error).message}`, c.name);
@@ -98,6 +99,7 @@ export async function startContainer(ctx: RunnerContext, c: Container, s: CState
     return;
   }
   s.waiting = undefined;
+  ctx.deps.hooks?.containerStarted(ctx.pod, c, id);
   ctx.event('Normal', 'Started', `Started container ${c.name}`, c.name);
   s.runtime = await ctx.deps.runtime.containerStatus(id);
   const hook = c.lifecycle?.postStart;

@@ -42,7 +42,11 @@ import { attachApiserverSource, podInformer } from './sources/apiserver-source.j
 import { readManifestPath, runFileSource } from './sources/file-source.js';
 import { runHttpSource } from './sources/http-source.js';
 import { StatsProvider } from './stats/summary.js';
-import { acquireLockFile, applyOomScoreAdj, checkMaxOpenFiles, checkSwap, StartupError } from './startup-checks.js';
+import { applyOomScoreAdj, checkSwap, StartupError, takeLockFile } from './startup-checks.js';
+import { startNodeGuards } from './cm/setup.js';
+import { describeMismatches, kernelTunableMismatches } from './safety/kernel-tunables.js';
+import { watchLockContention } from './safety/lock-contention.js';
+import { raiseOpenFiles } from './safety/open-files.js';
 
 /** /healthz fails when the runtime has not answered a relist for this long (Kubernetes: 3 minutes). */
 const RELIST_HEALTHY_MS = 3 * 60_000;
@@ -66,6 +70,10 @@ export interface StartOptions {
   readonly evictionPodUsage?: PodUsageSource;
   readonly evictionIntervalMs?: number;
   readonly imageGcPeriodMs?: number;
+  /** /proc/sys for --protect-kernel-defaults (tests). */
+  readonly procSysPath?: string;
+  /** How long a held --lock-file is asked for and waited for; default 10 s. */
+  readonly lockWaitMs?: number;
 }
 
 export interface NodeAgent {
@@ -80,6 +88,8 @@ export interface NodeAgent {
   readonly client?: RestClient;
   readonly eviction: EvictionManager;
   readonly images: NodeImages;
+  /** Resolves when another process asked for --lock-file under --exit-on-lock-contention. */
+  readonly lockContended: Promise<void>;
   /** Stops loops and servers; leaves running pods alone unless `stopPods`. */
   stop(opts?: { stopPods?: boolean }): Promise<void>;
 }
@@ -96,8 +106,15 @@ async function hostDns(path: string, log: Logger): Promise<HostDns> {
 export async function startNodeAgent(config: NodeagentConfig, opts: StartOptions = {}): Promise<NodeAgent> {
   const log = opts.log ?? pino({ level: 'silent' });
   checkSwap(config.failSwapOn, opts.swapsPath);
-  const releaseLock = config.lockFile ? acquireLockFile(config.lockFile, config.exitOnLockContention) : () => undefined;
+  const tunables = await kernelTunableMismatches(opts.procSysPath);
+  if (tunables.length && config.protectKernelDefaults) throw new StartupError(`--protect-kernel-defaults: ${describeMismatches(tunables)}`);
+  if (tunables.length) log.info({ tunables }, 'kernel tunables differ from the node agent\'s defaults (--protect-kernel-defaults would refuse)');
+  if (config.exitOnLockContention && !config.lockFile) throw new StartupError('--exit-on-lock-contention needs --lock-file');
+  const releaseLock = config.lockFile ? await takeLockFile(config.lockFile, config.exitOnLockContention, opts.lockWaitMs ?? 10_000) : () => undefined;
   const cleanups: (() => Promise<void> | void)[] = [releaseLock];
+  let lockContended: () => void = () => undefined;
+  const contended = new Promise<void>((r) => { lockContended = r; });
+  if (config.lockFile && config.exitOnLockContention) cleanups.push(watchLockContention(config.lockFile, () => { log.info({ lockFile: config.lockFile }, 'another process asked for the lock file: exiting (--exit-on-lock-contention)'); lockContended(); }));
   const ac = new AbortController();
   // One signal goes to every API call the agent makes: lift Node's listener warning limit.
   setMaxListeners(0, ac.signal);
@@ -105,7 +122,7 @@ export async function startNodeAgent(config: NodeagentConfig, opts: StartOptions
   try {
     if (!opts.skipProcessTweaks) {
       applyOomScoreAdj(config.oomScoreAdj, log);
-      checkMaxOpenFiles(config.maxOpenFiles, log);
+      raiseOpenFiles(config.maxOpenFiles, log);
     }
     await mkdir(config.rootDir, { recursive: true });
     const host = await readHostFacts({ hostnameOverride: config.hostnameOverride, nodeIp: config.nodeIp, rootDir: config.rootDir });
@@ -145,6 +162,7 @@ export async function startNodeAgent(config: NodeagentConfig, opts: StartOptions
       maxPods: config.maxPods, podsPerCore: config.podsPerCore, coreReserved: config.coreReserved, systemReserved: config.systemReserved,
       evictionHard: config.evictionHard, ignoreEviction: config.experimentalAllocatableIgnoreEviction,
     });
+    const guards = await startNodeGuards(config, { runtime, host, log });
     const podSet = new PodSet();
     const api = new ApiObjects(client, log.child({ component: 'api-objects' }), ac.signal);
     const imageFsDir = imageFsDirOf(runtime);
@@ -175,7 +193,7 @@ export async function startNodeAgent(config: NodeagentConfig, opts: StartOptions
           ...(client ? { requester: clientTokenRequester(client.create.bind(client)) } : {}),
           signal: ac.signal, log: log.child({ component: 'projected-volumes' }),
         }),
-        events, pullImage: images.pullImage, backoff: { ...DEFAULT_BACKOFF, ...opts.backoff }, log: log.child({ component: 'pod-worker' }),
+        events, pullImage: images.pullImage, hooks: guards.hooks, backoff: { ...DEFAULT_BACKOFF, ...opts.backoff }, log: log.child({ component: 'pod-worker' }),
       },
     });
     const eviction = setUpEviction(config, {
@@ -184,6 +202,8 @@ export async function startNodeAgent(config: NodeagentConfig, opts: StartOptions
       ...(opts.evictionSignals ? { measure: opts.evictionSignals } : {}), ...(opts.evictionPodUsage ? { podUsage: opts.evictionPodUsage } : {}),
       ...(opts.evictionIntervalMs ? { monitoringIntervalMs: opts.evictionIntervalMs } : {}), log: log.child({ component: 'eviction' }),
     });
+    guards.hooks.trackPods(() => [...pods.workers.values()].filter((w) => w.active).map((w) => w.current));
+    loops.push(guards.hooks.run(ac.signal));
 
     const stats = new StatsProvider({
       nodeName, runtime, pods, rootDir: config.rootDir, logDir: opts.podLogDir ?? '/var/log/pods', volumeStatsAggPeriodMs: config.volumeStatsAggPeriod,
@@ -245,7 +265,7 @@ export async function startNodeAgent(config: NodeagentConfig, opts: StartOptions
 
     let stopped = false;
     return {
-      nodeName, host, runtime, podSet, pods, eviction: eviction.manager, images, ...(nodeStatus ? { nodeStatus } : {}), ...(lease ? { lease } : {}), ...(listeners ? { listeners } : {}), ...(client ? { client } : {}),
+      nodeName, host, runtime, podSet, pods, lockContended: contended, eviction: eviction.manager, images, ...(nodeStatus ? { nodeStatus } : {}), ...(lease ? { lease } : {}), ...(listeners ? { listeners } : {}), ...(client ? { client } : {}),
       async stop(o = {}): Promise<void> {
         if (stopped) return;
         stopped = true;
@@ -296,6 +316,7 @@ export async function run(config: NodeagentConfig, ctx: { log: Logger; signal: A
     await new Promise<void>((resolve) => {
       if (ctx.signal.aborted) resolve();
       else ctx.signal.addEventListener('abort', () => resolve(), { once: true });
+      void agent.lockContended.then(resolve);
     });
     await agent.stop();
     return 0;

@@ -67,6 +67,7 @@ export class PodManager {
     if ((phase === 'Succeeded' || phase === 'Failed') && !pod.metadata?.deletionTimestamp && !isStaticPod(pod)) return; // finished before we saw it
     let verdict = admitPod(this.activeCount(), this.o.maxPods);
     if (verdict.admit && this.o.admit) verdict = this.o.admit(pod);
+    if (verdict.admit && this.o.workerDeps.hooks) verdict = this.o.workerDeps.hooks.admit(pod);
     if (!verdict.admit && !pod.metadata?.deletionTimestamp) {
       const status = rejectedStatus(verdict.reason ?? 'Rejected', verdict.message ?? '', this.o.hostIp);
       this.rejected.set(uid, { pod, status });

@@ -22,6 +22,7 @@ import type { ContainerStatus, PodSandboxConfig, RuntimeBackend } from './runtim
 import { rm } from 'node:fs/promises';
 import { setUpVolumes, tearDownPodDir, type VolumeContext } from './volumes/volumes.js';
 import type { ServiceLister } from './service-env.js';
+import type { PodHooks } from './cm/pod-hooks.js';
 
 export interface BackoffSettings { readonly initialMs: number; readonly maxMs: number; readonly resetMs: number }
 export const DEFAULT_BACKOFF: BackoffSettings = { initialMs: 10_000, maxMs: 300_000, resetMs: 600_000 };
@@ -44,6 +45,8 @@ export interface WorkerDeps {
   readonly events: EventSink;
   /** Pulls an image for the pod (its pull secrets, the node's pull limits); default the runtime's plain PullImage. */
   readonly pullImage?: (image: string, pod: Pod, sandbox: PodSandboxConfig | undefined) => Promise<string>;
+  /** The node's guards: admission, cgroups, cpusets, sysctls, seccomp (cm/pod-hooks.ts). */
+  readonly hooks?: PodHooks;
   readonly backoff: BackoffSettings;
   /** Publishes the pod's status (the manager writes it to the API and serves it on /pods). */
   readonly reportStatus: (pod: Pod, status: PodStatusV1) => Promise<void>;
@@ -204,7 +207,8 @@ export class PodWorker {
     const st = found.sandbox;
     if (!st) return found.nextAttempt;
     const attempt = st.metadata.attempt ?? 0;
-    const config = sandboxConfig(this.pod, attempt, { logDir: this.d.logDir, dns: this.d.dns });
+    const base = sandboxConfig(this.pod, attempt, { logDir: this.d.logDir, dns: this.d.dns });
+    const config = this.d.hooks ? this.d.hooks.sandbox(this.pod, base) : base;
     this.sandbox = { id: st.id, attempt, ip: this.pod.spec?.hostNetwork ? this.d.hostIp : st.ip, config };
     const inits = this.pod.spec?.initContainers ?? [];
     const mains = this.pod.spec?.containers ?? [];
@@ -270,8 +274,10 @@ export class PodWorker {
       this.schedule(Math.min(2000 * 2 ** Math.min(attempt, 5), 30_000));
       return false;
     }
-    const config = sandboxConfig(this.pod, attempt, { logDir: this.d.logDir, dns: this.d.dns });
+    const base = sandboxConfig(this.pod, attempt, { logDir: this.d.logDir, dns: this.d.dns });
+    const config = this.d.hooks ? this.d.hooks.sandbox(this.pod, base) : base;
     try {
+      await this.d.hooks?.preparePod(this.pod);
       const id = await this.d.runtime.runPodSandbox(config);
       const st = await this.d.runtime.podSandboxStatus(id);
       this.sandbox = { id, attempt, ip: this.pod.spec?.hostNetwork ? this.d.hostIp : st.ip, config };
@@ -466,6 +472,7 @@ export class PodWorker {
       await this.stopSandbox();
       await this.d.runtime.removePodSandbox(this.sandbox.id).catch(() => undefined);
     }
+    await this.d.hooks?.podRemoved(this.pod).catch(() => undefined);
     await tearDownPodDir(this.d.rootDir, this.uid).catch(() => undefined);
     // The pod is going away: so do its container logs (/var/log/pods/<ns>_<name>_<uid>).
     await rm(logDirectory(this.d.logDir, this.pod), { recursive: true, force: true }).catch(() => undefined);

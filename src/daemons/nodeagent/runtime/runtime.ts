@@ -80,8 +80,15 @@ export interface DnsConfig {
   readonly options?: readonly string[];
 }
 
+/** CRI SecurityProfile; Localhost names the profile file on the node. */
+export interface SeccompProfile {
+  readonly profileType: 'RuntimeDefault' | 'Unconfined' | 'Localhost';
+  readonly localhostRef?: string;
+}
+
 export interface SandboxSecurityContext {
   readonly namespaceOptions?: NamespaceOptions;
+  readonly seccomp?: SeccompProfile;
   readonly privileged?: boolean;
   readonly runAsUser?: number;
   readonly runAsGroup?: number;
@@ -137,6 +144,7 @@ export interface ContainerSecurityContext {
   readonly noNewPrivs?: boolean;
   readonly maskedPaths?: readonly string[];
   readonly readonlyPaths?: readonly string[];
+  readonly seccomp?: SeccompProfile;
 }
 
 export interface ContainerConfig {
@@ -321,6 +329,8 @@ export interface RuntimeBackend {
   removeContainer(id: string, opts?: CallOptions): Promise<void>;
   listContainers(filter?: ContainerFilter, opts?: CallOptions): Promise<ContainerSummary[]>;
   containerStatus(id: string, opts?: CallOptions): Promise<ContainerStatus>;
+  /** Changes a running container's resources (the CPU manager's cpusets); optional for backends without cgroups. */
+  updateContainerResources?(id: string, resources: LinuxContainerResources, opts?: CallOptions): Promise<void>;
   /** Makes the runtime reopen the container's log file (after rotation moved it away). */
   reopenContainerLog(id: string, opts?: CallOptions): Promise<void>;
 

@@ -6,10 +6,10 @@
  */
 import type {
   CallOptions, ContainerConfig, ContainerStatsInfo, ContainerFilter, ContainerState, ContainerStatus, ContainerSummary,
-  ExecRequest, AttachRequest, ExecSyncResult, FilesystemUsage, ImageAuth, ImageInfo, Mount,
+  ExecRequest, AttachRequest, ExecSyncResult, FilesystemUsage, ImageAuth, ImageInfo, LinuxContainerResources, Mount,
   MountPropagation, NamespaceMode, NamespaceOptions, PodSandboxConfig, PodSandboxFilter,
   PodSandboxMetadata, PodSandboxStatus, PodSandboxSummary, RuntimeBackend, RuntimeStatusInfo,
-  SandboxState, VersionInfo,
+  SandboxState, SeccompProfile, VersionInfo,
 } from '../runtime.js';
 import { CriClient, type CriCallOptions } from './cri-client.js';
 import { normalizeImageName } from '../image-name.js';
@@ -79,6 +79,14 @@ function namespaceOptions(o: NamespaceOptions | undefined): object {
 }
 
 const int64 = (v: number | undefined): object | null => (v === undefined ? null : { value: String(v) });
+const securityProfile = (p: SeccompProfile | undefined): object | null => (p ? { profileType: p.profileType, localhostRef: p.localhostRef ?? '' } : null);
+function resourcesToWire(r: LinuxContainerResources): object {
+  return {
+    cpuPeriod: String(r.cpuPeriod ?? 0), cpuQuota: String(r.cpuQuota ?? 0), cpuShares: String(r.cpuShares ?? 0),
+    memoryLimitInBytes: String(r.memoryLimitInBytes ?? 0), oomScoreAdj: String(r.oomScoreAdj ?? 0),
+    cpusetCpus: r.cpusetCpus ?? '', cpusetMems: r.cpusetMems ?? '',
+  };
+}
 
 export function sandboxConfigToWire(c: PodSandboxConfig): object {
   const sc = c.linux?.securityContext;
@@ -100,6 +108,7 @@ export function sandboxConfigToWire(c: PodSandboxConfig): object {
         readonlyRootfs: sc?.readonlyRootfs ?? false,
         supplementalGroups: (sc?.supplementalGroups ?? []).map(String),
         privileged: sc?.privileged ?? false,
+        seccomp: securityProfile(sc?.seccomp),
       },
     },
   };
@@ -126,11 +135,7 @@ function containerConfigToWire(c: ContainerConfig): object {
     stdinOnce: c.stdinOnce ?? false,
     tty: c.tty ?? false,
     linux: {
-      resources: r ? {
-        cpuPeriod: String(r.cpuPeriod ?? 0), cpuQuota: String(r.cpuQuota ?? 0), cpuShares: String(r.cpuShares ?? 0),
-        memoryLimitInBytes: String(r.memoryLimitInBytes ?? 0), oomScoreAdj: String(r.oomScoreAdj ?? 0),
-        cpusetCpus: r.cpusetCpus ?? '', cpusetMems: r.cpusetMems ?? '',
-      } : null,
+      resources: r ? resourcesToWire(r) : null,
       securityContext: {
         capabilities: sc?.capabilities ? { addCapabilities: [...(sc.capabilities.add ?? [])], dropCapabilities: [...(sc.capabilities.drop ?? [])] } : null,
         privileged: sc?.privileged ?? false,
@@ -143,6 +148,7 @@ function containerConfigToWire(c: ContainerConfig): object {
         noNewPrivs: sc?.noNewPrivs ?? false,
         maskedPaths: [...(sc?.maskedPaths ?? [])],
         readonlyPaths: [...(sc?.readonlyPaths ?? [])],
+        seccomp: securityProfile(sc?.seccomp),
       },
     },
   };
@@ -272,6 +278,10 @@ export class CriRuntime implements RuntimeBackend {
       exitCode: s.exitCode, reason: s.reason, message: s.message, image: s.image?.image ?? '', imageRef: s.imageRef,
       labels: s.labels, annotations: s.annotations, mounts: s.mounts.map(mountFromWire), logPath: s.logPath,
     };
+  }
+
+  async updateContainerResources(id: string, resources: LinuxContainerResources, opts?: CallOptions): Promise<void> {
+    await this.rt('UpdateContainerResources', { containerId: id, linux: resourcesToWire(resources) }, opts);
   }
 
   async reopenContainerLog(id: string, opts?: CallOptions): Promise<void> { await this.rt('ReopenContainerLog', { containerId: id }, opts); }
