@@ -7,11 +7,18 @@
 //                                                 background unless it already runs (pid in
 //                                                 <dir>/containerd.pid, log in <dir>/containerd.log),
 //                                                 import the offline busybox images (busybox also
-//                                                 as localhost/busybox:static), print the CRI
-//                                                 endpoint (unix://...) on stdout
+//                                                 as localhost/busybox:static), write the registry
+//                                                 mirrors and seed the local mirror
+//                                                 (registry-mirror.mjs), print the CRI endpoint
+//                                                 (unix://...) on stdout
+//   node scripts/containerd-setup.mjs stop <dir>  stop containerd (and the mirror) only: pods keep
+//                                                 running under their shims (as when a node's
+//                                                 containerd restarts), and the next `up` reconnects
+//                                                 to them, so the node agent adopts them; says how many
 //   node scripts/containerd-setup.mjs down <dir>  remove every pod sandbox through CRI, stop
 //                                                 containerd, kill leftover shims of this instance,
-//                                                 unmount what is left under <dir>
+//                                                 unmount what is left under <dir>, stop the
+//                                                 local registry mirror
 // The building blocks are the compiled test helpers (dist/test/helpers/containerd.js), so the
 // configuration is the one the containerd tests use. CORECTL_DIST names another build dir.
 import { spawn, spawnSync } from 'node:child_process';
@@ -19,6 +26,7 @@ import { existsSync, openSync, closeSync, readFileSync, writeFileSync, rmSync } 
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
+import { prepareRegistries, seedMirror, stopMirror } from './registry-mirror.mjs';
 
 const dist = resolve(process.env.CORECTL_DIST ?? 'dist');
 const helpers = () => import(pathToFileURL(join(dist, 'test/helpers/containerd.js')).href);
@@ -66,7 +74,15 @@ async function up(dir) {
     const layout = await writeContainerdConfig(dir, { subnet: pickSubnet() });
     note(`wrote ${layout.configPath} (bridge ${layout.bridge}, pods in ${layout.subnet})`);
   }
+  // Registry mirrors (registry-mirror.mjs): a changed registry configuration restarts containerd.
+  const reg = await prepareRegistries(dir).catch((e) => { note(`registries: ${e.message}`); return { changed: false }; });
   let pid = runningPid(dir);
+  if (pid && reg.changed) {
+    note('registry configuration changed: restarting containerd');
+    process.kill(pid, 'SIGTERM');
+    for (let i = 0; i < 100 && pidAlive(pid); i++) await sleep(100);
+    pid = undefined;
+  }
   if (pid && answers(socketPath)) {
     note(`containerd already running (pid ${pid})`);
   } else {
@@ -93,6 +109,7 @@ async function up(dir) {
   const tag = spawnSync('ctr', ['-a', socketPath, '-n', 'k8s.io', 'images', 'tag', '--force', 'localhost/busybox:latest', LOCAL_BUSYBOX], { encoding: 'utf8' });
   if (tag.status !== 0) throw new Error(`ctr images tag failed: ${(tag.stderr ?? '').trim()}`);
   note(`images ready: ${[...images, LOCAL_BUSYBOX].join(', ')}`);
+  await seedMirror(reg.mirror, socketPath).catch((e) => note(e.message));
   process.stdout.write(`unix://${socketPath}\n`);
 }
 
@@ -135,6 +152,33 @@ async function down(dir) {
   for (const shim of shimPids(socketPath)) { try { process.kill(shim, 'SIGKILL'); } catch { /* gone */ } }
   unmountUnder(dir);
   rmSync(join(dir, 'containerd.pid'), { force: true });
+  await stopMirror(dir);
+}
+
+async function stop(dir) {
+  const socketPath = join(dir, 'containerd.sock');
+  const pid = runningPid(dir);
+  if (!pid) { note('containerd is not running'); return; }
+  let kept = '';
+  if (answers(socketPath)) {
+    try {
+      const { CriRuntime } = await cri();
+      const rt = new CriRuntime({ endpoint: `unix://${socketPath}`, requestTimeoutMs: 15_000 });
+      const pods = (await rt.listPodSandbox()).filter((p) => p.state === 'ready');
+      const containers = (await rt.listContainers()).filter((c) => c.state === 'running');
+      await rt.close();
+      if (pods.length) kept = `${pods.length} pod(s) with ${containers.length} running container(s) keep running: make up adopts them; REMOVE_PODS=1 make down removes them`;
+    } catch (e) {
+      note(`could not list pods through CRI (${e.message})`);
+    }
+  }
+  process.kill(pid, 'SIGTERM');
+  for (let i = 0; i < 100 && pidAlive(pid); i++) await sleep(100);
+  if (pidAlive(pid)) process.kill(pid, 'SIGKILL');
+  note(`containerd (pid ${pid}) stopped`);
+  if (kept) note(kept);
+  rmSync(join(dir, 'containerd.pid'), { force: true });
+  await stopMirror(dir);
 }
 
 async function check() {
@@ -146,8 +190,8 @@ async function check() {
 const [cmd, dirArg] = process.argv.slice(2);
 try {
   if (cmd === 'check') await check();
-  else if ((cmd === 'up' || cmd === 'down') && dirArg) await (cmd === 'up' ? up : down)(resolve(dirArg));
-  else { note('usage: containerd-setup.mjs check | up <dir> | down <dir>'); process.exitCode = 2; }
+  else if ((cmd === 'up' || cmd === 'down' || cmd === 'stop') && dirArg) await ({ up, down, stop }[cmd])(resolve(dirArg));
+  else { note('usage: containerd-setup.mjs check | up <dir> | stop <dir> | down <dir>'); process.exitCode = 2; }
 } catch (e) {
   note(e.message);
   process.exitCode = 1;

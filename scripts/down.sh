@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # make down: stops the corectl server of DATA_DIR (its pid file) and the containerd make up
-# started there. Nothing is deleted: make up resumes the same cluster. DATA_DIR defaults as in
-# up.sh (/var/lib/core as root, else $HOME/.local/share/corectl).
+# started there, and says what it stopped. Pods keep running under their containerd shims (as
+# on a Kubernetes node whose kubelet and containerd restart): the next make up adopts them with
+# their pod IPs and restart counts. REMOVE_PODS=1 removes every pod first (and the service
+# proxy's nftables table). Nothing else is deleted: make up resumes the same cluster. DATA_DIR
+# defaults as in up.sh (/var/lib/core as root, else $HOME/.local/share/corectl).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -35,15 +38,20 @@ fi
 
 if [ -d "$DATA_DIR/containerd" ]; then
   if [ -f "${CORECTL_DIST:-dist}/test/helpers/containerd.js" ]; then
-    node scripts/containerd-setup.mjs down "$DATA_DIR/containerd" 2>&1 | sed 's/^/down: /'
+    if [ -n "${REMOVE_PODS:-}" ]; then
+      node scripts/containerd-setup.mjs down "$DATA_DIR/containerd" 2>&1 | sed 's/^/down: /'
+    else
+      node scripts/containerd-setup.mjs stop "$DATA_DIR/containerd" 2>&1 | sed 's/^/down: /'
+    fi
   elif [ -f "$DATA_DIR/containerd/containerd.pid" ]; then
     pid=$(cat "$DATA_DIR/containerd/containerd.pid")
     kill -TERM "$pid" 2>/dev/null && say "containerd (pid $pid) stopped" || true
     rm -f "$DATA_DIR/containerd/containerd.pid"
   fi
 fi
-# The service proxy's nftables table (ip corectl-proxy): its pods are gone, so are its routes.
-if [ "$(id -u)" = 0 ] && command -v nft >/dev/null 2>&1 && nft list table ip corectl-proxy >/dev/null 2>&1; then
+# The service proxy's nftables table (ip corectl-proxy): when its pods are gone, so are its
+# routes; pods that keep running keep their service routes until make up.
+if [ -n "${REMOVE_PODS:-}" ] && [ "$(id -u)" = 0 ] && command -v nft >/dev/null 2>&1 && nft list table ip corectl-proxy >/dev/null 2>&1; then
   bin/corectl proxy --cleanup --v=0 >/dev/null 2>&1 && say "removed the service proxy's nftables table ip corectl-proxy" || say "could not remove nftables table ip corectl-proxy (nft delete table ip corectl-proxy)"
 fi
 say "done; make up resumes the cluster in $DATA_DIR"

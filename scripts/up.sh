@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make up: a one-node cluster on this machine, in the foreground (Ctrl-C stops it).
 #   1. as root on Debian: apt-get installs what is missing (containerd, runc,
-#      containernetworking-plugins, busybox-static, nftables for the service proxy);
+#      containernetworking-plugins, busybox-static, nftables for the service proxy, docker-registry
+#      for the local registry mirror);
 #   2. as root with those present: a private containerd under $DATA_DIR/containerd (started in
 #      the background, pid recorded, offline busybox images imported); otherwise the node runs
 #      simulated containers (the fake runtime);
@@ -57,7 +58,7 @@ fi
 rm -f "$DATA_DIR/down-requested"
 
 # 1. Packages.
-PACKAGES=(containerd runc containernetworking-plugins busybox-static nftables conntrack)
+PACKAGES=(containerd runc containernetworking-plugins busybox-static nftables docker-registry conntrack)
 if [ "${RUNTIME:-}" = fake ] || [ -n "${NO_APT:-}" ]; then
   :
 elif [ -z "$ROOT" ]; then
@@ -95,6 +96,8 @@ if [ "${RUNTIME:-}" != fake ] && [ -n "$ROOT" ]; then
     if endpoint=$(node scripts/containerd-setup.mjs up "$DATA_DIR/containerd" 2>"$DATA_DIR/containerd-setup.log"); then
       sed 's/^/up: /' "$DATA_DIR/containerd-setup.log"
       SERVER+=("--container-runtime-endpoint=$endpoint" "--nodeagent-arg=--pod-infra-container-image=localhost/pause:busybox")
+      # A local registry mirror of docker.io holds busybox (registry-mirror.mjs): plain names pull.
+      [ -f "$DATA_DIR/containerd/mirror/registry.pid" ] && IMAGE=busybox
     else
       sed 's/^/up: /' "$DATA_DIR/containerd-setup.log"
       say "containerd could not start; the node will simulate containers"

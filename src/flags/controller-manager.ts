@@ -110,6 +110,39 @@ export const CONTROLLER_MANAGER_OPTIONS = [
 
 export type ControllerManagerConfig = ConfigOf<typeof CONTROLLER_MANAGER_OPTIONS>;
 
+const CLOUD = 'no cloud provider is built in';
+const HPA = 'the horizontal pod autoscaler is not built yet';
+const RECYCLER = 'the Recycle reclaim policy (deprecated in Kubernetes) is not built';
+const ATTACH = 'there is no attach/detach controller: no volume plugin attaches devices';
+
+/** The reference's options this controller manager does not act on (see DaemonFlagSet.notActedOn). */
+export const CONTROLLER_MANAGER_NOT_ACTED_ON: Readonly<Record<string, string>> = {
+  'cloud-config': CLOUD,
+  'cloud-provider': CLOUD,
+  'vendor-container-registry-config': CLOUD,
+  'cluster-name': 'it only names cloud resources; ' + CLOUD,
+  'concurrent-service-syncs': 'the service controller manages cloud load balancers; ' + CLOUD,
+  'configure-cloud-routes': CLOUD,
+  'route-reconciliation-period': CLOUD,
+  'external-cloud-volume-plugin': CLOUD,
+  'contention-profiling': 'Node.js has no lock contention profile',
+  'attach-detach-reconcile-sync-period': ATTACH,
+  'disable-attach-detach-reconcile-sync': ATTACH,
+  'flex-volume-plugin-dir': 'no FlexVolume plugins are loaded',
+  'horizontal-pod-autoscaler-downscale-delay': HPA,
+  'horizontal-pod-autoscaler-sync-period': HPA,
+  'horizontal-pod-autoscaler-tolerance': HPA,
+  'horizontal-pod-autoscaler-upscale-delay': HPA,
+  'horizontal-pod-autoscaler-use-rest-clients': HPA,
+  'insecure-experimental-approve-all-kubelet-csrs-for-group': 'it has no effect in Kubernetes either (kept for compatibility)',
+  'pv-recycler-increment-timeout-nfs': RECYCLER,
+  'pv-recycler-minimum-timeout-hostpath': RECYCLER,
+  'pv-recycler-minimum-timeout-nfs': RECYCLER,
+  'pv-recycler-pod-template-filepath-hostpath': RECYCLER,
+  'pv-recycler-pod-template-filepath-nfs': RECYCLER,
+  'pv-recycler-timeout-increment-hostpath': RECYCLER,
+};
+
 export const CONTROLLER_MANAGER_FLAGS: DaemonFlagSet<ControllerManagerConfig> = {
   daemon: 'controller-manager',
   summary: 'Runs the core control loops that move cluster state toward the desired state.',
@@ -117,6 +150,7 @@ export const CONTROLLER_MANAGER_FLAGS: DaemonFlagSet<ControllerManagerConfig> = 
   gates: CONTROL_PLANE_GATES,
   rules: CONTROLLER_MANAGER_RULES,
   groups: [G.generic, G.client, G.leader, G.controllers, G.nodes, G.volumes, G.autoscaler, G.certs, G.secure, G.insecure, G.gates, G.logging, G.debug, G.ours],
+  notActedOn: CONTROLLER_MANAGER_NOT_ACTED_ON,
 };
 
 export function parseControllerManagerArgs(argv: readonly string[]): ParseResult<ControllerManagerConfig> {

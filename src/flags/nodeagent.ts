@@ -142,6 +142,38 @@ export const NODEAGENT_OPTIONS = [
 
 export type NodeagentConfig = ConfigOf<typeof NODEAGENT_OPTIONS>;
 
+const CLOUD = 'no cloud provider is built in';
+const NOT_YET = (what: string): string => `${what} is not built yet`;
+
+/** The reference's options this node agent does not act on (see DaemonFlagSet.notActedOn). */
+export const NODEAGENT_NOT_ACTED_ON: Readonly<Record<string, string>> = {
+  'cloud-config': CLOUD,
+  'cloud-provider': CLOUD,
+  'vendor-container-registry-config': CLOUD,
+  'vendor-json-key': CLOUD,
+  'chaos-chance': 'no fault injection is built in',
+  'containerized': 'removed from Kubernetes (1.16): the node agent runs on the host',
+  'contention-profiling': 'Node.js has no lock contention profile',
+  'dynamic-config-dir': 'dynamic node agent configuration is removed from Kubernetes (1.24)',
+  'enable-controller-attach-detach': 'no volume plugin attaches devices: there is nothing to attach or detach',
+  'experimental-check-node-capabilities-before-mount': 'volumes are directories: no mount tool is needed',
+  'experimental-mounter-path': 'volumes are directories: no mount binary is called',
+  'hairpin-mode': 'pod networking is the runtime\'s (containerd\'s CNI configuration)',
+  'network-plugin': 'removed from Kubernetes with dockershim (1.24): pod networking is the runtime\'s CNI configuration',
+  'network-plugin-mtu': 'removed from Kubernetes with dockershim (1.24): pod networking is the runtime\'s CNI configuration',
+  'iptables-drop-bit': 'the node agent writes no iptables rules: the service proxy owns them',
+  'iptables-masquerade-bit': 'the node agent writes no iptables rules: the service proxy owns them',
+  'make-iptables-util-chains': 'the node agent writes no iptables rules: the service proxy owns them',
+  'monitor-port': 'the resource-monitor (cAdvisor) port is removed from Kubernetes (1.12): figures are served on --port',
+  'really-crash-for-testing': 'nothing recovers from a crash that this could turn off',
+  'runtimeA-disable-shared-pid': 'runtimeA (docker) only: this node agent speaks CRI',
+  'runtimeA-endpoint': 'runtimeA (docker) only: this node agent speaks CRI',
+  'runtimeB-api-endpoint': 'runtimeB (rkt) only: this node agent speaks CRI',
+  'runtimeB-path': 'runtimeB (rkt) only: this node agent speaks CRI',
+  'volume-plugin-dir': 'no FlexVolume plugins are loaded',
+  // Issue 31 parts 3 to 6 (eviction, images, stats) are being built on other branches.
+};
+
 export const NODEAGENT_FLAGS: DaemonFlagSet<NodeagentConfig> = {
   daemon: 'nodeagent',
   summary: 'Runs on every node and keeps the containers of its pods running and healthy.',
@@ -149,6 +181,7 @@ export const NODEAGENT_FLAGS: DaemonFlagSet<NodeagentConfig> = {
   gates: NODEAGENT_GATES,
   rules: NODEAGENT_RULES,
   groups: [G.generic, G.client, G.pods, G.runtime, G.resources, G.network, G.cgroups, G.secure, G.authn, G.authz, G.gates, G.logging, G.debug, G.ours],
+  notActedOn: NODEAGENT_NOT_ACTED_ON,
 };
 
 export function parseNodeagentArgs(argv: readonly string[]): ParseResult<NodeagentConfig> {

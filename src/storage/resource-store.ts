@@ -10,6 +10,7 @@ import { StorageError, isStorageError } from './errors.js';
 import type { Backend, KeyValue } from './interface.js';
 import type { WatchCache } from './watch-cache/watch-cache.js';
 import { isJsonRoundTripExact, jsonRoundTripCopy } from '../util/json-clone.js';
+import { goEscape, goOrder } from '../api/codec/go-json.js';
 
 export class ResourceStore {
   constructor(
@@ -33,12 +34,14 @@ export class ResourceStore {
    * decoding the text gives, it becomes the written object itself instead of a copy.
    */
   encode(obj: KubeObject, key: string, adopt = false): EncodedObject | Promise<EncodedObject> {
-    const stripped = withoutResourceVersion(obj);
+    // Stored in the order Kubernetes' encoder writes (go-json.ts), so reads splice served JSON
+    // from the stored bytes as they are.
+    const stripped = goOrder(withoutResourceVersion(obj)) as KubeObject;
     let text: string | undefined;
     let written: KubeObject | undefined;
     let plain: Buffer;
     if (this.codec === jsonCodec) {
-      text = JSON.stringify(stripped);
+      text = goEscape(JSON.stringify(stripped));
       plain = Buffer.from(text, 'utf8');
       // What decoding the text gives: `obj` itself when adopted, else copied now (the caller
       // may change `obj` while the write is in flight), much cheaper than parsing the text
@@ -124,11 +127,28 @@ export interface EncodedObject {
 }
 
 /** Sets metadata.resourceVersion of a freshly decoded object (which the caller owns). */
+/** ObjectMeta's fields that Go declares before resourceVersion. */
+const BEFORE_RESOURCE_VERSION = new Set(['name', 'generateName', 'namespace', 'selfLink', 'uid']);
+
+/**
+ * Sets metadata.resourceVersion where ObjectMeta declares it (after uid), so the object stays
+ * in Go's field order: in place when it goes last or is there already, else in a new metadata.
+ */
 function setResourceVersion(obj: KubeObject, revision: number): KubeObject {
   const meta: unknown = obj.metadata;
   if (typeof meta === 'object' && meta !== null && !Array.isArray(meta)) {
-    // Same result as copying metadata with the field set, without the copy.
-    (meta as Record<string, unknown>)['resourceVersion'] = String(revision);
+    const m = meta as Record<string, unknown>;
+    const rv = String(revision);
+    let later = false;
+    if (!('resourceVersion' in m)) for (const k in m) if (!BEFORE_RESOURCE_VERSION.has(k)) { later = true; break; }
+    if (!later) { m['resourceVersion'] = rv; return obj; }
+    const out: Record<string, unknown> = {};
+    let placed = false;
+    for (const k in m) {
+      if (!placed && !BEFORE_RESOURCE_VERSION.has(k)) { out['resourceVersion'] = rv; placed = true; }
+      out[k] = m[k];
+    }
+    obj.metadata = out as KubeObject['metadata'];
   } else {
     obj.metadata = { ...(obj.metadata ?? {}), resourceVersion: String(revision) };
   }

@@ -5,10 +5,22 @@ import { scanStored, spliceServed, splicePlan, splicedLength, writeSpliced } fro
 // can have written; anything outside that canonical form is refused (the caller decodes).
 type Obj = Record<string, unknown>;
 
-/** What the general path serves: metadata.resourceVersion set, kind/apiVersion dropped, optional head. */
+const BEFORE_RV = new Set(['name', 'generateName', 'namespace', 'selfLink', 'uid']);
+
+/**
+ * What the general path serves: metadata.resourceVersion set where ObjectMeta declares it
+ * (after uid, before the rest), kind/apiVersion dropped, optional head.
+ */
 function general(stored: Obj, rv: number, head?: { kind: string; apiVersion: string }): string {
   const o = JSON.parse(JSON.stringify(stored)) as Obj;
-  o['metadata'] = { ...(o['metadata'] as Obj), resourceVersion: String(rv) };
+  const meta: Obj = {};
+  let placed = false;
+  for (const [k, v] of Object.entries(o['metadata'] as Obj)) {
+    if (!placed && !BEFORE_RV.has(k)) { meta['resourceVersion'] = String(rv); placed = true; }
+    meta[k] = v;
+  }
+  if (!placed) meta['resourceVersion'] = String(rv);
+  o['metadata'] = meta;
   const { kind: _k, apiVersion: _a, ...rest } = o;
   void _k; void _a;
   return JSON.stringify(head ? { ...head, ...rest } : rest);
@@ -22,6 +34,9 @@ const tricky: Obj[] = [
   { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: { a: 1 }, status: { phase: 'Running' }, extra: [1], more: 'x' },
   { a: 1, b: { c: 2 }, metadata: { name: 'q' }, c: 3, kind: 'K', d: [4], e: 'five' },
   { apiVersion: 'v1', metadata: { name: 'm2' }, kind: 'K', spec: {} },
+  { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'd', uid: 'u', creationTimestamp: '2026-01-01T00:00:00Z', labels: { a: 'b' } }, spec: {} },
+  { apiVersion: 'v1', kind: 'Pod', metadata: { generation: 2, name: 'late' }, spec: {} },
+  { kind: 'Pod', metadata: { creationTimestamp: null }, apiVersion: 'v1' },
   { apiVersion: 'apps/v1', metadata: { name: 'm', ownerReferences: [{ apiVersion: 'v1', kind: 'K', name: 'o', uid: 'u', controller: true }] }, spec: { replicas: 0 } },
 ];
 
@@ -31,9 +46,10 @@ t.test('splice equals decode + stringify', async (t) => {
     const s = scanStored(bytes);
     t.ok(s, `scans ${JSON.stringify(o).slice(0, 40)}`);
     if (!s) continue;
-    t.equal(spliceServed(s, 42).toString('utf8'), general(o, 42), 'list item form');
+    // A whole body ends with the newline Kubernetes' encoder writes.
+    t.equal(spliceServed(s, 42).toString('utf8'), general(o, 42) + '\n', 'list item form');
     const head = { kind: 'Thing', apiVersion: 'g/v9' };
-    t.equal(spliceServed(s, 7, Buffer.from(`"kind":"Thing","apiVersion":"g/v9"`)).toString('utf8'), general(o, 7, head), 'object form');
+    t.equal(spliceServed(s, 7, Buffer.from(`"kind":"Thing","apiVersion":"g/v9"`)).toString('utf8'), general(o, 7, head) + '\n', 'object form');
     t.equal(s.apiVersion, o['apiVersion'] as string | undefined, 'the stored apiVersion');
   }
 });
@@ -74,7 +90,7 @@ t.test('members after kind, apiVersion and metadata are kept as stored, unscanne
   const stored = '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"a":[1,{"b":"}"}]}, "status": {}}';
   const s = scanStored(Buffer.from(stored));
   t.ok(s, 'scanned');
-  t.equal(spliceServed(s!, 5).toString(), '{"metadata":{"name":"p","resourceVersion":"5"},"spec":{"a":[1,{"b":"}"}]}, "status": {}}');
+  t.equal(spliceServed(s!, 5).toString(), '{"metadata":{"name":"p","resourceVersion":"5"},"spec":{"a":[1,{"b":"}"}]}, "status": {}}\n');
   t.equal(scanStored(Buffer.from('{"kind":"Pod","metadata":{"name":"p"}, "spec":{}}')), undefined, 'before all three are seen, whitespace still refuses');
   t.equal(scanStored(Buffer.from('{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":"x"')), undefined, 'not ending in a brace');
 });

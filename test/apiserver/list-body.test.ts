@@ -44,7 +44,7 @@ t.test('JSON lists: spliced and remembered items, any piece size, equal JSON.str
     const want = JSON.stringify({
       kind: 'ConfigMapList', apiVersion: 'v1', metadata,
       items: objs.map((o, i) => served(o, entries[i]!.modRevision)),
-    });
+    }) + '\n'; // Kubernetes' encoder ends the body with a newline
     for (const piece of PIECES) {
       const src = jsonListSource('ConfigMapList', 'v1', metadata, entries, items, piece);
       const { bytes, pieces } = drain(src);

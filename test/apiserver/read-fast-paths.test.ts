@@ -1,12 +1,14 @@
 import t, { type Test } from 'tap';
 import { startApiserver } from '../helpers/apiserver.js';
 import { connectClient, type RestClient } from '../helpers/rest-client.js';
+import { goJsonText } from '../../src/api/codec/go-json.js';
 
 // GET and LIST as compact JSON are served from per-entry serializations (remembered bytes keyed
 // by the stored entry). They must be byte for byte what the general path writes (compared with
 // the pretty form, which takes the general path, re-serialized compactly), fresh after every
 // change, and keep every list and read semantics (selectors, paging, resourceVersion, errors).
-const compact = (pretty: Buffer): string => JSON.stringify(JSON.parse(pretty.toString('utf8')));
+// A compact body ends with the newline Kubernetes' encoder writes (an indented one has none).
+const compact = (pretty: Buffer): string => goJsonText(JSON.parse(pretty.toString('utf8'))) + '\n';
 
 async function sameAsGeneral(t: Test, c: RestClient, path: string, what: string): Promise<unknown> {
   const fast = await c.request('GET', path);

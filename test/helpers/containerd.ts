@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CriRuntime } from '../../src/daemons/nodeagent/runtime/cri/cri-runtime.js';
+import { containerdRegistryConfig, parseRegistries } from '../../src/daemons/nodeagent/images/registries.js';
 import { BUSYBOX_IMAGE, DEFAULT_BUSYBOX_PATH, PAUSE_IMAGE, writeBusyboxImageTar } from './oci-image.js';
 
 export const CNI_BIN_DIR = '/usr/lib/cni';
@@ -50,6 +51,8 @@ export interface ContainerdOptions {
   /** e.g. '10.88.150.0/24'; default a random unused 10.88.<100-199>.0/24. */
   readonly subnet?: string;
   readonly readyTimeoutMs?: number;
+  /** A registries file's text (k3s' registries.yaml shape: mirrors and configs), written into the config. */
+  readonly registries?: string;
   /** Run containerd (and so its CNI bridge, pod networks and stream server) in this network namespace (`ip netns`). */
   readonly netns?: string;
 }
@@ -164,7 +167,18 @@ export async function writeContainerdConfig(dir: string, opts: Omit<ContainerdOp
   };
   await writeFile(join(dir, 'net.d', '10-corectl.conflist'), JSON.stringify(conflist, null, 2));
   const configPath = join(dir, 'config.toml');
-  await writeFile(configPath, configToml(dir, socketPath, join(dir, 'net.d')));
+  let toml = configToml(dir, socketPath, join(dir, 'net.d'));
+  if (opts.registries !== undefined) {
+    const certsDir = join(dir, 'certs.d');
+    await rm(certsDir, { recursive: true, force: true });
+    const reg = containerdRegistryConfig(parseRegistries(opts.registries), certsDir);
+    for (const h of reg.hosts) {
+      await mkdir(join(certsDir, h.path, '..'), { recursive: true });
+      await writeFile(join(certsDir, h.path), h.content);
+    }
+    toml += reg.toml;
+  }
+  await writeFile(configPath, toml);
   const imageTar = join(dir, 'images.oci.tar');
   await writeBusyboxImageTar(imageTar, opts.busyboxPath);
   return {

@@ -4,6 +4,10 @@
  *   localhost/pause:busybox   entrypoint `sleep 2147483647` (the sandbox "pause" image)
  *   localhost/busybox:latest  busybox with applet symlinks, /etc/passwd and /etc/group; cmd `sh`
  * Both share one uncompressed layer. Every mtime is 0, so the output is reproducible.
+ * Debian's static busybox still resolves names through glibc's NSS, which loads its modules
+ * at run time: the layer carries /etc/nsswitch.conf and the host's NSS modules with the C
+ * library and loader they need (the same glibc the static busybox was built from, both from the
+ * distribution), so wget, nslookup and ping resolve names in pods (nss-libs below).
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
@@ -89,6 +93,37 @@ function ociArch(): string {
   }
 }
 
+/** Where the C library lives for this architecture (Debian's multiarch layout), and its loader. */
+function multiarch(): { dir: string; loader?: { path: string; link?: string } } {
+  switch (process.arch) {
+    case 'x64': return { dir: 'lib/x86_64-linux-gnu', loader: { path: 'lib/x86_64-linux-gnu/ld-linux-x86-64.so.2', link: 'lib64/ld-linux-x86-64.so.2' } };
+    case 'arm64': return { dir: 'lib/aarch64-linux-gnu', loader: { path: 'lib/aarch64-linux-gnu/ld-linux-aarch64.so.1', link: 'lib/ld-linux-aarch64.so.1' } };
+    default: return { dir: `lib/${process.arch}-linux-gnu` };
+  }
+}
+
+export const NSSWITCH_CONF = 'passwd: files\ngroup: files\nshadow: files\nhosts: files dns\nnetworks: files\nprotocols: files\nservices: files\n';
+
+/** /etc/nsswitch.conf and, where the host has them, the NSS modules with libc and the loader. */
+export function nssEntries(): TarEntry[] {
+  const m = multiarch();
+  const libs = ['libnss_files.so.2', 'libnss_dns.so.2', 'libresolv.so.2', 'libc.so.6'];
+  const out: TarEntry[] = [{ name: 'etc/nsswitch.conf', type: 'file', data: Buffer.from(NSSWITCH_CONF) }];
+  const found = libs.filter((l) => existsSync(`/${m.dir}/${l}`));
+  if (found.length === 0) return out;
+  out.push({ name: 'lib/', type: 'dir' }, { name: `${m.dir}/`, type: 'dir' });
+  for (const l of found) out.push({ name: `${m.dir}/${l}`, type: 'file', mode: 0o755, data: readFileSync(`/${m.dir}/${l}`) });
+  if (m.loader && existsSync(`/${m.loader.path}`)) {
+    out.push({ name: m.loader.path, type: 'file', mode: 0o755, data: readFileSync(`/${m.loader.path}`) });
+    if (m.loader.link) {
+      const parent = m.loader.link.slice(0, m.loader.link.lastIndexOf('/') + 1);
+      if (parent !== 'lib/') out.push({ name: parent, type: 'dir' });
+      out.push({ name: m.loader.link, type: 'symlink', linkname: `/${m.loader.path}` });
+    }
+  }
+  return out;
+}
+
 /** The shared root filesystem layer (an uncompressed tar). */
 export function buildBusyboxLayer(busyboxPath = DEFAULT_BUSYBOX_PATH): Buffer {
   const entries: TarEntry[] = [
@@ -98,6 +133,7 @@ export function buildBusyboxLayer(busyboxPath = DEFAULT_BUSYBOX_PATH): Buffer {
     { name: 'etc/', type: 'dir' },
     { name: 'etc/passwd', type: 'file', data: Buffer.from('root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n') },
     { name: 'etc/group', type: 'file', data: Buffer.from('root:x:0:\nnogroup:x:65534:\n') },
+    ...nssEntries(),
     { name: 'root/', type: 'dir', mode: 0o700 },
     { name: 'tmp/', type: 'dir', mode: 0o1777 },
     { name: 'var/', type: 'dir' },

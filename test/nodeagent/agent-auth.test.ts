@@ -90,6 +90,9 @@ t.test('webhook mode: authorization by SubjectAccessReview', async (t) => {
   t.same(await get(webhook, '/pods', { cert: ops }), { status: 403, message: 'Forbidden (user=someone, verb=get, resource=nodes, subresource=proxy)' });
   t.same(await get(webhook, '/stats/summary', { cert: ops }), { status: 403, message: 'Forbidden (user=someone, verb=get, resource=nodes, subresource=stats)' });
   t.same(await get(webhook, '/metrics', { cert: ops }), { status: 403, message: 'Forbidden (user=someone, verb=get, resource=nodes, subresource=metrics)' });
+  t.same(await get(webhook, '/metrics/resource', { cert: ops }), { status: 403, message: 'Forbidden (user=someone, verb=get, resource=nodes, subresource=metrics)' });
+  t.same(await get(webhook, '/metrics/cadvisor', { cert: ops }), { status: 403, message: 'Forbidden (user=someone, verb=get, resource=nodes, subresource=metrics)' });
+  t.equal((await get(webhook, '/metrics/resource', { cert: masters })).status, 200);
   t.same(await get(webhook, '/manifests', { cert: ops, method: 'POST' }), { status: 403, message: 'Forbidden (user=someone, verb=create, resource=nodes, subresource=proxy)' });
   t.same(await get(webhook, '/pods', { token: saToken }), { status: 403, message: 'Forbidden (user=system:serviceaccount:default:robot, verb=get, resource=nodes, subresource=proxy)' },
     'a service-account token authenticates through TokenReview, then is denied');

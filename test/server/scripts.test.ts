@@ -1,5 +1,7 @@
 // scripts/up.sh and scripts/down.sh (make up / make down) on a temp data dir: the fake runtime
-// always; a private containerd too when this machine can run one (root, binaries installed).
+// always; a private containerd too when this machine can run one (root, binaries installed),
+// where a pod keeps running across make down / make up (same container and pod IP, adopted)
+// and REMOVE_PODS=1 make down removes it.
 import t from 'tap';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -7,8 +9,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { containerdSkipReason } from '../helpers/containerd.js';
+import { containerdSkipReason, shimPids } from '../helpers/containerd.js';
+import { kubectl } from '../helpers/kubectl.js';
 import { freePort } from '../../src/util/free-port.js';
+import { loadCoreconfig } from '../../src/client/coreconfig.js';
+import { RestClient } from '../../src/client/rest-client.js';
+import type { Pod } from '../../src/daemons/nodeagent/pod-types.js';
+import { CriRuntime } from '../../src/daemons/nodeagent/runtime/cri/cri-runtime.js';
 
 const root = process.cwd();
 // This file is <dist>/test/server/scripts.test.js: the scripts run that same build.
@@ -79,27 +86,83 @@ t.test('make up (fake runtime) prints the hints; make down stops it; make up res
 });
 
 const skip = containerdSkipReason();
-t.test('make up with a private containerd', { skip: skip ? `no containerd here: ${skip}` : false, timeout: 240_000 }, async (t) => {
+t.test('make up with a private containerd', { skip: skip ? `no containerd here: ${skip}` : false, timeout: 360_000 }, async (t) => {
   const dataDir = await mkdtemp(join(tmpdir(), 'corectl-up-ctrd-'));
   let bridge = '';
   t.teardown(async () => {
-    down({ DATA_DIR: dataDir });
+    down({ DATA_DIR: dataDir, REMOVE_PODS: '1' });
     if (bridge) spawnSync('ip', ['link', 'del', bridge], { stdio: 'ignore' });
     await rm(dataDir, { recursive: true, force: true });
   });
-  const u = up({ DATA_DIR: dataDir, NO_APT: '1', SERVER_ARGS: await serverArgs() });
+  const args = await serverArgs();
+  const u = up({ DATA_DIR: dataDir, NO_APT: '1', SERVER_ARGS: args, MIRROR_PORT: String(await freePort()) });
   t.teardown(() => { u.child.kill('SIGKILL'); });
   await waitFor(u, /node up-test Ready/, 120_000);
+  // With Debian's docker-registry, make up seeds a local mirror of docker.io: plain busybox runs.
+  const kc = kubectl(33);
+  if (spawnSync('sh', ['-c', 'command -v docker-registry'], { stdio: 'ignore' }).status === 0 && kc) {
+    t.match(u.out(), /up: {3}kubectl create deployment web --image=busybox -- httpd -f -p 80/);
+    const k = (...args: string[]): string => spawnSync(kc, [`--kubeconfig=${join(dataDir, 'admin.coreconfig')}`, ...args], { encoding: 'utf8' }).stdout ?? '';
+    k('create', 'deployment', 'web', '--image=busybox', '--', 'httpd', '-f', '-p', '80');
+    const end = Date.now() + 120_000;
+    while (k('get', 'pods', '-l', 'app=web', '-o', 'jsonpath={.items[*].status.phase}') !== 'Running' && Date.now() < end) await new Promise((r) => setTimeout(r, 500));
+    t.equal(k('get', 'pods', '-l', 'app=web', '-o', 'jsonpath={.items[*].status.phase}'), 'Running', 'kubectl create deployment web --image=busybox runs from the mirror');
+  }
   const conflist = JSON.parse(readFileSync(join(dataDir, 'containerd', 'net.d', '10-corectl.conflist'), 'utf8')) as { plugins: Array<{ bridge: string }> };
   bridge = conflist.plugins[0]?.bridge ?? '';
   t.match(u.out(), /with the CRI runtime at unix:\/\//);
   const ctrdPid = Number(readFileSync(join(dataDir, 'containerd', 'containerd.pid'), 'utf8'));
   t.ok(ctrdPid > 0);
+  // A pod that make down / make up must leave alone (adopted, not recreated).
+  const client = new RestClient({ connection: await loadCoreconfig({ path: join(dataDir, 'admin.coreconfig') }), contentType: 'application/json' });
+  t.teardown(() => client.close());
+  const PODS = { group: '', version: 'v1', resource: 'pods', namespace: 'default' };
+  // Retried until the default service account exists.
+  await pollFor('pod stays created', () => client.create(PODS, {
+    apiVersion: 'v1', kind: 'Pod', metadata: { name: 'stays' },
+    spec: { nodeName: 'up-test', terminationGracePeriodSeconds: 1, containers: [{ name: 'main', image: 'localhost/busybox:static', command: ['sleep', '3600'] }] },
+  }), 60_000);
+  const before = await pollFor('pod stays Running', async () => {
+    const p = await client.get<Pod>(PODS, 'stays');
+    return p.status?.phase === 'Running' && p.status.podIP ? p : undefined;
+  }, 90_000);
+  const containerId = before.status?.containerStatuses?.[0]?.containerID ?? '';
   const d = down({ DATA_DIR: dataDir });
   t.equal(d.code, 0, d.out);
   t.match(d.out, /containerd \(pid \d+\) stopped/);
+  t.not(shimPids(join(dataDir, 'containerd', 'containerd.sock')).length, 0, 'the pod\'s shim still runs');
+  t.match(d.out, /down: containerd-setup: \d+ pod\(s\) with \d+ running container\(s\) keep running: make up adopts them/, 'make down says the pods keep running');
+  if (existsSync(join(dataDir, 'containerd', 'mirror', 'port'))) t.match(d.out, /registry mirror \(pid \d+\) stopped/);
   t.equal(await u.exited, 0);
   t.throws(() => process.kill(ctrdPid, 0), 'containerd is gone');
   t.notMatch(u.out(), /containerd keeps running/, 'make up does not claim a stopped containerd runs');
   t.match(u.out(), /up: stopped by make down \(containerd too\)/);
+
+  const u2 = up({ DATA_DIR: dataDir, NO_APT: '1', SERVER_ARGS: args });
+  t.teardown(() => { u2.child.kill('SIGKILL'); });
+  await waitFor(u2, /node up-test Ready/, 120_000);
+  const rt = new CriRuntime({ endpoint: `unix://${join(dataDir, 'containerd', 'containerd.sock')}` });
+  t.teardown(() => rt.close());
+  const uid = before.metadata?.uid ?? '';
+  // Several relists and syncs of the new node agent later, nothing was recreated.
+  await new Promise((r) => setTimeout(r, 5000));
+  const containers = await rt.listContainers({ labelSelector: { 'io.kubernetes.pod.uid': uid } });
+  t.same(containers.map((c) => `containerd://${c.id}:${c.state}`), [`${containerId}:running`], 'the same container runs, no new one');
+  const after = await client.get<Pod>(PODS, 'stays');
+  t.equal(after.status?.podIP, before.status?.podIP, 'same pod IP');
+  t.equal(after.status?.containerStatuses?.[0]?.containerID, containerId);
+  t.equal(after.status?.containerStatuses?.[0]?.restartCount, 0);
+  t.equal(down({ DATA_DIR: dataDir, REMOVE_PODS: '1' }).code, 0);
+  t.equal(await u2.exited, 0);
+  t.same(shimPids(join(dataDir, 'containerd', 'containerd.sock')), [], 'REMOVE_PODS=1 removed the pods: no shim left');
 });
+
+async function pollFor<T>(what: string, fn: () => Promise<T | undefined>, ms: number): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn().catch(() => undefined);
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`timed out: ${what}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}

@@ -43,5 +43,6 @@ export function decodeYaml(buf: Buffer): unknown {
 }
 
 export function encodeYaml(obj: unknown): Buffer {
-  return Buffer.from(dump(obj, { noRefs: true, lineWidth: -1 }), 'utf8');
+  // As Kubernetes' YAML (JSON through Go's YAML library): keys sorted.
+  return Buffer.from(dump(obj, { noRefs: true, lineWidth: -1, sortKeys: true }), 'utf8');
 }

@@ -24,7 +24,7 @@ const strList = (name: string, number: number): FieldDecl => ({ name, number, ty
 const msgOpt = (name: string, number: number, message: string): FieldDecl => ({ name, number, type: { message }, optional: true });
 const msgList = (name: string, number: number, message: string): FieldDecl => ({ name, number, type: { message }, repeated: true, listType: 'atomic' });
 
-const restartRules = msgList('restartPolicyRules', 25, `${CORE}.ContainerRestartRule`);
+const restartRules: FieldDecl = { ...msgList('restartPolicyRules', 25, `${CORE}.ContainerRestartRule`), goAfter: 'restartPolicy' };
 
 export const addedFields: Readonly<Record<string, readonly FieldDecl[]>> = {
   [`${CORE}.PodSpec`]: [

@@ -39,7 +39,13 @@ function build(): Index {
     const patches = fieldPatches[m.name] ?? {};
     let fields: FieldDecl[] = m.fields.map((f) => (patches[f.name] ? { ...f, ...patches[f.name] } : f));
     const extra = addedFields[m.name];
-    if (extra) fields = fields.concat(extra.filter((e) => !fields.some((f) => f.number === e.number)));
+    if (extra) {
+      for (const e of extra) {
+        if (fields.some((f) => f.number === e.number)) continue;
+        const at = e.goAfter === undefined ? -1 : fields.findIndex((f) => f.name === e.goAfter);
+        fields = at < 0 ? [...fields, e] : [...fields.slice(0, at + 1), e, ...fields.slice(at + 1)];
+      }
+    }
     byName.set(m.name, { ...m, fields });
   }
   for (const [pkg, kinds] of Object.entries(servedKinds)) {

@@ -84,6 +84,11 @@ export interface FieldDecl {
   readonly mapType?: 'atomic' | 'granular';
   /** Short description in our own words (OpenAPI, kubectl explain). */
   readonly description?: string;
+  /**
+   * Hand-added fields only: Go declares this field right after the named one (JSON writes
+   * fields in Go's order); without it an added field goes last, as most newer fields do.
+   */
+  readonly goAfter?: string;
 }
 
 export interface MessageDecl {

@@ -106,6 +106,7 @@ async function runWith(config: ControllerManagerConfig, ctx: RunContext): Promis
       address: config.address || '0.0.0.0', port: config.port, bindAddress: config.bindAddress || '0.0.0.0', securePort: config.securePort,
       certDir: config.certDir, tlsCertFile: config.tlsCertFile, tlsPrivateKeyFile: config.tlsPrivateKeyFile, profiling: config.profiling,
       tlsMinVersion: config.tlsMinVersion, tlsCipherSuites: config.tlsCipherSuites,
+      tlsSniCertKey: config.tlsSniCertKey, http2MaxStreamsPerConnection: config.http2MaxStreamsPerConnection,
       clientCa: connection.ca,
       access: delegatedAccess({ create: (ref, obj) => client.create(ref, obj), clientCa: connection.ca !== undefined, log: log.child({ component: 'secure-port' }) }),
     }, log, ctx.signal);

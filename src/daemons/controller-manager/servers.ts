@@ -7,8 +7,10 @@
  *    self-signed pair kept in `--cert-dir`. /healthz is open; every other path is authenticated
  *    (client certificate of the coreconfig's CA, or a bearer token by TokenReview) and authorized
  *    by a SubjectAccessReview at the API server (src/auth/delegated.ts), as Kubernetes' delegated
- *    authentication and authorization do. --tls-min-version and --tls-cipher-suites apply; --tls-sni-cert-key and
- *    --http2-max-streams-per-connection are not used (the listener speaks HTTP/1.1).
+ *    authentication and authorization do. --tls-min-version, --tls-cipher-suites and
+ *    --tls-sni-cert-key (a serving pair per server name) apply as on the API server; the port
+ *    speaks HTTP/2 (and HTTP/1.1) and advertises --http2-max-streams-per-connection streams
+ *    (0 or less: 250, Go's default).
  *
  * Profiling (src/util/pprof.ts, shared with the API server): /debug/pprof/ lists what exists;
  * /debug/pprof/profile?seconds=N (at most 300) returns a V8 CPU profile (.cpuprofile JSON for
@@ -17,7 +19,8 @@
  * Go profile names answer 501.
  */
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
+import * as http2 from 'node:http2';
+import { createSecureContext, type SecureContextOptions } from 'node:tls';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
@@ -26,6 +29,8 @@ import type { DelegatedAccess } from '../../auth/delegated.js';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createSelfSignedServing } from '../../util/pki.js';
 import { cipherList, minTlsVersion } from '../apiserver/tls/tls-options.js';
+import { buildSniMap, sniCallback } from '../apiserver/tls/sni.js';
+import type { NamedCertKey } from '../../flags/value-lists.js';
 import { listen, send, closeServers } from '../../util/http-serving.js';
 import { servePprof } from '../../util/pprof.js';
 
@@ -40,6 +45,10 @@ export interface ServingConfig {
   /** Go names, as --tls-min-version and --tls-cipher-suites take them. */
   tlsMinVersion?: string | undefined;
   tlsCipherSuites?: string[] | undefined;
+  /** --tls-sni-cert-key: serving pairs chosen by the client's server name. */
+  tlsSniCertKey?: readonly NamedCertKey[] | undefined;
+  /** --http2-max-streams-per-connection; 0 or less: 250, Go's default. */
+  http2MaxStreamsPerConnection?: number | undefined;
   profiling: boolean;
   /** CA that client certificates on the secure port must chain to. */
   clientCa?: Buffer | undefined;
@@ -109,6 +118,8 @@ export async function startServers(cfg: ServingConfig, log: Logger, signal: Abor
 
 
   const servers: Server[] = [];
+  /** The HTTP/2 listener's closer: stop listening, end its sessions (HTTP/2) and sockets (HTTP/1.1). */
+  const secureClosers: (() => Promise<void>)[] = [];
   let httpPort = 0; let httpsPort = 0;
   try {
     if (cfg.port > 0) {
@@ -120,23 +131,53 @@ export async function startServers(cfg: ServingConfig, log: Logger, signal: Abor
     if (cfg.securePort > 0) {
       const pair = await servingPair(cfg);
       const ciphers = cipherList(cfg.tlsCipherSuites);
-      const srv = createHttpsServer({
-        cert: pair.cert, key: pair.key, minVersion: minTlsVersion(cfg.tlsMinVersion), ...(ciphers ? { ciphers } : {}),
-        ...(cfg.clientCa ? { ca: cfg.clientCa } : {}), requestCert: true, rejectUnauthorized: false,
-      }, handle(true));
-      servers.push(srv);
-      httpsPort = await listen(srv, cfg.securePort, cfg.bindAddress);
+      const base: SecureContextOptions = { minVersion: minTlsVersion(cfg.tlsMinVersion), ...(ciphers ? { ciphers } : {}), ...(cfg.clientCa ? { ca: cfg.clientCa } : {}) };
+      const maxStreams = cfg.http2MaxStreamsPerConnection ?? 0;
+      const sni = await sniContexts(cfg.tlsSniCertKey ?? [], base);
+      const srv = http2.createSecureServer({
+        ...base, cert: pair.cert, key: pair.key, requestCert: true, rejectUnauthorized: false, allowHTTP1: true,
+        settings: { maxConcurrentStreams: maxStreams > 0 ? maxStreams : 250 },
+        ...(sni ? { SNICallback: sniCallback(sni, createSecureContext({ ...base, cert: pair.cert, key: pair.key })) } : {}),
+      });
+      // The compatibility API gives HTTP/2 and HTTP/1.1 requests the shape of node:http's.
+      const h = handle(true);
+      srv.on('request', (req, res) => h(req as unknown as IncomingMessage, res as unknown as ServerResponse));
+      const open = new Set<{ destroy(): void }>();
+      srv.on('secureConnection', (x: TLSSocket) => { open.add(x); x.once('close', () => open.delete(x)); });
+      secureClosers.push(() => new Promise<void>((resolve) => { srv.close(() => resolve()); for (const x of open) x.destroy(); }));
+      httpsPort = await listen(srv as unknown as Server, cfg.securePort, cfg.bindAddress);
       log.info({ address: cfg.bindAddress, port: httpsPort }, 'serving securely on HTTPS');
     }
   } catch (e) {
     for (const s of servers) s.close();
+    for (const c of secureClosers) void c();
     throw e;
   }
   return {
     registry, httpPort, httpsPort,
     setHealthy(ok, reason = '') { healthy = ok; unhealthyReason = reason; },
-    close: () => closeServers(servers),
+    close: () => Promise.all([closeServers(servers), ...secureClosers.map((c) => c())]).then(() => undefined),
   };
+}
+
+/** One TLS context per --tls-sni-cert-key pair, keyed by the names it serves. */
+async function sniContexts(list: readonly NamedCertKey[], base: SecureContextOptions): Promise<Map<string, ReturnType<typeof createSecureContext>> | undefined> {
+  if (!list.length) return undefined;
+  const entries = [];
+  for (const item of list) {
+    let cert: string, key: string;
+    try {
+      [cert, key] = await Promise.all([readFile(item.certFile, 'utf8'), readFile(item.keyFile, 'utf8')]);
+    } catch (e) {
+      throw new Error(`--tls-sni-cert-key: cannot read "${item.certFile}"/"${item.keyFile}": ${(e as Error).message}`);
+    }
+    try {
+      entries.push({ names: item.names, certPem: cert, value: createSecureContext({ ...base, cert, key }) });
+    } catch (e) {
+      throw new Error(`--tls-sni-cert-key: invalid pair "${item.certFile}"/"${item.keyFile}": ${(e as Error).message}`);
+    }
+  }
+  return buildSniMap(entries);
 }
 
 async function servingPair(cfg: ServingConfig): Promise<{ cert: string; key: string }> {

@@ -38,7 +38,9 @@ export interface RunnerContext {
 export async function startContainer(ctx: RunnerContext, c: Container, s: CState, main: boolean, targetId?: string): Promise<void> {
   if (!ctx.sandbox) return;
   s.waiting = s.waiting ?? { reason: 'ContainerCreating', message: '' };
-  const pulled = await ensureImage(ctx.deps.runtime, c, s.waiting, ctx.sandbox.config, (type, reason, message) => ctx.event(type, reason, message, c.name), ctx.deps.backoff.initialMs);
+  const pullImage = ctx.deps.pullImage;
+  const pull = pullImage ? (image: string, sb: PodSandboxConfig | undefined): Promise<string> => pullImage(image, ctx.pod, sb) : undefined;
+  const pulled = await ensureImage(ctx.deps.runtime, c, s.waiting, ctx.sandbox.config, (type, reason, message) => ctx.event(type, reason, message, c.name), ctx.deps.backoff.initialMs, pull);
   if (!pulled.imageRef) {
     if (pulled.waiting) s.waiting = pulled.waiting;
     if (pulled.retryMs !== undefined) ctx.schedule(pulled.retryMs);
@@ -60,6 +62,7 @@ export async function startContainer(ctx: RunnerContext, c: Container, s: CState
       command: (c.command ?? []).map((x) => expandVars(x, env)), args: (c.args ?? []).map((x) => expandVars(x, env)),
       volumePaths, cfsQuota: ctx.deps.cfsQuota, ...(targetId ? { targetId } : {}),
     });
+    if (ctx.deps.hooks) config = ctx.deps.hooks.container(ctx.pod, c, config);
   } catch (e) {
     s.waiting = { reason: 'CreateContainerConfigError', message: (e as Error).message };
     ctx.event('Warning', 'Failed', `Error: ${(e as Error).message}`, c.name);
@@ -96,6 +99,7 @@ export async function startContainer(ctx: RunnerContext, c: Container, s: CState
     return;
   }
   s.waiting = undefined;
+  ctx.deps.hooks?.containerStarted(ctx.pod, c, id);
   ctx.event('Normal', 'Started', `Started container ${c.name}`, c.name);
   s.runtime = await ctx.deps.runtime.containerStatus(id);
   const hook = c.lifecycle?.postStart;
@@ -107,15 +111,23 @@ export async function startContainer(ctx: RunnerContext, c: Container, s: CState
       return;
     }
   }
-  if (main && (c.livenessProbe || c.readinessProbe || c.startupProbe)) {
-    s.prober = new ContainerProber({
-      runtime: ctx.deps.runtime, containerId: id, container: c, podIp: ctx.sandbox.ip, startedAt: s.runtime.startedAt || Date.now(),
-      onChange: (ev, changed) => {
-        if (!ev.ok) ctx.event('Warning', 'Unhealthy', `${ev.kind[0]?.toUpperCase()}${ev.kind.slice(1)} probe failed: ${ev.output}`, c.name);
-        if (changed) ctx.kick();
-      },
-    });
-  }
+  if (main) startProbes(ctx, c, s);
+}
+
+/**
+ * The probes of a running main container (after its start, or when a restarted agent adopts
+ * it); failures are Unhealthy events as kubelet words them ("Liveness probe failed: ...").
+ */
+export function startProbes(ctx: RunnerContext, c: Container, s: CState, known?: { started: boolean; ready: boolean }): void {
+  if (!ctx.sandbox || !s.id || !(c.livenessProbe || c.readinessProbe || c.startupProbe)) return;
+  s.prober?.stop();
+  s.prober = new ContainerProber({
+    runtime: ctx.deps.runtime, containerId: s.id, container: c, podIp: ctx.sandbox.ip, startedAt: s.runtime?.startedAt || Date.now(), ...(known ? { known } : {}),
+    onChange: (ev, changed) => {
+      if (!ev.ok) ctx.event('Warning', 'Unhealthy', `${ev.kind[0]?.toUpperCase()}${ev.kind.slice(1)} probe failed: ${ev.output}`, c.name);
+      if (changed) ctx.kick();
+    },
+  });
 }
 
 /** preStop hook, then stop within the grace period. */

@@ -21,13 +21,16 @@ export interface PullOutcome {
 
 export type EmitEvent = (type: 'Normal' | 'Warning', reason: string, message: string) => void;
 
+/** Pulls with the node's pull policy (images/pull-service.ts: secrets, QPS, serial, deadline). */
+export type PullFn = (image: string, sandbox: PodSandboxConfig | undefined) => Promise<string>;
+
 export function pullPolicyOf(c: Container): string {
   const image = (c.image ?? '').replace(/@.*$/, '');
   const tagged = /:[^/]+$/.test(image);
   return c.imagePullPolicy ?? (!tagged || image.endsWith(':latest') ? 'Always' : 'IfNotPresent');
 }
 
-export async function ensureImage(runtime: RuntimeBackend, c: Container, previous: Waiting | undefined, sandbox: PodSandboxConfig | undefined, emit: EmitEvent, backoffMs: number): Promise<PullOutcome> {
+export async function ensureImage(runtime: RuntimeBackend, c: Container, previous: Waiting | undefined, sandbox: PodSandboxConfig | undefined, emit: EmitEvent, backoffMs: number, pull?: PullFn): Promise<PullOutcome> {
   const image = c.image ?? '';
   const policy = pullPolicyOf(c);
   if (policy !== 'Always') {
@@ -45,7 +48,7 @@ export async function ensureImage(runtime: RuntimeBackend, c: Container, previou
   emit('Normal', 'Pulling', `Pulling image "${image}"`);
   const t0 = Date.now();
   try {
-    const ref = await runtime.pullImage(image, undefined, sandbox);
+    const ref = pull ? await pull(image, sandbox) : await runtime.pullImage(image, undefined, sandbox);
     emit('Normal', 'Pulled', `Successfully pulled image "${image}" in ${Date.now() - t0}ms`);
     return { imageRef: ref };
   } catch (e) {

@@ -17,6 +17,13 @@ import { ApiObjects } from './api-objects.js';
 import { bootstrapIfNeeded, clientCredentials, clientRotator, rotatesServing, servingRotator, storedServingPair } from './certificates/node-certificates.js';
 import type { CertificateRotator } from './certificates/rotation.js';
 import { EventRecorder } from './events.js';
+import type { EvictionManager } from './eviction/eviction-manager.js';
+import { admitUnderPressure } from './eviction/eviction-admission.js';
+import { setUpEviction } from './eviction/eviction-setup.js';
+import type { PodUsageSource } from './eviction/pod-usage.js';
+import type { Observations } from './eviction/thresholds.js';
+import { imageFsDirOf, setUpImages, type NodeImages } from './images/image-setup.js';
+import { withImageService } from './images/image-service.js';
 import { readHostFacts, type HostFacts } from './host-facts.js';
 import { NodeLease } from './lease.js';
 import { MirrorPods } from './mirror-pods.js';
@@ -34,7 +41,12 @@ import { openListeners, type Listeners } from './server/listeners.js';
 import { attachApiserverSource, podInformer } from './sources/apiserver-source.js';
 import { readManifestPath, runFileSource } from './sources/file-source.js';
 import { runHttpSource } from './sources/http-source.js';
-import { acquireLockFile, applyOomScoreAdj, checkMaxOpenFiles, checkSwap, StartupError } from './startup-checks.js';
+import { StatsProvider } from './stats/summary.js';
+import { applyOomScoreAdj, checkSwap, StartupError, takeLockFile } from './startup-checks.js';
+import { startNodeGuards } from './cm/setup.js';
+import { describeMismatches, kernelTunableMismatches } from './safety/kernel-tunables.js';
+import { watchLockContention } from './safety/lock-contention.js';
+import { raiseOpenFiles } from './safety/open-files.js';
 
 /** /healthz fails when the runtime has not answered a relist for this long (Kubernetes: 3 minutes). */
 const RELIST_HEALTHY_MS = 3 * 60_000;
@@ -51,6 +63,17 @@ export interface StartOptions {
   /** Skip the process-wide start-up rules (oom score, open files) that tests must not apply. */
   readonly skipProcessTweaks?: boolean;
   readonly swapsPath?: string;
+  /** How often container CPU is sampled for usageNanoCores (default 10 s, kubelet's housekeeping). */
+  readonly statsPeriodMs?: number;
+  /** Eviction signals from here instead of the host (tests), measured this often (default 10 s). */
+  readonly evictionSignals?: () => Promise<Observations>;
+  readonly evictionPodUsage?: PodUsageSource;
+  readonly evictionIntervalMs?: number;
+  readonly imageGcPeriodMs?: number;
+  /** /proc/sys for --protect-kernel-defaults (tests). */
+  readonly procSysPath?: string;
+  /** How long a held --lock-file is asked for and waited for; default 10 s. */
+  readonly lockWaitMs?: number;
 }
 
 export interface NodeAgent {
@@ -63,6 +86,10 @@ export interface NodeAgent {
   readonly lease?: NodeLease;
   readonly listeners?: Listeners;
   readonly client?: RestClient;
+  readonly eviction: EvictionManager;
+  readonly images: NodeImages;
+  /** Resolves when another process asked for --lock-file under --exit-on-lock-contention. */
+  readonly lockContended: Promise<void>;
   /** Stops loops and servers; leaves running pods alone unless `stopPods`. */
   stop(opts?: { stopPods?: boolean }): Promise<void>;
 }
@@ -79,8 +106,15 @@ async function hostDns(path: string, log: Logger): Promise<HostDns> {
 export async function startNodeAgent(config: NodeagentConfig, opts: StartOptions = {}): Promise<NodeAgent> {
   const log = opts.log ?? pino({ level: 'silent' });
   checkSwap(config.failSwapOn, opts.swapsPath);
-  const releaseLock = config.lockFile ? acquireLockFile(config.lockFile, config.exitOnLockContention) : () => undefined;
+  const tunables = await kernelTunableMismatches(opts.procSysPath);
+  if (tunables.length && config.protectKernelDefaults) throw new StartupError(`--protect-kernel-defaults: ${describeMismatches(tunables)}`);
+  if (tunables.length) log.info({ tunables }, 'kernel tunables differ from the node agent\'s defaults (--protect-kernel-defaults would refuse)');
+  if (config.exitOnLockContention && !config.lockFile) throw new StartupError('--exit-on-lock-contention needs --lock-file');
+  const releaseLock = config.lockFile ? await takeLockFile(config.lockFile, config.exitOnLockContention, opts.lockWaitMs ?? 10_000) : () => undefined;
   const cleanups: (() => Promise<void> | void)[] = [releaseLock];
+  let lockContended: () => void = () => undefined;
+  const contended = new Promise<void>((r) => { lockContended = r; });
+  if (config.lockFile && config.exitOnLockContention) cleanups.push(watchLockContention(config.lockFile, () => { log.info({ lockFile: config.lockFile }, 'another process asked for the lock file: exiting (--exit-on-lock-contention)'); lockContended(); }));
   const ac = new AbortController();
   // One signal goes to every API call the agent makes: lift Node's listener warning limit.
   setMaxListeners(0, ac.signal);
@@ -88,16 +122,21 @@ export async function startNodeAgent(config: NodeagentConfig, opts: StartOptions
   try {
     if (!opts.skipProcessTweaks) {
       applyOomScoreAdj(config.oomScoreAdj, log);
-      checkMaxOpenFiles(config.maxOpenFiles, log);
+      raiseOpenFiles(config.maxOpenFiles, log);
     }
     await mkdir(config.rootDir, { recursive: true });
     const host = await readHostFacts({ hostnameOverride: config.hostnameOverride, nodeIp: config.nodeIp, rootDir: config.rootDir });
     const nodeName = host.nodeName;
-    const runtime = opts.runtime ?? await createRuntimeBackend({
-      containerRuntime: config.containerRuntime, containerRuntimeEndpoint: config.containerRuntimeEndpoint,
+    const runtimeFor = (endpoint: string): Promise<RuntimeBackend> => createRuntimeBackend({
+      containerRuntime: config.containerRuntime, containerRuntimeEndpoint: endpoint,
       runtimeRequestTimeoutMs: config.runtimeRequestTimeout, logger: log.child({ component: 'runtime' }),
       fake: { nodeIp: host.internalIp, ...(config.podCidr ? { podCidr: config.podCidr } : {}) },
     });
+    let runtime = opts.runtime ?? await runtimeFor(config.containerRuntimeEndpoint);
+    // --image-service-endpoint: image calls go to their own CRI endpoint.
+    if (!opts.runtime && config.imageServiceEndpoint && config.imageServiceEndpoint !== config.containerRuntimeEndpoint) {
+      runtime = withImageService(runtime, await runtimeFor(config.imageServiceEndpoint));
+    }
     if (!opts.runtime) cleanups.push(() => runtime.close());
     const version = await runtime.version();
     log.info({ runtime: version.runtimeName, version: version.runtimeVersion }, 'container runtime connected');
@@ -123,8 +162,11 @@ export async function startNodeAgent(config: NodeagentConfig, opts: StartOptions
       maxPods: config.maxPods, podsPerCore: config.podsPerCore, coreReserved: config.coreReserved, systemReserved: config.systemReserved,
       evictionHard: config.evictionHard, ignoreEviction: config.experimentalAllocatableIgnoreEviction,
     });
+    const guards = await startNodeGuards(config, { runtime, host, log });
     const podSet = new PodSet();
     const api = new ApiObjects(client, log.child({ component: 'api-objects' }), ac.signal);
+    const imageFsDir = imageFsDirOf(runtime);
+    const images = await setUpImages(config, runtime, { reader: api, imageFsDir, log: log.child({ component: 'images' }), ...(opts.imageGcPeriodMs ? { gcPeriodMs: opts.imageGcPeriodMs } : {}) });
     const events = new EventRecorder({ ...(eventClient ? { client: eventClient } : {}), nodeName, qps: config.eventQps, burst: config.eventBurst, log: log.child({ component: 'events' }), signal: ac.signal });
     const sources: PodSource[] = [];
     if (client) sources.push('api');
@@ -139,6 +181,7 @@ export async function startNodeAgent(config: NodeagentConfig, opts: StartOptions
     const mirrors = client && informer ? new MirrorPods({ client, informer, nodeName, nodeUid: () => nodeStatus?.uid ?? '', log: log.child({ component: 'mirror-pods' }), signal: ac.signal }) : undefined;
     const pods = new PodManager({
       podSet, api, ...(mirrors ? { mirrors } : {}), maxPods: resources.maxPods, hostIp: host.internalIp, syncFrequencyMs: config.syncFrequency,
+      admit: (pod) => admitUnderPressure(pod, eviction.manager.conditions()),
       ...(opts.relistPeriodMs ? { relistPeriodMs: opts.relistPeriodMs } : {}), sources, log: log.child({ component: 'pods' }),
       workerDeps: {
         runtime, runtimeName: version.runtimeName, hostIp: host.internalIp, rootDir: config.rootDir,
@@ -150,10 +193,23 @@ export async function startNodeAgent(config: NodeagentConfig, opts: StartOptions
           ...(client ? { requester: clientTokenRequester(client.create.bind(client)) } : {}),
           signal: ac.signal, log: log.child({ component: 'projected-volumes' }),
         }),
-        events, backoff: { ...DEFAULT_BACKOFF, ...opts.backoff }, log: log.child({ component: 'pod-worker' }),
+        events, pullImage: images.pullImage, hooks: guards.hooks, backoff: { ...DEFAULT_BACKOFF, ...opts.backoff }, log: log.child({ component: 'pod-worker' }),
       },
     });
+    const eviction = setUpEviction(config, {
+      runtime, pods, logDir: opts.podLogDir ?? '/var/log/pods', events, imageGc: images.gc, imageFsDir,
+      onConditionsChange: () => { void nodeStatus?.tick(false, ac.signal).catch(() => undefined); },
+      ...(opts.evictionSignals ? { measure: opts.evictionSignals } : {}), ...(opts.evictionPodUsage ? { podUsage: opts.evictionPodUsage } : {}),
+      ...(opts.evictionIntervalMs ? { monitoringIntervalMs: opts.evictionIntervalMs } : {}), log: log.child({ component: 'eviction' }),
+    });
+    guards.hooks.trackPods(() => [...pods.workers.values()].filter((w) => w.active).map((w) => w.current));
+    loops.push(guards.hooks.run(ac.signal));
 
+    const stats = new StatsProvider({
+      nodeName, runtime, pods, rootDir: config.rootDir, logDir: opts.podLogDir ?? '/var/log/pods', volumeStatsAggPeriodMs: config.volumeStatsAggPeriod,
+      startTime: Date.now(), log: log.child({ component: 'stats' }),
+    });
+    loops.push(stats.run(ac.signal, opts.statsPeriodMs));
     let listeners: Listeners | undefined;
     const rotateServing = client !== undefined && rotatesServing(config);
     const servingPair = rotateServing ? await storedServingPair(config) : undefined;
@@ -169,7 +225,7 @@ export async function startNodeAgent(config: NodeagentConfig, opts: StartOptions
         ...(servingPair ? { servingPair: { cert: servingPair.certPem, key: servingPair.keyPem } } : {}),
       }, {
         nodeName, pods, podSet, runtime, startTime: Date.now(), enableDebuggingHandlers: config.enableDebuggingHandlers, manifestApi: config.enableManifestApi,
-        anonymousAuth: config.anonymousAuth, access, streamIdleTimeoutMs: config.streamingConnectionIdleTimeout, healthy: () => Date.now() - pods.lastRelistOk < RELIST_HEALTHY_MS, log: log.child({ component: 'server' }),
+        anonymousAuth: config.anonymousAuth, access, stats, streamIdleTimeoutMs: config.streamingConnectionIdleTimeout, healthy: () => Date.now() - pods.lastRelistOk < RELIST_HEALTHY_MS, log: log.child({ component: 'server' }),
       });
       const l = listeners;
       cleanups.push(() => l.close());
@@ -185,7 +241,8 @@ export async function startNodeAgent(config: NodeagentConfig, opts: StartOptions
     if (client && config.registerNode) {
       const ns = new NodeStatusManager({
         client, runtime, host, resources, labels: config.nodeLabels, taints: config.registerWithTaints, providerId: config.providerId,
-        port: listeners?.securePort ?? config.port, updateFrequencyMs: config.nodeStatusUpdateFrequency, log: log.child({ component: 'node-status' }),
+        port: listeners?.securePort ?? config.port, updateFrequencyMs: config.nodeStatusUpdateFrequency, pressure: () => eviction.manager.conditions(),
+        log: log.child({ component: 'node-status' }),
       });
       nodeStatus = ns;
       lease = new NodeLease({ client, nodeName, nodeUid: () => ns.uid, ...(opts.leaseRenewIntervalMs ? { renewIntervalMs: opts.leaseRenewIntervalMs } : {}), log: log.child({ component: 'lease' }) });
@@ -203,10 +260,12 @@ export async function startNodeAgent(config: NodeagentConfig, opts: StartOptions
     if (config.podManifestPath) loops.push(runFileSource({ path: config.podManifestPath, nodeName, periodMs: config.fileCheckFrequency, podSet, log: log.child({ component: 'file-source' }) }, ac.signal));
     if (config.manifestUrl) loops.push(runHttpSource({ url: config.manifestUrl, header: config.manifestUrlHeader, nodeName, periodMs: config.httpCheckFrequency, podSet, log: log.child({ component: 'http-source' }) }, ac.signal));
     loops.push(pods.run(ac.signal));
+    loops.push(eviction.run(ac.signal));
+    loops.push(images.gc.run(ac.signal));
 
     let stopped = false;
     return {
-      nodeName, host, runtime, podSet, pods, ...(nodeStatus ? { nodeStatus } : {}), ...(lease ? { lease } : {}), ...(listeners ? { listeners } : {}), ...(client ? { client } : {}),
+      nodeName, host, runtime, podSet, pods, lockContended: contended, eviction: eviction.manager, images, ...(nodeStatus ? { nodeStatus } : {}), ...(lease ? { lease } : {}), ...(listeners ? { listeners } : {}), ...(client ? { client } : {}),
       async stop(o = {}): Promise<void> {
         if (stopped) return;
         stopped = true;
@@ -257,6 +316,7 @@ export async function run(config: NodeagentConfig, ctx: { log: Logger; signal: A
     await new Promise<void>((resolve) => {
       if (ctx.signal.aborted) resolve();
       else ctx.signal.addEventListener('abort', () => resolve(), { once: true });
+      void agent.lockContended.then(resolve);
     });
     await agent.stop();
     return 0;

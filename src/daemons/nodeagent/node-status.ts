@@ -28,6 +28,8 @@ export interface NodeStatusOptions {
   readonly providerId: string;
   readonly port: number;
   readonly updateFrequencyMs: number;
+  /** The pressure conditions in force (the eviction manager); none when absent. */
+  readonly pressure?: () => ReadonlySet<string>;
   readonly log: Logger;
 }
 
@@ -98,10 +100,17 @@ export class NodeStatusManager {
       ready = false;
       message = `container runtime is down: ${(e as Error).message}`;
     }
+    const p = this.o.pressure?.() ?? new Set<string>();
     const conds: Condition[] = [
-      { type: 'MemoryPressure', status: 'False', reason: 'KubeletHasSufficientMemory', message: 'kubelet has sufficient memory available' },
-      { type: 'DiskPressure', status: 'False', reason: 'KubeletHasNoDiskPressure', message: 'kubelet has no disk pressure' },
-      { type: 'PIDPressure', status: 'False', reason: 'KubeletHasSufficientPID', message: 'kubelet has sufficient PID available' },
+      p.has('MemoryPressure')
+        ? { type: 'MemoryPressure', status: 'True', reason: 'KubeletHasInsufficientMemory', message: 'kubelet has insufficient memory available' }
+        : { type: 'MemoryPressure', status: 'False', reason: 'KubeletHasSufficientMemory', message: 'kubelet has sufficient memory available' },
+      p.has('DiskPressure')
+        ? { type: 'DiskPressure', status: 'True', reason: 'KubeletHasDiskPressure', message: 'kubelet has disk pressure' }
+        : { type: 'DiskPressure', status: 'False', reason: 'KubeletHasNoDiskPressure', message: 'kubelet has no disk pressure' },
+      p.has('PIDPressure')
+        ? { type: 'PIDPressure', status: 'True', reason: 'KubeletHasInsufficientPID', message: 'kubelet has insufficient PID available' }
+        : { type: 'PIDPressure', status: 'False', reason: 'KubeletHasSufficientPID', message: 'kubelet has sufficient PID available' },
       { type: 'Ready', status: ready ? 'True' : 'False', reason: ready ? 'KubeletReady' : 'KubeletNotReady', message },
     ];
     for (const c of conds) {

@@ -9,8 +9,16 @@ import { LABEL_CONTAINER_NAME, LABEL_POD_UID } from './runtime-config.js';
 export interface Adoptable {
   readonly nextAttempt: number;
   readonly sandbox?: PodSandboxStatus;
-  /** Container name → newest container of that name. */
-  readonly containers: Map<string, { id: string; attempt: number; imageRef: string; status?: ContainerStatus }>;
+  /** Container name → newest container of that name, and the one before it (kept for `previous` logs and lastState). */
+  readonly containers: Map<string, AdoptableContainer>;
+}
+
+export interface AdoptableContainer {
+  id: string;
+  attempt: number;
+  imageRef: string;
+  status?: ContainerStatus;
+  prev?: { id: string; attempt: number; status?: ContainerStatus };
 }
 
 export async function findAdoptable(runtime: RuntimeBackend, uid: string): Promise<Adoptable> {
@@ -30,11 +38,17 @@ export async function findAdoptable(runtime: RuntimeBackend, uid: string): Promi
   for (const c of await runtime.listContainers({ podSandboxId: ready.id })) {
     const name = c.labels[LABEL_CONTAINER_NAME] ?? c.metadata.name;
     const cur = containers.get(name);
-    if (!cur || c.metadata.attempt > cur.attempt) containers.set(name, { id: c.id, attempt: c.metadata.attempt, imageRef: c.imageRef });
+    if (!cur) containers.set(name, { id: c.id, attempt: c.metadata.attempt, imageRef: c.imageRef });
+    else if (c.metadata.attempt > cur.attempt) containers.set(name, { id: c.id, attempt: c.metadata.attempt, imageRef: c.imageRef, prev: { id: cur.id, attempt: cur.attempt } });
+    else if (!cur.prev || c.metadata.attempt > cur.prev.attempt) cur.prev = { id: c.id, attempt: c.metadata.attempt };
   }
   for (const c of containers.values()) {
     const st = await runtime.containerStatus(c.id).catch(() => undefined);
     if (st) c.status = st;
+    if (c.prev) {
+      const pst = await runtime.containerStatus(c.prev.id).catch(() => undefined);
+      if (pst) c.prev.status = pst;
+    }
   }
   return { nextAttempt, sandbox, containers };
 }

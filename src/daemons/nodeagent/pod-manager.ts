@@ -8,7 +8,7 @@
  * in the manager's own loop, which ends when the signal aborts.
  */
 import type { Logger } from 'pino';
-import { admitPod, rejectedStatus } from './admission.js';
+import { admitPod, rejectedStatus, type AdmissionResult } from './admission.js';
 import type { ApiObjects } from './api-objects.js';
 import type { MirrorPods } from './mirror-pods.js';
 import { sleepFor } from './node-status.js';
@@ -23,6 +23,8 @@ export interface PodManagerOptions {
   readonly api: ApiObjects;
   readonly mirrors?: MirrorPods;
   readonly maxPods: number;
+  /** Further admission (node pressure: eviction/eviction-admission.ts). */
+  readonly admit?: (pod: Pod) => AdmissionResult;
   readonly hostIp: string;
   readonly workerDeps: Omit<WorkerDeps, 'reportStatus' | 'finalDelete'>;
   readonly syncFrequencyMs: number;
@@ -63,7 +65,9 @@ export class PodManager {
     if (rej) { rej.pod = pod; return; }
     const phase = pod.status?.phase;
     if ((phase === 'Succeeded' || phase === 'Failed') && !pod.metadata?.deletionTimestamp && !isStaticPod(pod)) return; // finished before we saw it
-    const verdict = admitPod(this.activeCount(), this.o.maxPods);
+    let verdict = admitPod(this.activeCount(), this.o.maxPods);
+    if (verdict.admit && this.o.admit) verdict = this.o.admit(pod);
+    if (verdict.admit && this.o.workerDeps.hooks) verdict = this.o.workerDeps.hooks.admit(pod);
     if (!verdict.admit && !pod.metadata?.deletionTimestamp) {
       const status = rejectedStatus(verdict.reason ?? 'Rejected', verdict.message ?? '', this.o.hostIp);
       this.rejected.set(uid, { pod, status });

@@ -27,11 +27,13 @@ export interface EnvFromSource {
 export interface ExecAction { command?: string[] }
 export interface HttpGetAction { path?: string; port: number | string; host?: string; scheme?: string; httpHeaders?: { name: string; value: string }[] }
 export interface TcpSocketAction { port: number | string; host?: string }
+export interface GrpcAction { port: number; service?: string }
 
 export interface Probe {
   exec?: ExecAction;
   httpGet?: HttpGetAction;
   tcpSocket?: TcpSocketAction;
+  grpc?: GrpcAction;
   initialDelaySeconds?: number;
   timeoutSeconds?: number;
   periodSeconds?: number;
@@ -96,6 +98,7 @@ export interface PodSpec {
   serviceAccountName?: string;
   shareProcessNamespace?: boolean;
   priority?: number;
+  imagePullSecrets?: { name?: string }[];
   tolerations?: Dict[];
   securityContext?: Dict;
 }

@@ -9,7 +9,7 @@
  * from the node (containers stopped, sandbox removed, final deletion requested).
  */
 import type { Logger } from 'pino';
-import { startContainer, stopContainer, type RunnerContext } from './container-runner.js';
+import { startContainer, startProbes, stopContainer, type RunnerContext } from './container-runner.js';
 import { containerView, newContainerState, timeOrUndefined, type CState } from './container-state.js';
 import type { ObjectReader } from './env.js';
 import type { EventSink } from './events.js';
@@ -22,6 +22,7 @@ import type { ContainerStatus, PodSandboxConfig, RuntimeBackend } from './runtim
 import { rm } from 'node:fs/promises';
 import { setUpVolumes, tearDownPodDir, type VolumeContext } from './volumes/volumes.js';
 import type { ServiceLister } from './service-env.js';
+import type { PodHooks } from './cm/pod-hooks.js';
 
 export interface BackoffSettings { readonly initialMs: number; readonly maxMs: number; readonly resetMs: number }
 export const DEFAULT_BACKOFF: BackoffSettings = { initialMs: 10_000, maxMs: 300_000, resetMs: 600_000 };
@@ -42,6 +43,10 @@ export interface WorkerDeps {
   /** Projected volumes with refreshed service-account tokens (volumes/projected.ts). */
   readonly projected: VolumeContext['projected'];
   readonly events: EventSink;
+  /** Pulls an image for the pod (its pull secrets, the node's pull limits); default the runtime's plain PullImage. */
+  readonly pullImage?: (image: string, pod: Pod, sandbox: PodSandboxConfig | undefined) => Promise<string>;
+  /** The node's guards: admission, cgroups, cpusets, sysctls, seccomp (cm/pod-hooks.ts). */
+  readonly hooks?: PodHooks;
   readonly backoff: BackoffSettings;
   /** Publishes the pod's status (the manager writes it to the API and serves it on /pods). */
   readonly reportStatus: (pod: Pod, status: PodStatusV1) => Promise<void>;
@@ -72,6 +77,7 @@ export class PodWorker {
   private errorBackoffMs = 0;
   private podMessage = '';
   private podReason = '';
+  private eviction?: { message: string; graceSeconds: number; done: () => void };
   private resolveFinished!: () => void;
   readonly finished = new Promise<void>((r) => { this.resolveFinished = r; });
   lastStatus?: PodStatusV1;
@@ -98,6 +104,14 @@ export class PodWorker {
     for (const s of this.cs.values()) { s.prober?.stop(); s.prober = undefined; }
   }
   remove(): void { this.removed = true; this.kick(); }
+  /** Stops the pod for good with phase Failed, reason Evicted (the eviction manager); resolves once stopped. */
+  evict(message: string, graceSeconds: number): Promise<void> {
+    return new Promise((resolve) => {
+      this.eviction = { message, graceSeconds, done: resolve };
+      this.kick();
+      void this.finished.then(resolve);
+    });
+  }
 
   kick(): void {
     if (this.done) return;
@@ -143,8 +157,10 @@ export class PodWorker {
   private async sync(): Promise<void> {
     if (this.done) return;
     if (this.removed || this.pod.metadata?.deletionTimestamp) { await this.terminate(); return; }
+    if (this.eviction && !this.terminal) { await this.evicted(this.eviction); return; }
     if (this.terminal) { await this.report(); return; }
-    this.startTime ??= Date.now();
+    // A restarted agent keeps the start time the pod's status already has.
+    this.startTime ??= (this.lastStatus?.startTime ? Date.parse(this.lastStatus.startTime) : NaN) || Date.now();
     await this.refresh();
     const ads = this.pod.spec?.activeDeadlineSeconds;
     if (typeof ads === 'number' && ads >= 0) {
@@ -185,25 +201,46 @@ export class PodWorker {
    * ready sandbox (and the newest container of each name) instead of starting over; dead
    * sandboxes are removed and the next attempt number is used.
    */
-  private async adopt(): Promise<number> {
+  private async adopt(withProbes = true): Promise<number> {
     this.adopted = true;
     const found = await findAdoptable(this.d.runtime, this.uid);
     const st = found.sandbox;
     if (!st) return found.nextAttempt;
     const attempt = st.metadata.attempt ?? 0;
-    const config = sandboxConfig(this.pod, attempt, { logDir: this.d.logDir, dns: this.d.dns });
+    const base = sandboxConfig(this.pod, attempt, { logDir: this.d.logDir, dns: this.d.dns });
+    const config = this.d.hooks ? this.d.hooks.sandbox(this.pod, base) : base;
     this.sandbox = { id: st.id, attempt, ip: this.pod.spec?.hostNetwork ? this.d.hostIp : st.ip, config };
     const inits = this.pod.spec?.initContainers ?? [];
+    const mains = this.pod.spec?.containers ?? [];
+    const reported = new Map((this.lastStatus?.containerStatuses ?? []).map((x) => [x.name, x]));
     for (const [name, c] of found.containers) {
       const s = this.state(name);
       s.id = c.id;
       s.restartCount = c.attempt;
       s.imageRef = c.imageRef;
       s.runtime = c.status;
+      if (c.prev) {
+        s.prevId = c.prev.id;
+        const p = c.prev.status;
+        if (p?.state === 'exited') {
+          s.lastTerminated = {
+            exitCode: p.exitCode, reason: p.reason || (p.exitCode === 0 ? 'Completed' : 'Error'), ...(p.message ? { message: p.message } : {}),
+            startedAt: timeOrUndefined(p.startedAt), finishedAt: timeOrUndefined(p.finishedAt), containerID: `${this.d.runtimeName}://${p.id}`,
+          };
+          s.handledExit = p.finishedAt;
+        }
+      }
       if (c.status?.state === 'exited' && c.status.exitCode === 0 && inits.some((x) => x.name === name)) s.succeeded = true;
+      // Probes of a running container go on; their last results are what the pod's status said.
+      const spec = mains.find((x) => x.name === name);
+      if (withProbes && spec && c.status?.state === 'running') {
+        const r = reported.get(name);
+        const same = r?.containerID === `${this.d.runtimeName}://${c.id}`;
+        startProbes(this.ctx(), spec, s, { started: same && r?.started === true, ready: same && r?.ready === true });
+      }
     }
-    this.initDone = inits.every((c) => this.cs.get(c.name)?.succeeded) || (this.pod.spec?.containers ?? []).some((c) => this.cs.get(c.name)?.id);
-    this.d.log.info({ pod: this.name(), sandbox: st.id }, 'adopted the running pod sandbox');
+    this.initDone = inits.every((c) => this.cs.get(c.name)?.succeeded) || mains.some((c) => this.cs.get(c.name)?.id);
+    this.d.log.info({ pod: this.name(), sandbox: st.id, ip: this.sandbox.ip }, 'adopted the running pod sandbox');
     return found.nextAttempt;
   }
 
@@ -237,8 +274,10 @@ export class PodWorker {
       this.schedule(Math.min(2000 * 2 ** Math.min(attempt, 5), 30_000));
       return false;
     }
-    const config = sandboxConfig(this.pod, attempt, { logDir: this.d.logDir, dns: this.d.dns });
+    const base = sandboxConfig(this.pod, attempt, { logDir: this.d.logDir, dns: this.d.dns });
+    const config = this.d.hooks ? this.d.hooks.sandbox(this.pod, base) : base;
     try {
+      await this.d.hooks?.preparePod(this.pod);
       const id = await this.d.runtime.runPodSandbox(config);
       const st = await this.d.runtime.podSandboxStatus(id);
       this.sandbox = { id, attempt, ip: this.pod.spec?.hostNetwork ? this.d.hostIp : st.ip, config };
@@ -391,6 +430,24 @@ export class PodWorker {
     await this.report();
   }
 
+  /** Evicted: stop every container within the grace given, free the pod's volumes, fail for good. */
+  private async evicted(ev: { message: string; graceSeconds: number; done: () => void }): Promise<void> {
+    const byName = containersByName(this.pod.spec ?? {});
+    await Promise.all([...this.cs.entries()].map(async ([name, s]) => {
+      if (s.runtime?.state === 'running') await stopContainer(this.ctx(), byName.get(name), s, ev.graceSeconds, true);
+    }));
+    for (const s of this.cs.values()) { if (s.runtime?.state === 'exited') this.noteExit(s, s.runtime); s.waiting = undefined; }
+    this.terminal = 'Failed';
+    this.podReason = 'Evicted';
+    this.podMessage = ev.message;
+    await this.stopSandbox();
+    // As Kubernetes unmounts a terminated pod's volumes: an evicted pod's emptyDirs give their space back.
+    await tearDownPodDir(this.d.rootDir, this.uid).catch(() => undefined);
+    this.volumes = undefined;
+    await this.report();
+    ev.done();
+  }
+
   private async stopSandbox(): Promise<void> {
     if (!this.sandbox) return;
     for (const s of this.cs.values()) { s.prober?.stop(); s.prober = undefined; }
@@ -401,7 +458,7 @@ export class PodWorker {
 
   private async terminate(): Promise<void> {
     const grace = this.graceSeconds();
-    if (!this.adopted) await this.adopt();
+    if (!this.adopted) await this.adopt(false);
     await this.refresh();
     const spec = this.pod.spec ?? {};
     const byName = containersByName(spec);
@@ -415,6 +472,7 @@ export class PodWorker {
       await this.stopSandbox();
       await this.d.runtime.removePodSandbox(this.sandbox.id).catch(() => undefined);
     }
+    await this.d.hooks?.podRemoved(this.pod).catch(() => undefined);
     await tearDownPodDir(this.d.rootDir, this.uid).catch(() => undefined);
     // The pod is going away: so do its container logs (/var/log/pods/<ns>_<name>_<uid>).
     await rm(logDirectory(this.d.logDir, this.pod), { recursive: true, force: true }).catch(() => undefined);

@@ -2,10 +2,9 @@
  * Start-up rules that run before anything else: --fail-swap-on (refuse when /proc/swaps lists
  * an active swap), --lock-file with --exit-on-lock-contention (one agent per lock file),
  * --oom-score-adj (written to /proc/self/oom_score_adj; EACCES/EPERM only warn, as in
- * sandboxes without CAP_SYS_RESOURCE) and --max-open-files (best effort: Node cannot raise
- * RLIMIT_NOFILE itself, so a lower current limit is only reported).
+ * sandboxes without CAP_SYS_RESOURCE); --max-open-files is safety/open-files.ts.
  */
-import { mkdirSync, openSync, closeSync, readFileSync, writeFileSync, unlinkSync, existsSync } from 'node:fs';
+import { appendFileSync, mkdirSync, openSync, closeSync, readFileSync, writeFileSync, unlinkSync, existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Logger } from 'pino';
 
@@ -30,6 +29,30 @@ function pidAlive(pid: number): boolean {
   try { process.kill(pid, 0); return true; } catch (e) { return (e as NodeJS.ErrnoException).code === 'EPERM'; }
 }
 
+/** The holder's pid: the file's first line (contenders append theirs below it). */
+function lockOwner(path: string): number {
+  return Number(readFileSync(path, 'utf8').split('\n')[0]?.trim());
+}
+
+/**
+ * acquireLockFile, but a lock held by a live process is asked for (our pid appended to the
+ * file: a holder with --exit-on-lock-contention leaves, see safety/lock-contention.ts) and
+ * waited for up to `waitMs` before the refusal.
+ */
+export async function takeLockFile(path: string, exitOnContention: boolean, waitMs: number): Promise<() => void> {
+  const deadline = Date.now() + waitMs;
+  let asked = false;
+  for (;;) {
+    try {
+      return acquireLockFile(path, exitOnContention);
+    } catch (e) {
+      if (!(e instanceof StartupError) || !/is held by process/.test(e.message) || Date.now() >= deadline) throw e;
+      if (!asked) { appendFileSync(path, `${process.pid}\n`); asked = true; }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
 /**
  * Takes the lock file: created exclusively with our pid inside; a file left by a dead process
  * is taken over. Returns the release function.
@@ -41,10 +64,10 @@ export function acquireLockFile(path: string, exitOnContention: boolean): () => 
       const fd = openSync(path, 'wx');
       writeFileSync(fd, `${process.pid}\n`);
       closeSync(fd);
-      return () => { try { if (readFileSync(path, 'utf8').trim() === String(process.pid)) unlinkSync(path); } catch { /* gone */ } };
+      return () => { try { if (lockOwner(path) === process.pid) unlinkSync(path); } catch { /* gone */ } };
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw new StartupError(`--lock-file ${path}: ${(e as Error).message}`);
-      const owner = Number(readFileSync(path, 'utf8').trim());
+      const owner = lockOwner(path);
       if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && pidAlive(owner)) {
         throw new StartupError(exitOnContention
           ? `--lock-file ${path} is held by process ${owner}; exiting (--exit-on-lock-contention)`
@@ -64,18 +87,4 @@ export function applyOomScoreAdj(value: number, log: Logger, path = '/proc/self/
     if (code === 'EACCES' || code === 'EPERM' || code === 'ENOENT') log.warn({ value, err: (e as Error).message }, 'could not set --oom-score-adj (needs CAP_SYS_RESOURCE to lower it); continuing');
     else throw new StartupError(`--oom-score-adj: ${(e as Error).message}`);
   }
-}
-
-/** The soft open-files limit from /proc/self/limits (no shell spawned at start-up). */
-export function openFilesLimit(limitsPath = '/proc/self/limits'): number | undefined {
-  let text: string;
-  try { text = readFileSync(limitsPath, 'utf8'); } catch { return undefined; }
-  const m = /^Max open files\s+(\S+)/m.exec(text);
-  if (!m) return undefined;
-  return m[1] === 'unlimited' ? Infinity : Number(m[1]);
-}
-
-export function checkMaxOpenFiles(wanted: number, log: Logger): void {
-  const n = openFilesLimit() ?? Infinity;
-  if (Number.isFinite(n) && n < wanted) log.warn({ current: n, wanted }, '--max-open-files: the process limit is lower and cannot be raised from Node; continuing');
 }

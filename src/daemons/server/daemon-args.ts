@@ -156,6 +156,9 @@ export function derivedArgs(d: DeriveInput): PartArgs {
     `--root-dir=${root}`,
     `--cert-dir=${join(root, 'pki')}`,
     `--seccomp-profile-root=${join(root, 'seccomp')}`,
+    // As kubeadm's node agent (privileged containers allowed); the API server's own
+    // --allow-privileged=true above is the gate users see.
+    '--allow-privileged=true',
     `--address=${s.bindAddress || '0.0.0.0'}`,
     // The node's InternalIP must be an address the agent listens on and its certificate names:
     // the advertise address, else a specific bind address (the agent's own default otherwise).

@@ -3,9 +3,10 @@ import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { ApiError } from '../../../api/meta/status.js';
 import type { ApiResponse } from '../context.js';
+import { goJsonText } from '../../../api/codec/go-json.js';
 
 export function writeStatus(res: ApiResponse, err: ApiError): void {
-  const body = JSON.stringify(err.status);
+  const body = goJsonText(err.status) + '\n';
   const headers: Record<string, string | number> = {
     'Content-Type': 'application/json',
     'Cache-Control': 'no-cache, private',
@@ -20,7 +21,7 @@ export function writeStatus(res: ApiResponse, err: ApiError): void {
 
 export function writeStatusToSocket(socket: Duplex, err: ApiError): void {
   if (socket.destroyed) return;
-  const body = JSON.stringify(err.status);
+  const body = goJsonText(err.status) + '\n';
   const lines = [
     `HTTP/1.1 ${err.code} ${STATUS_CODES[err.code] ?? ''}`,
     'Content-Type: application/json',

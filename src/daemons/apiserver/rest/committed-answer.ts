@@ -9,6 +9,7 @@ import type { WrittenJson } from '../../../storage/object-store-types.js';
 import type { OutputFormat } from './negotiate.js';
 import { toServed, type Scope } from './scope.js';
 import { respondWritten } from './served-json.js';
+import { goJsonText } from '../../../api/codec/go-json.js';
 
 /**
  * Test-only fault injection on the write path. Unarmed (always, outside tests) a hook costs one
@@ -40,7 +41,7 @@ export function answerAfterCommit(s: Scope, code: number, answer: () => void, pl
     const res = s.res;
     if (res.headersSent) { if (!res.writableEnded) res.end(); return; }
     let body: Buffer;
-    try { body = Buffer.from(JSON.stringify(plain()), 'utf8'); } catch { body = Buffer.from('{}'); }
+    try { body = Buffer.from(goJsonText(plain()) + '\n', 'utf8'); } catch { body = Buffer.from('{}\n'); }
     for (const h of ['Warning', 'Content-Encoding', 'Vary']) res.removeHeader(h);
     res.statusCode = code;
     res.setHeader('Cache-Control', 'no-cache, private');

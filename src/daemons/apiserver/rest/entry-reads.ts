@@ -29,6 +29,7 @@ import type { OutputFormat } from './negotiate.js';
 import { encodeListItem, protobufListPlan } from './protobuf-entries.js';
 import type { ListParams } from './read-handlers.js';
 import { servedApiVersion, toServed, type Scope } from './scope.js';
+import { goEscape, goOrderKind } from '../../../api/codec/go-json.js';
 
 const PROTOBUF = 'application/vnd.kubernetes.protobuf';
 
@@ -171,7 +172,7 @@ export async function listFromEntries(s: Scope, p: ListParams, fmt: OutputFormat
           return false; // the general path falls back to JSON for the whole list
         }
       } else {
-        item = ownedUtf8(JSON.stringify(obj));
+        item = ownedUtf8(goEscape(JSON.stringify(goOrderKind(apiVersion, s.def.kind, obj))));
       }
       cache.set(kv, item);
     }

@@ -8,6 +8,7 @@ import type { OutputFormat } from './negotiate.js';
 import { encodeProtobufOrUndefined } from './codec-adapter.js';
 import { auditBodies } from '../audit/event.js';
 import { bufferSource, markBusy, pieceBytesFor, writeFromSource, type BodySource } from '../body-writer.js';
+import { goEscape, goOrder } from '../../../api/codec/go-json.js';
 
 /**
  * Reads the whole body; 413 beyond the limit (checked on Content-Length first, then while
@@ -66,7 +67,10 @@ export function encodeFor(format: OutputFormat, obj: unknown): { body: Buffer; c
     const pb = encodeProtobufOrUndefined(obj);
     if (pb) return { body: pb, contentType: 'application/vnd.kubernetes.protobuf' };
   }
-  const text = format.pretty ? JSON.stringify(obj, null, 2) + '\n' : JSON.stringify(obj);
+  // As Kubernetes' encoder: Go's field order and escapes, a newline after a compact body
+  // (json.Encoder), none after an indented one (json.MarshalIndent).
+  const ordered = goOrder(obj);
+  const text = format.pretty ? goEscape(JSON.stringify(ordered, null, 2)) : goEscape(JSON.stringify(ordered)) + '\n';
   return { body: Buffer.from(text, 'utf8'), contentType: format.contentType ?? 'application/json' };
 }
 

@@ -35,7 +35,9 @@ interface Member {
   readonly key: string | undefined;
 }
 
-const WATCHED_KEYS = ['kind', 'apiVersion', 'metadata', 'resourceVersion'] as const;
+const WATCHED_KEYS = ['kind', 'apiVersion', 'metadata', 'resourceVersion', 'name', 'generateName', 'namespace', 'selfLink', 'uid'] as const;
+/** ObjectMeta's members that Go writes before resourceVersion. */
+const BEFORE_RV = new Set<string | undefined>(['name', 'generateName', 'namespace', 'selfLink', 'uid']);
 const WATCHED = WATCHED_KEYS.map((k) => Buffer.from(`"${k}"`, 'utf8'));
 
 /** Offset just past the string starting at `i` (a quote), or -1. */
@@ -150,6 +152,11 @@ export interface StoredJson {
   readonly metadata: Member;
   /** True when metadata is `{}` (the resourceVersion then needs no comma before it). */
   readonly metadataEmpty: boolean;
+  /**
+   * Offset of the first metadata member that Go writes after resourceVersion (the
+   * resourceVersion member goes in front of it), or -1 when it goes last.
+   */
+  readonly rvBefore: number;
   /** The stored apiVersion string, when it is a plain string. */
   readonly apiVersion: string | undefined;
 }
@@ -178,20 +185,29 @@ export function scanStored(bytes: Buffer): StoredJson | undefined {
   }
   const meta = scanned.metadata;
   if (!metadata || !meta) return undefined;
-  for (const m of meta.list) if (m.key === 'resourceVersion') return undefined;
-  return { bytes, members: top, metadata, metadataEmpty: meta.list.length === 0, apiVersion };
+  let rvBefore = -1;
+  for (const m of meta.list) {
+    if (m.key === 'resourceVersion') return undefined;
+    if (rvBefore < 0 && !BEFORE_RV.has(m.key)) rvBefore = m.start;
+  }
+  return { bytes, members: top, metadata, metadataEmpty: meta.list.length === 0, apiVersion, rvBefore };
 }
 
 /**
  * How to splice one stored object (byte ranges of its stored value), independent of the
  * revision: remembered per entry by the LIST path, which then writes every item straight into
  * the list body. `ranges` holds [start, end) pairs of kept stored bytes; a negative start means
- * "a comma first"; the resourceVersion member goes after the pair ending at `rvAfter`.
+ * "a comma first"; the resourceVersion member goes after the pair ending at `rvAfter`: inside
+ * metadata in front of a later member (`"resourceVersion":"N",`), or last in it
+ * (`,"resourceVersion":"N"}`, no comma when metadata is empty).
  */
 export interface SplicePlan {
   readonly ranges: readonly number[];
   readonly rvAfter: number;
+  /** No comma before the resourceVersion member. */
   readonly metadataEmpty: boolean;
+  /** The resourceVersion member is followed by a comma, not metadata's closing brace. */
+  readonly rvInside: boolean;
   /** Bytes of the spliced form without the resourceVersion text and without a prefix. */
   readonly baseLength: number;
 }
@@ -204,6 +220,16 @@ export function splicePlan(s: StoredJson, withPrefix = false): SplicePlan {
   let rvAfter = -1;
   for (const m of s.members) {
     if (m.key === 'kind' || m.key === 'apiVersion') continue;
+    if (m === s.metadata && s.rvBefore >= 0) {
+      // Metadata in two ranges, the resourceVersion member written between them.
+      if (!first) len += 1;
+      ranges.push(first ? m.start : -m.start, s.rvBefore);
+      rvAfter = ranges.length - 1;
+      ranges.push(s.rvBefore, m.end);
+      len += m.end - m.start;
+      first = false;
+      continue;
+    }
     const end = m === s.metadata ? m.end - 1 : m.end;
     const last = ranges.length - 1;
     if (!first && last > 0 && ranges[last] === m.start - 1 && rvAfter !== last) {
@@ -217,7 +243,8 @@ export function splicePlan(s: StoredJson, withPrefix = false): SplicePlan {
     if (m === s.metadata) rvAfter = ranges.length - 1;
     len += end - m.start;
   }
-  return { ranges, rvAfter, metadataEmpty: s.metadataEmpty, baseLength: len };
+  const rvInside = s.rvBefore >= 0;
+  return { ranges, rvAfter, metadataEmpty: rvInside || s.metadataEmpty, rvInside, baseLength: len };
 }
 
 /** The bytes of `"resourceVersion":"`. */
@@ -238,7 +265,7 @@ function writeRv(plan: SplicePlan, revision: number, out: Buffer, at: number): n
     r = Math.floor(r / 10);
   }
   out[end] = 0x22;
-  out[end + 1] = 0x7d;
+  out[end + 1] = plan.rvInside ? 0x2c : 0x7d;
   return end + 2;
 }
 
@@ -249,7 +276,7 @@ function digitCount(n: number): number {
   return digits;
 }
 
-/** `"resourceVersion":""` and the closing `}` of metadata. */
+/** `"resourceVersion":""` and the closing `}` of metadata (or the comma after it, inside). */
 const RV_FIXED = '"resourceVersion":""}'.length;
 
 /** The length of the spliced form at `revision` (prefix excluded), without building it. */
@@ -275,14 +302,14 @@ export function writeSpliced(plan: SplicePlan, bytes: Buffer, revision: number, 
 /**
  * The served JSON of a stored object at `revision`: its members without kind and apiVersion,
  * metadata.resourceVersion appended to metadata, and `prefix` (e.g. `"kind":"Pod","apiVersion":"v1"`)
- * in front when given. Returns an exact-size buffer of its own, or with `oneShot` (a body
+ * in front when given, and the newline Kubernetes' encoder ends a body with. Returns an exact-size buffer of its own, or with `oneShot` (a body
  * written once and dropped) possibly a slice of Node's shared pool, which is cheaper to get
  * but must not be kept.
  */
 export function spliceServed(s: StoredJson, revision: number, prefix?: Buffer, oneShot = false): Buffer {
   const plan = splicePlan(s, prefix !== undefined);
-  const size = splicedLength(plan, revision) + (prefix ? prefix.length : 0);
+  const size = splicedLength(plan, revision) + (prefix ? prefix.length : 0) + 1;
   const out = oneShot ? Buffer.allocUnsafe(size) : Buffer.allocUnsafeSlow(size);
-  writeSpliced(plan, s.bytes, revision, out, 0, prefix);
+  out[writeSpliced(plan, s.bytes, revision, out, 0, prefix)] = 0x0a;
   return out;
 }

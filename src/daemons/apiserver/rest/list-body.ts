@@ -12,6 +12,7 @@ import type { KeyValue } from '../../../storage/interface.js';
 import { BODY_PIECE_BYTES, type BodySource } from '../body-writer.js';
 import { splicedLength, writeSpliced, type SplicePlan } from './json-splice.js';
 import type { ProtobufListPlan } from './protobuf-entries.js';
+import { goEscape, goOrderAs } from '../../../api/codec/go-json.js';
 
 /**
  * head + part 0 + … + part n-1 + tail, the parts' lengths known in advance: pieces of up to
@@ -54,10 +55,13 @@ export function partsSource(
   };
 }
 
-/** JSON.stringify({kind, apiVersion, metadata, items}) with the items written from their bytes or splice plans. */
+/**
+ * The JSON list body as Kubernetes writes it ({kind, apiVersion, metadata, items} in Go's
+ * order and escapes, a newline at the end) with the items written from their bytes or splice plans.
+ */
 export function jsonListSource(kind: string, apiVersion: string, metadata: Record<string, unknown>, entries: readonly KeyValue[], items: readonly (Buffer | SplicePlan)[], pieceBytes?: number): BodySource {
   // The head without its closing brace.
-  const head = Buffer.from(`${JSON.stringify({ kind, apiVersion, metadata }).slice(0, -1)},"items":[`, 'utf8');
+  const head = Buffer.from(`${goEscape(JSON.stringify({ kind, apiVersion, metadata: goOrderAs(LIST_META, metadata) })).slice(0, -1)},"items":[`, 'utf8');
   const lengths = new Array<number>(items.length);
   for (let i = 0; i < items.length; i++) {
     const item = items[i]!;
@@ -73,7 +77,8 @@ export function jsonListSource(kind: string, apiVersion: string, metadata: Recor
   return partsSource(head, lengths, writePart, LIST_TAIL, pieceBytes);
 }
 
-const LIST_TAIL = Buffer.from(']}', 'latin1');
+const LIST_TAIL = Buffer.from(']}\n', 'latin1');
+const LIST_META = 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta';
 
 /** Bytes of `n` as a varint. */
 function varintLength(n: number): number {

@@ -21,6 +21,7 @@ import { partialObject } from './partial-metadata.js';
 import { headerOf, servedApiVersion, toServed, type Scope } from './scope.js';
 import { buildMatcher, exactName, watchTrigger } from './selector-dispatch.js';
 import { buildTable, parseIncludeObject } from './table.js';
+import { goEscape, goOrder } from '../../../api/codec/go-json.js';
 
 export interface WatchSink {
   /**
@@ -101,7 +102,7 @@ function encodeEvent(s: Scope, fmt: OutputFormat, ev: ObjectEvent, key: string |
   if (hit) return hit;
   const pb = fmt.mediaType === 'application/vnd.kubernetes.protobuf';
   const buf = pb ? encodeWatchEventProtobuf(ev.type, eventObject(s, fmt, ev) as KubeObject)
-    : Buffer.from(JSON.stringify({ type: ev.type, object: eventObject(s, fmt, ev) }) + '\n', 'utf8');
+    : Buffer.from(goEscape(JSON.stringify({ type: ev.type, object: goOrder(eventObject(s, fmt, ev)) })) + '\n', 'utf8');
   cache?.set(key!, buf);
   return buf;
 }

@@ -1,13 +1,15 @@
 /**
  * Runs one probe or lifecycle-hook action: exec (ExecSync in the container), httpGet (a GET
- * to the pod IP unless a host is given; 200-399 is success) or tcpSocket (a connection
- * opens). Named ports resolve against the container's ports.
+ * to the pod IP unless a host is given; 200-399 is success), tcpSocket (a connection
+ * opens) or grpc (probes only: grpc.health.v1 Check to the pod IP, grpc-probe.ts). Named
+ * ports resolve against the container's ports.
  */
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { connect } from 'node:net';
 import type { RuntimeBackend } from '../runtime/runtime.js';
-import type { Container, HttpGetAction, LifecycleHandler, TcpSocketAction } from '../pod-types.js';
+import type { Container, GrpcAction, HttpGetAction, LifecycleHandler, TcpSocketAction } from '../pod-types.js';
+import { grpcProbe } from './grpc-probe.js';
 
 export interface ActionResult { ok: boolean; output: string }
 
@@ -60,7 +62,7 @@ function tcp(a: TcpSocketAction, t: ActionTarget, timeoutMs: number): Promise<Ac
 }
 
 /** Runs the action; never throws. */
-export async function runAction(h: LifecycleHandler, t: ActionTarget, timeoutSeconds: number, signal?: AbortSignal): Promise<ActionResult> {
+export async function runAction(h: LifecycleHandler & { grpc?: GrpcAction }, t: ActionTarget, timeoutSeconds: number, signal?: AbortSignal): Promise<ActionResult> {
   try {
     if (h.exec) {
       const r = await t.runtime.execSync(t.containerId, h.exec.command ?? [], timeoutSeconds, signal ? { signal } : {});
@@ -69,6 +71,7 @@ export async function runAction(h: LifecycleHandler, t: ActionTarget, timeoutSec
     }
     if (h.httpGet) return await httpGet(h.httpGet, t, timeoutSeconds * 1000);
     if (h.tcpSocket) return await tcp(h.tcpSocket, t, timeoutSeconds * 1000);
+    if (h.grpc) return await grpcProbe(t.podIp || '127.0.0.1', h.grpc.port, h.grpc.service ?? '', timeoutSeconds * 1000);
     if (h.sleep) {
       await new Promise((r) => setTimeout(r, Math.max(0, h.sleep?.seconds ?? 0) * 1000));
       return { ok: true, output: '' };

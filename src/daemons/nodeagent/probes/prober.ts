@@ -22,6 +22,11 @@ export interface ContainerProberOptions {
   readonly startedAt: number;
   /** Called when a probe's settled result changes, and for every failed attempt (for events). */
   readonly onChange: (e: ProbeEvent, settledChanged: boolean) => void;
+  /**
+   * Results known from before (an agent restart adopting a running container): started and
+   * ready as the pod's last status said, so that adoption does not flap the pod's readiness.
+   */
+  readonly known?: { started: boolean; ready: boolean };
 }
 
 interface ProbeState { probe: Probe; ok: boolean | undefined; successes: number; failures: number; timer?: NodeJS.Timeout; running: boolean }
@@ -36,6 +41,10 @@ export class ContainerProber {
     add('startup', c.startupProbe);
     add('liveness', c.livenessProbe);
     add('readiness', c.readinessProbe);
+    const startup = this.states.get('startup');
+    if (o.known?.started && startup) startup.ok = true;
+    const readiness = this.states.get('readiness');
+    if (o.known?.ready && readiness) readiness.ok = true;
     for (const [k, s] of this.states) this.schedule(k, s, Math.max(0, (s.probe.initialDelaySeconds ?? 0) * 1000 - (Date.now() - o.startedAt)));
   }
 

@@ -80,8 +80,15 @@ export interface DnsConfig {
   readonly options?: readonly string[];
 }
 
+/** CRI SecurityProfile; Localhost names the profile file on the node. */
+export interface SeccompProfile {
+  readonly profileType: 'RuntimeDefault' | 'Unconfined' | 'Localhost';
+  readonly localhostRef?: string;
+}
+
 export interface SandboxSecurityContext {
   readonly namespaceOptions?: NamespaceOptions;
+  readonly seccomp?: SeccompProfile;
   readonly privileged?: boolean;
   readonly runAsUser?: number;
   readonly runAsGroup?: number;
@@ -137,6 +144,7 @@ export interface ContainerSecurityContext {
   readonly noNewPrivs?: boolean;
   readonly maskedPaths?: readonly string[];
   readonly readonlyPaths?: readonly string[];
+  readonly seccomp?: SeccompProfile;
 }
 
 export interface ContainerConfig {
@@ -278,6 +286,25 @@ export interface FilesystemUsage {
   readonly inodesUsed: number;
 }
 
+/** One container's figures from the runtime (CRI ListContainerStats); absent figures are undefined. */
+export interface ContainerStatsInfo {
+  readonly id: string;
+  readonly name: string;
+  readonly labels: Readonly<Record<string, string>>;
+  /** Milliseconds since the epoch of the CPU sample. */
+  readonly cpuTimestamp: number;
+  readonly usageCoreNanoSeconds?: number;
+  readonly usageNanoCores?: number;
+  readonly memoryTimestamp: number;
+  readonly workingSetBytes?: number;
+  readonly availableBytes?: number;
+  readonly usageBytes?: number;
+  readonly rssBytes?: number;
+  readonly pageFaults?: number;
+  readonly majorPageFaults?: number;
+  readonly writableLayer?: FilesystemUsage;
+}
+
 export interface RuntimeBackend {
   /** The backend kind, 'cri' or 'fake'; the runtime's own name and version come from version(). */
   readonly name: string;
@@ -302,6 +329,8 @@ export interface RuntimeBackend {
   removeContainer(id: string, opts?: CallOptions): Promise<void>;
   listContainers(filter?: ContainerFilter, opts?: CallOptions): Promise<ContainerSummary[]>;
   containerStatus(id: string, opts?: CallOptions): Promise<ContainerStatus>;
+  /** Changes a running container's resources (the CPU manager's cpusets); optional for backends without cgroups. */
+  updateContainerResources?(id: string, resources: LinuxContainerResources, opts?: CallOptions): Promise<void>;
   /** Makes the runtime reopen the container's log file (after rotation moved it away). */
   reopenContainerLog(id: string, opts?: CallOptions): Promise<void>;
 
@@ -319,6 +348,8 @@ export interface RuntimeBackend {
   listImages(filterImage?: string, opts?: CallOptions): Promise<ImageInfo[]>;
   removeImage(image: string, opts?: CallOptions): Promise<void>;
   imageFsInfo(opts?: CallOptions): Promise<FilesystemUsage[]>;
+  /** CRI ListContainerStats: figures of running containers (optional: a backend without it leaves stats to cgroups). */
+  listContainerStats?(filter?: { podSandboxId?: string; labelSelector?: Readonly<Record<string, string>> }, opts?: CallOptions): Promise<ContainerStatsInfo[]>;
 
   /** Releases connections and timers; later calls fail with UNAVAILABLE. */
   close(): Promise<void>;

@@ -10,7 +10,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { freemem, totalmem } from 'node:os';
+import { cpus, totalmem } from 'node:os';
 import type { Logger } from 'pino';
 import type { PodManager } from '../pod-manager.js';
 import type { PodSet } from '../pod-set.js';
@@ -21,6 +21,8 @@ import { serveContainerLogs } from './logs-handler.js';
 import { readRequestBody, sendJson, sendStatus } from './respond.js';
 import { serveStreamingRequest, serveStreamingUpgrade, STREAMING_PATHS } from './streaming-handler.js';
 import { writeResponseHead } from '../../../util/upgrade-proxy.js';
+import { cadvisorMetricsText, resourceMetricsText } from '../stats/resource-metrics.js';
+import type { StatsProvider } from '../stats/summary.js';
 
 export type ListenerKind = 'secure' | 'readonly' | 'healthz';
 
@@ -42,6 +44,8 @@ export interface AgentServerContext {
   readonly streamDialTimeoutMs?: number;
   /** --streaming-connection-idle-timeout in milliseconds; 0 or unset: no limit. */
   readonly streamIdleTimeoutMs?: number;
+  /** The Summary API and resource metrics (stats/summary.ts). */
+  readonly stats: StatsProvider;
 }
 
 const defaultAccess = new WeakMap<AgentServerContext, AgentAccess>();
@@ -93,22 +97,19 @@ function metricsText(ctx: AgentServerContext): string {
   ].join('\n');
 }
 
-function statsSummary(ctx: AgentServerContext): unknown {
-  const now = new Date().toISOString();
-  const total = totalmem();
-  const free = freemem();
-  return {
-    node: {
-      nodeName: ctx.nodeName, startTime: new Date(ctx.startTime).toISOString(),
-      memory: { time: now, availableBytes: free, usageBytes: total - free, workingSetBytes: total - free },
-      systemContainers: [],
-    },
-    pods: ctx.pods.pods().map((p) => ({
-      podRef: { name: p.metadata?.name, namespace: p.metadata?.namespace, uid: p.metadata?.uid },
-      startTime: p.status?.startTime,
-      containers: (p.status?.containerStatuses ?? []).map((c) => ({ name: c.name, startTime: c.state.running?.startedAt ?? p.status?.startTime })),
-    })),
-  };
+async function serveStatsMetrics(res: ServerResponse, which: 'resource' | 'cadvisor', stats: StatsProvider, log: Logger): Promise<void> {
+  let text: string;
+  try {
+    const summary = await stats.summary();
+    text = which === 'resource' ? resourceMetricsText(summary) : cadvisorMetricsText(summary, { cores: cpus().length, memoryBytes: totalmem() });
+  } catch (e) {
+    // As kubelet: the scrape answers, with its error gauge set.
+    log.warn({ err: (e as Error).message }, 'stats for metrics failed');
+    if (which !== 'resource') throw e;
+    text = resourceMetricsText(undefined, true);
+  }
+  res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
+  res.end(text);
 }
 
 async function manifests(req: IncomingMessage, res: ServerResponse, rest: string[], ctx: AgentServerContext): Promise<void> {
@@ -167,7 +168,11 @@ export function agentHandler(kind: ListenerKind, ctx: AgentServerContext): (req:
       }
       const readOnly = kind === 'readonly';
       if (head === 'pods' && parts.length === 1) { sendJson(res, 200, { kind: 'PodList', apiVersion: 'v1', metadata: {}, items: ctx.pods.pods() }); return; }
-      if (head === 'stats' && parts[1] === 'summary') { sendJson(res, 200, statsSummary(ctx)); return; }
+      if (head === 'stats' && parts[1] === 'summary' && parts.length === 2) { sendJson(res, 200, await ctx.stats.summary()); return; }
+      if (head === 'metrics' && parts.length === 2 && (parts[1] === 'resource' || parts[1] === 'cadvisor')) {
+        await serveStatsMetrics(res, parts[1], ctx.stats, ctx.log);
+        return;
+      }
       if (head === 'metrics' && parts.length === 1) {
         res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' });
         res.end(metricsText(ctx));

@@ -5,11 +5,11 @@
  * CONTAINER, see runtime.ts).
  */
 import type {
-  CallOptions, ContainerConfig, ContainerFilter, ContainerState, ContainerStatus, ContainerSummary,
-  ExecRequest, AttachRequest, ExecSyncResult, FilesystemUsage, ImageAuth, ImageInfo, Mount,
+  CallOptions, ContainerConfig, ContainerStatsInfo, ContainerFilter, ContainerState, ContainerStatus, ContainerSummary,
+  ExecRequest, AttachRequest, ExecSyncResult, FilesystemUsage, ImageAuth, ImageInfo, LinuxContainerResources, Mount,
   MountPropagation, NamespaceMode, NamespaceOptions, PodSandboxConfig, PodSandboxFilter,
   PodSandboxMetadata, PodSandboxStatus, PodSandboxSummary, RuntimeBackend, RuntimeStatusInfo,
-  SandboxState, VersionInfo,
+  SandboxState, SeccompProfile, VersionInfo,
 } from '../runtime.js';
 import { CriClient, type CriCallOptions } from './cri-client.js';
 import { normalizeImageName } from '../image-name.js';
@@ -30,6 +30,29 @@ interface WireSandboxStatus extends WireSandbox { network: { ip: string; additio
 interface WireContainer { id: string; podSandboxId: string; metadata: { name: string; attempt: number } | null; image: { image: string } | null; imageRef: string; state: string; createdAt: string; labels: Str; annotations: Str }
 interface WireContainerStatus extends WireContainer {
   startedAt: string; finishedAt: string; exitCode: number; reason: string; message: string; mounts: WireMount[]; logPath: string;
+}
+
+type WireU64 = { value: string } | null | undefined;
+interface WireContainerStats {
+  attributes: { id: string; metadata: { name: string } | null; labels: Str } | null;
+  cpu: { timestamp: string; usageCoreNanoSeconds: WireU64; usageNanoCores: WireU64 } | null;
+  memory: { timestamp: string; workingSetBytes: WireU64; availableBytes: WireU64; usageBytes: WireU64; rssBytes: WireU64; pageFaults: WireU64; majorPageFaults: WireU64 } | null;
+  writableLayer: { timestamp: string; fsId: { mountpoint: string } | null; usedBytes: WireU64; inodesUsed: WireU64 } | null;
+}
+
+/** A wrapped uint64 (absent: undefined, which the Summary API leaves out). */
+const u64 = (v: WireU64): number | undefined => (v ? Number(v.value) : undefined);
+
+function containerStatsFromWire(s: WireContainerStats): ContainerStatsInfo {
+  const m = s.memory;
+  const w = s.writableLayer;
+  return {
+    id: s.attributes?.id ?? '', name: s.attributes?.metadata?.name ?? '', labels: s.attributes?.labels ?? {},
+    cpuTimestamp: nsToMs(s.cpu?.timestamp), usageCoreNanoSeconds: u64(s.cpu?.usageCoreNanoSeconds), usageNanoCores: u64(s.cpu?.usageNanoCores),
+    memoryTimestamp: nsToMs(m?.timestamp), workingSetBytes: u64(m?.workingSetBytes), availableBytes: u64(m?.availableBytes), usageBytes: u64(m?.usageBytes),
+    rssBytes: u64(m?.rssBytes), pageFaults: u64(m?.pageFaults), majorPageFaults: u64(m?.majorPageFaults),
+    ...(w ? { writableLayer: { timestamp: nsToMs(w.timestamp), mountpoint: w.fsId?.mountpoint ?? '', usedBytes: u64(w.usedBytes) ?? 0, inodesUsed: u64(w.inodesUsed) ?? 0 } } : {}),
+  };
 }
 
 const NS_MODE: Record<NamespaceMode, string> = { pod: 'POD', container: 'CONTAINER', node: 'NODE', target: 'TARGET' };
@@ -56,6 +79,14 @@ function namespaceOptions(o: NamespaceOptions | undefined): object {
 }
 
 const int64 = (v: number | undefined): object | null => (v === undefined ? null : { value: String(v) });
+const securityProfile = (p: SeccompProfile | undefined): object | null => (p ? { profileType: p.profileType, localhostRef: p.localhostRef ?? '' } : null);
+function resourcesToWire(r: LinuxContainerResources): object {
+  return {
+    cpuPeriod: String(r.cpuPeriod ?? 0), cpuQuota: String(r.cpuQuota ?? 0), cpuShares: String(r.cpuShares ?? 0),
+    memoryLimitInBytes: String(r.memoryLimitInBytes ?? 0), oomScoreAdj: String(r.oomScoreAdj ?? 0),
+    cpusetCpus: r.cpusetCpus ?? '', cpusetMems: r.cpusetMems ?? '',
+  };
+}
 
 export function sandboxConfigToWire(c: PodSandboxConfig): object {
   const sc = c.linux?.securityContext;
@@ -77,6 +108,7 @@ export function sandboxConfigToWire(c: PodSandboxConfig): object {
         readonlyRootfs: sc?.readonlyRootfs ?? false,
         supplementalGroups: (sc?.supplementalGroups ?? []).map(String),
         privileged: sc?.privileged ?? false,
+        seccomp: securityProfile(sc?.seccomp),
       },
     },
   };
@@ -103,11 +135,7 @@ function containerConfigToWire(c: ContainerConfig): object {
     stdinOnce: c.stdinOnce ?? false,
     tty: c.tty ?? false,
     linux: {
-      resources: r ? {
-        cpuPeriod: String(r.cpuPeriod ?? 0), cpuQuota: String(r.cpuQuota ?? 0), cpuShares: String(r.cpuShares ?? 0),
-        memoryLimitInBytes: String(r.memoryLimitInBytes ?? 0), oomScoreAdj: String(r.oomScoreAdj ?? 0),
-        cpusetCpus: r.cpusetCpus ?? '', cpusetMems: r.cpusetMems ?? '',
-      } : null,
+      resources: r ? resourcesToWire(r) : null,
       securityContext: {
         capabilities: sc?.capabilities ? { addCapabilities: [...(sc.capabilities.add ?? [])], dropCapabilities: [...(sc.capabilities.drop ?? [])] } : null,
         privileged: sc?.privileged ?? false,
@@ -120,6 +148,7 @@ function containerConfigToWire(c: ContainerConfig): object {
         noNewPrivs: sc?.noNewPrivs ?? false,
         maskedPaths: [...(sc?.maskedPaths ?? [])],
         readonlyPaths: [...(sc?.readonlyPaths ?? [])],
+        seccomp: securityProfile(sc?.seccomp),
       },
     },
   };
@@ -251,6 +280,10 @@ export class CriRuntime implements RuntimeBackend {
     };
   }
 
+  async updateContainerResources(id: string, resources: LinuxContainerResources, opts?: CallOptions): Promise<void> {
+    await this.rt('UpdateContainerResources', { containerId: id, linux: resourcesToWire(resources) }, opts);
+  }
+
   async reopenContainerLog(id: string, opts?: CallOptions): Promise<void> { await this.rt('ReopenContainerLog', { containerId: id }, opts); }
 
   async execSync(id: string, cmd: readonly string[], timeoutSeconds: number, opts?: CallOptions): Promise<ExecSyncResult> {
@@ -304,6 +337,12 @@ export class CriRuntime implements RuntimeBackend {
       timestamp: nsToMs(f.timestamp), mountpoint: f.fsId?.mountpoint ?? '',
       usedBytes: Number(f.usedBytes?.value ?? 0), inodesUsed: Number(f.inodesUsed?.value ?? 0),
     }));
+  }
+
+  async listContainerStats(filter?: { podSandboxId?: string; labelSelector?: Readonly<Record<string, string>> }, opts?: CallOptions): Promise<ContainerStatsInfo[]> {
+    const wf = filter ? { id: '', podSandboxId: filter.podSandboxId ?? '', labelSelector: { ...filter.labelSelector } } : null;
+    const r = await this.rt<{ stats: WireContainerStats[] }>('ListContainerStats', { filter: wf }, opts);
+    return r.stats.map(containerStatsFromWire);
   }
 
   async close(): Promise<void> { this.client.close(); }

@@ -1,0 +1,218 @@
+/**
+ * JSON as kube-apiserver writes it. Go's encoder writes a struct's fields in the order the Go
+ * type declares them (our schema declarations keep that order), a map's keys sorted, `<`, `>`,
+ * `&`, U+2028 and U+2029 as \u escapes, and a newline after each value (json.Encoder.Encode).
+ * JSON.stringify writes keys in insertion order and escapes none of those, so objects are put
+ * in Go order first (goOrder) and the text escaped after (goEscape).
+ *
+ * goOrder returns its argument itself when it is already in order, so objects decoded from
+ * stored JSON (stored in this order) cost one walk and no copy. Keys a declaration does not
+ * know (custom resources, fields of ours) keep their order, after the declared ones.
+ */
+import { messageForObject, schema } from '../schema/registry.js';
+import { SPECIAL_MESSAGES, type MessageDecl } from '../schema/types.js';
+
+type Json = Record<string, unknown>;
+
+/** How a member's value is ordered. */
+type Child =
+  | { readonly kind: 'message'; readonly plan: () => Plan; readonly repeated: boolean }
+  | { readonly kind: 'map'; readonly plan: (() => Plan) | undefined }
+  | { readonly kind: 'embedded'; readonly repeated: boolean };
+
+/** When Go's `omitempty` leaves a member out: a zero scalar, an empty list or map, a nil pointer. */
+type Omit = 'zero' | 'empty' | 'nil';
+
+interface Plan {
+  /** JSON names in Go order, inline members flattened. */
+  readonly keys: readonly string[];
+  /** Members Go leaves out when empty, and what empty is for each (emitEmpty fields are never left out). */
+  readonly omit: Readonly<Record<string, Omit>>;
+  /** Position of each key in `keys`. */
+  readonly position: Readonly<Record<string, number>>;
+  readonly children: Readonly<Record<string, Child>>;
+}
+
+const plans = new Map<string, Plan>();
+
+function planFor(messageName: string, topLevel: boolean): Plan {
+  const key = topLevel ? `${messageName}#top` : messageName;
+  let plan = plans.get(key);
+  if (plan) return plan;
+  const keys: string[] = topLevel ? ['kind', 'apiVersion'] : [];
+  const position: Record<string, number> = Object.create(null);
+  const children: Record<string, Child> = Object.create(null);
+  const seen = new Set<string>(keys);
+  const omit: Record<string, Omit> = Object.create(null);
+  const add = (m: MessageDecl): void => {
+    for (const f of m.fields) {
+      const ref = f.type;
+      if (f.inline && 'message' in ref) {
+        const inner = schema.message(ref.message);
+        if (inner) { add(inner); continue; }
+      }
+      if (seen.has(f.name)) continue;
+      seen.add(f.name);
+      keys.push(f.name);
+      if (!f.emitEmpty) {
+        if (f.repeated || f.map) omit[f.name] = 'empty';
+        else if (f.optional) omit[f.name] = 'nil';
+        else if (!('message' in ref)) omit[f.name] = 'zero';
+      }
+      const nested = 'message' in ref ? ref.message : undefined;
+      const special = nested === undefined ? undefined : SPECIAL_MESSAGES[nested];
+      if (f.map) children[f.name] = { kind: 'map', plan: nested === undefined || special !== undefined ? undefined : () => planFor(nested, false) };
+      else if (nested === undefined) continue;
+      else if (special === 'RawExtension') children[f.name] = { kind: 'embedded', repeated: f.repeated === true };
+      else if (special === undefined) children[f.name] = { kind: 'message', plan: () => planFor(nested, false), repeated: f.repeated === true };
+    }
+  };
+  const decl = schema.message(messageName);
+  if (decl) add(decl);
+  keys.forEach((k, i) => { position[k] = i; });
+  plan = { keys, position, children, omit };
+  plans.set(key, plan);
+  return plan;
+}
+
+function isObject(v: unknown): v is Json {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function orderChild(v: unknown, c: Child): unknown {
+  if (c.kind === 'map') return isObject(v) ? orderMap(v, c.plan) : v;
+  if (c.kind === 'embedded') return c.repeated ? orderEach(v, goOrder) : goOrder(v);
+  const plan = c.plan();
+  return c.repeated ? orderEach(v, (e) => orderMessage(e, plan)) : orderMessage(v, plan);
+}
+
+function orderEach(v: unknown, fn: (e: unknown) => unknown): unknown {
+  if (!Array.isArray(v)) return v;
+  let out: unknown[] | undefined;
+  for (let i = 0; i < v.length; i++) {
+    const e = v[i];
+    const o = fn(e);
+    if (o !== e) (out ??= v.slice())[i] = o;
+  }
+  return out ?? v;
+}
+
+/** A map's entries with keys sorted (Go sorts map keys), values ordered by `valuePlan`. */
+function orderMap(m: Json, valuePlan: (() => Plan) | undefined): Json {
+  let sorted = true;
+  let prev: string | undefined;
+  let changed: Map<string, unknown> | undefined;
+  const plan = valuePlan?.();
+  for (const k in m) {
+    if (prev !== undefined && k < prev) sorted = false;
+    prev = k;
+    if (plan) {
+      const v = m[k];
+      const o = orderMessage(v, plan);
+      if (o !== v) (changed ??= new Map()).set(k, o);
+    }
+  }
+  if (sorted && !changed) return m;
+  const out: Json = {};
+  for (const k of sorted ? Object.keys(m) : Object.keys(m).sort()) out[k] = changed?.has(k) ? changed.get(k) : m[k];
+  return out;
+}
+
+/** True when Go's encoder leaves the value out (see Omit). */
+function omitted(value: unknown, how: Omit): boolean {
+  if (value === null || value === undefined) return true;
+  if (how === 'nil') return false;
+  if (how === 'zero') return value === '' || value === 0 || value === false;
+  return Array.isArray(value) ? value.length === 0 : isObject(value) && isEmpty(value);
+}
+
+function isEmpty(o: Json): boolean {
+  for (const _ in o) return false;
+  return true;
+}
+
+function orderMessage(v: unknown, plan: Plan): unknown {
+  if (!isObject(v)) return v;
+  const position = plan.position;
+  const children = plan.children;
+  const omit = plan.omit;
+  const unknownAt = plan.keys.length;
+  let inOrder = true;
+  let last = -1;
+  let changed: Map<string, unknown> | undefined;
+  let drop: Set<string> | undefined;
+  for (const k in v) {
+    const how = omit[k];
+    if (how !== undefined && omitted(v[k], how)) { (drop ??= new Set()).add(k); continue; }
+    const p = position[k] ?? unknownAt;
+    if (p < last) inOrder = false;
+    else last = p;
+    const c = children[k];
+    if (c !== undefined) {
+      const value = v[k];
+      const o = orderChild(value, c);
+      if (o !== value) (changed ??= new Map()).set(k, o);
+    }
+  }
+  if (inOrder && !changed && !drop) return v;
+  const out: Json = {};
+  const take = (k: string): unknown => (changed?.has(k) ? changed.get(k) : v[k]);
+  if (inOrder) {
+    for (const k in v) if (!drop?.has(k)) out[k] = take(k);
+    return out;
+  }
+  for (const k of plan.keys) if (Object.prototype.hasOwnProperty.call(v, k) && !drop?.has(k)) out[k] = take(k);
+  for (const k in v) if (position[k] === undefined) out[k] = v[k];
+  return out;
+}
+
+/**
+ * An API object (or any JSON value holding one) in the order Kubernetes' encoder writes it:
+ * the value itself when already in order or not a built-in kind, else an ordered copy (shallow
+ * where parts are already in order). Lists and embedded objects are found by kind and apiVersion.
+ */
+export function goOrder(v: unknown): unknown {
+  if (!isObject(v)) return v;
+  const kind = v['kind'];
+  const apiVersion = v['apiVersion'];
+  if (typeof kind !== 'string' || typeof apiVersion !== 'string') return v;
+  const decl = messageForObject(apiVersion, kind);
+  if (!decl) return v;
+  return orderMessage(v, planFor(decl.name, true));
+}
+
+/** `v` ordered as the message `messageName` (a value without kind and apiVersion of its own). */
+export function goOrderAs(messageName: string, v: unknown): unknown {
+  return orderMessage(v, planFor(messageName, false));
+}
+
+const HTML_CHARS = /[<>&\u2028\u2029]/;
+const HTML_CHARS_ALL = /[<>&\u2028\u2029]/g;
+const ESCAPES: Record<string, string> = { '<': '\\u003c', '>': '\\u003e', '&': '\\u0026', '\u2028': '\\u2028', '\u2029': '\\u2029' };
+
+/**
+ * JSON text with Go's HTML-safe escapes (encoding/json escapes `<`, `>`, `&`, U+2028 and
+ * U+2029 inside strings). Outside strings JSON text has none of them, so a plain replace is safe.
+ */
+export function goEscape(text: string): string {
+  return HTML_CHARS.test(text) ? text.replace(HTML_CHARS_ALL, (c) => ESCAPES[c]!) : text;
+}
+
+/** The compact JSON text of a value as Kubernetes writes it, without the trailing newline. */
+export function goJsonText(v: unknown): string {
+  return goEscape(JSON.stringify(goOrder(v)));
+}
+
+/** A JSON body as kube-apiserver writes it: Go order and escapes, and a newline at the end. */
+export function encodeGoJson(v: unknown): Buffer {
+  return Buffer.from(goJsonText(v) + '\n', 'utf8');
+}
+
+/**
+ * `v` ordered as the kind `kind` of `apiVersion`, whether or not it carries kind and apiVersion
+ * itself (list items are written without them); unchanged for kinds without a declaration.
+ */
+export function goOrderKind(apiVersion: string, kind: string, v: unknown): unknown {
+  const decl = messageForObject(apiVersion, kind);
+  return decl ? orderMessage(v, planFor(decl.name, true)) : v;
+}
