@@ -209,6 +209,7 @@ export class EvictionManager {
       } catch (e) {
         this.o.log.warn({ err: (e as Error).message }, 'eviction pass failed');
       }
+      if (signal.aborted) break; // aborted during the pass: 'abort' will not fire again
       await new Promise<void>((resolve) => {
         const done = (): void => { clearTimeout(t); signal.removeEventListener('abort', done); this.kickResolve = undefined; resolve(); };
         const t = setTimeout(done, interval);
