@@ -28,6 +28,7 @@ import { DEFAULT_BACKOFF, type BackoffSettings } from './pod-worker.js';
 import { parseResolvConf, type HostDns } from './runtime-config.js';
 import { createRuntimeBackend } from './runtime/runtime-factory.js';
 import { clientTokenRequester, ProjectedVolumes } from './volumes/projected.js';
+import { apiClaimReader } from './volumes/claims.js';
 import type { RuntimeBackend } from './runtime/runtime.js';
 import { agentAccessFromConfig } from './server/agent-authz.js';
 import { openListeners, type Listeners } from './server/listeners.js';
@@ -150,6 +151,7 @@ export async function startNodeAgent(config: NodeagentConfig, opts: StartOptions
           ...(client ? { requester: clientTokenRequester(client.create.bind(client)) } : {}),
           signal: ac.signal, log: log.child({ component: 'projected-volumes' }),
         }),
+        ...(client ? { claims: apiClaimReader(client, ac.signal) } : {}),
         events, backoff: { ...DEFAULT_BACKOFF, ...opts.backoff }, log: log.child({ component: 'pod-worker' }),
       },
     });

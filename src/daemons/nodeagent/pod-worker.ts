@@ -20,7 +20,7 @@ import { sandboxConfig, type DnsSettings, logDirectory } from './runtime-config.
 import { isRuntimeError } from './runtime/runtime-errors.js';
 import type { ContainerStatus, PodSandboxConfig, RuntimeBackend } from './runtime/runtime.js';
 import { rm } from 'node:fs/promises';
-import { setUpVolumes, tearDownPodDir, type VolumeContext } from './volumes/volumes.js';
+import { refreshVolumes, setUpVolumes, tearDownPodDir, type VolumeContext } from './volumes/volumes.js';
 import type { ServiceLister } from './service-env.js';
 
 export interface BackoffSettings { readonly initialMs: number; readonly maxMs: number; readonly resetMs: number }
@@ -41,6 +41,9 @@ export interface WorkerDeps {
   readonly services?: ServiceLister;
   /** Projected volumes with refreshed service-account tokens (volumes/projected.ts). */
   readonly projected: VolumeContext['projected'];
+  /** Claims and volumes of persistentVolumeClaim volumes, and CSI node services (volumes/). */
+  readonly claims?: VolumeContext['claims'];
+  readonly csi?: VolumeContext['csi'];
   readonly events: EventSink;
   readonly backoff: BackoffSettings;
   /** Publishes the pod's status (the manager writes it to the API and serves it on /pods). */
@@ -63,6 +66,7 @@ export class PodWorker {
   private done = false;
   private sandbox?: { id: string; attempt: number; ip: string; config: PodSandboxConfig };
   private volumes?: Map<string, string>;
+  private volumesRefreshedAt = 0;
   private readonly cs = new Map<string, CState>();
   private initDone = false;
   private adopted = false;
@@ -156,6 +160,7 @@ export class PodWorker {
     // images are prepared, as on Kubernetes; the write is queued, not waited for.
     if (!this.lastStatus && !this.sandbox) this.report().catch((e: Error) => this.d.log.debug({ pod: this.name(), err: e.message }, 'early status not written'));
     if (!(await this.ensureSandbox())) { await this.report(); return; }
+    await this.refreshVolumes();
     const spec = this.pod.spec ?? {};
     if (!this.initDone) {
       this.initDone = await this.syncInit(spec.initContainers ?? []);
@@ -207,12 +212,28 @@ export class PodWorker {
     return found.nextAttempt;
   }
 
-  private async ensureVolumes(): Promise<Map<string, string>> {
-    this.volumes ??= await setUpVolumes(this.pod, {
+  private volumeContext(): VolumeContext {
+    return {
       rootDir: this.d.rootDir, reader: this.d.reader, log: this.d.log, podIp: '', hostIp: this.d.hostIp,
-      projected: this.d.projected,
-    });
+      projected: this.d.projected, ...(this.d.claims ? { claims: this.d.claims } : {}), ...(this.d.csi ? { csi: this.d.csi } : {}),
+    };
+  }
+
+  private async ensureVolumes(): Promise<Map<string, string>> {
+    if (!this.volumes) { this.volumes = await setUpVolumes(this.pod, this.volumeContext()); this.volumesRefreshedAt = Date.now(); }
     return this.volumes;
+  }
+
+  /** configMap, secret, downwardAPI and projected volumes follow their sources (at most every 5 s). */
+  private async refreshVolumes(): Promise<void> {
+    if (!this.volumes || Date.now() - this.volumesRefreshedAt < 5000) return;
+    this.volumesRefreshedAt = Date.now();
+    try {
+      const changed = await refreshVolumes(this.pod, this.volumes, this.volumeContext());
+      if (changed.length) this.d.log.debug({ pod: this.name(), volumes: changed }, 'volumes updated from their sources');
+    } catch (e) {
+      this.d.log.info({ pod: this.name(), err: (e as Error).message }, 'volume refresh failed; kept the last version');
+    }
   }
 
   private async ensureSandbox(): Promise<boolean> {
@@ -415,7 +436,7 @@ export class PodWorker {
       await this.stopSandbox();
       await this.d.runtime.removePodSandbox(this.sandbox.id).catch(() => undefined);
     }
-    await tearDownPodDir(this.d.rootDir, this.uid).catch(() => undefined);
+    await tearDownPodDir(this.d.rootDir, this.uid, this.d.csi).catch((e: Error) => this.d.log.warn({ pod: this.name(), err: e.message }, 'volume teardown failed'));
     // The pod is going away: so do its container logs (/var/log/pods/<ns>_<name>_<uid>).
     await rm(logDirectory(this.d.logDir, this.pod), { recursive: true, force: true }).catch(() => undefined);
     if (!this.removed) {

@@ -1,0 +1,148 @@
+// Pod volumes on the node (src/daemons/nodeagent/volumes): the atomic writer's ..data swap,
+// live refresh of config map volumes, claims resolved to hostPath and local volumes (read-only,
+// not-bound errors), subPath and subPathExpr (escapes refused), fsGroup, and memory-backed
+// emptyDir (a tmpfs, unmounted at teardown; root only).
+import { lstat, mkdir, mkdtemp, readdir, readFile, readlink, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import t from 'tap';
+import type { KubeObject } from '../../src/api/resources/types.js';
+import type { Pod } from '../../src/daemons/nodeagent/pod-types.js';
+import { writeVolumeFiles } from '../../src/daemons/nodeagent/volumes/atomic-files.js';
+import type { ClaimReader } from '../../src/daemons/nodeagent/volumes/claims.js';
+import { containerMounts, VolumePaths } from '../../src/daemons/nodeagent/volumes/container-mounts.js';
+import { isMountPoint } from '../../src/daemons/nodeagent/volumes/host-mounts.js';
+import { refreshVolumes, setUpVolumes, tearDownPodDir, type VolumeContext } from '../../src/daemons/nodeagent/volumes/volumes.js';
+
+const root = await mkdtemp(join(tmpdir(), 'corectl-volumes-'));
+t.teardown(() => rm(root, { recursive: true, force: true }));
+const isRoot = process.getuid?.() === 0;
+
+const configMaps = new Map<string, Record<string, string>>();
+const claims = new Map<string, KubeObject>();
+const pvs = new Map<string, KubeObject>();
+const claimReader: ClaimReader = { claim: async (ns, n) => claims.get(`${ns}/${n}`), volume: async (n) => pvs.get(n) };
+
+function ctx(rootDir: string): VolumeContext {
+  return {
+    rootDir, podIp: '10.0.0.1', hostIp: '10.0.0.2', log: pino({ level: 'silent' }), claims: claimReader,
+    reader: { configMap: async (ns, n) => configMaps.get(`${ns}/${n}`), secret: async () => undefined },
+    projected: { setUp: async () => undefined },
+  };
+}
+
+function pod(uid: string, volumes: Pod['spec'] extends infer S ? S extends { volumes?: infer V } ? V : never : never, extra: Partial<NonNullable<Pod['spec']>> = {}): Pod {
+  return { metadata: { name: `p-${uid}`, namespace: 'default', uid }, spec: { containers: [{ name: 'c' }], volumes, ...extra } };
+}
+
+t.test('atomic writer: one version at a time behind ..data; equal payloads write nothing; stale keys go', async (t) => {
+  const dir = join(root, 'atomic');
+  t.equal(await writeVolumeFiles(dir, [{ path: 'a', data: Buffer.from('1') }, { path: 'sub/b', data: Buffer.from('2'), mode: 0o600 }], 0o644), true);
+  const first = await readlink(join(dir, '..data'));
+  t.match(first, /^\.\.\d{4}_\d\d_\d\d_/);
+  t.equal(await readlink(join(dir, 'a')), '..data/a');
+  t.equal(await readFile(join(dir, 'sub', 'b'), 'utf8'), '2');
+  t.equal((await stat(join(dir, 'sub', 'b'))).mode & 0o777, 0o600);
+  t.equal(await writeVolumeFiles(dir, [{ path: 'a', data: Buffer.from('1') }, { path: 'sub/b', data: Buffer.from('2'), mode: 0o600 }], 0o644), false, 'unchanged');
+  t.equal(await readlink(join(dir, '..data')), first);
+  t.equal(await writeVolumeFiles(dir, [{ path: 'a', data: Buffer.from('new') }], 0o644), true);
+  t.equal(await readFile(join(dir, 'a'), 'utf8'), 'new');
+  const names = (await readdir(dir)).sort();
+  t.same(names.filter((n) => !n.startsWith('..')), ['a'], 'the removed key is gone');
+  t.equal(names.filter((n) => n.startsWith('..') && n !== '..data').length, 1, 'the old version is removed');
+  await t.rejects(writeVolumeFiles(dir, [{ path: '../escape', data: Buffer.from('x') }], 0o644), /stay inside the volume/);
+});
+
+t.test('a config map volume follows edits of the config map (refreshVolumes)', async (t) => {
+  configMaps.set('default/cm', { 'app.conf': 'v1' });
+  const p = pod('cm1', [{ name: 'conf', configMap: { name: 'cm' } }]);
+  const paths = await setUpVolumes(p, ctx(root));
+  const dir = paths.get('conf')!;
+  t.equal(await readFile(join(dir, 'app.conf'), 'utf8'), 'v1');
+  t.ok((paths as VolumePaths).readOnly.has('conf'), 'config map volumes are read-only');
+  t.same(await refreshVolumes(p, paths, ctx(root)), [], 'nothing changed');
+  configMaps.set('default/cm', { 'app.conf': 'v2', extra: 'x' });
+  t.same(await refreshVolumes(p, paths, ctx(root)), ['conf']);
+  t.equal(await readFile(join(dir, 'app.conf'), 'utf8'), 'v2');
+  t.equal(await readFile(join(dir, 'extra'), 'utf8'), 'x');
+  await tearDownPodDir(root, 'cm1');
+});
+
+t.test('claims: hostPath and local volumes, read-only, and why an unusable claim does not mount', async (t) => {
+  const hp = join(root, 'hostpath-pv', 'dir');
+  const local = join(root, 'local-pv');
+  await mkdir(local, { recursive: true });
+  const bind = (name: string, pv: string, uid: string, spec: Record<string, unknown>): void => {
+    claims.set(`default/${name}`, { metadata: { name, namespace: 'default', uid }, spec: { volumeName: pv }, status: { phase: 'Bound' } });
+    pvs.set(pv, { metadata: { name: pv }, spec: { ...spec, claimRef: { namespace: 'default', name, uid } } });
+  };
+  bind('hp', 'pv-hp', 'u-hp', { hostPath: { path: hp, type: 'DirectoryOrCreate' } });
+  bind('loc', 'pv-loc', 'u-loc', { local: { path: local } });
+  const p = pod('pvc1', [{ name: 'a', persistentVolumeClaim: { claimName: 'hp' } }, { name: 'b', persistentVolumeClaim: { claimName: 'loc', readOnly: true } }]);
+  const paths = await setUpVolumes(p, ctx(root));
+  t.equal(paths.get('a'), hp, 'hostPath volume: the host path, created (DirectoryOrCreate)');
+  t.ok((await stat(hp)).isDirectory());
+  t.equal(paths.get('b'), local);
+  t.ok(paths.readOnly.has('b') && !paths.readOnly.has('a'), 'readOnly of the claim source');
+  const mounts = await containerMounts({ name: 'c', volumeMounts: [{ name: 'a', mountPath: '/data' }, { name: 'b', mountPath: '/ro' }] }, paths, new Map());
+  t.same(mounts.map((m) => [m.containerPath, m.hostPath, m.readonly]), [['/data', hp, false], ['/ro', local, true]]);
+  await tearDownPodDir(root, 'pvc1');
+  t.ok((await stat(hp)).isDirectory(), 'teardown leaves the volume data alone');
+
+  claims.set('default/pending', { metadata: { name: 'pending', namespace: 'default', uid: 'u-p' }, spec: {}, status: { phase: 'Pending' } });
+  await t.rejects(setUpVolumes(pod('pvc2', [{ name: 'x', persistentVolumeClaim: { claimName: 'pending' } }]), ctx(root)), /PVC is not bound/);
+  await t.rejects(setUpVolumes(pod('pvc3', [{ name: 'x', persistentVolumeClaim: { claimName: 'nope' } }]), ctx(root)), /persistentvolumeclaim "nope" not found/);
+  bind('gone', 'pv-gone', 'u-g', { local: { path: join(root, 'missing') } });
+  await t.rejects(setUpVolumes(pod('pvc4', [{ name: 'x', persistentVolumeClaim: { claimName: 'gone' } }]), ctx(root)), /does not exist/);
+  bind('other', 'pv-other', 'u-o', { hostPath: { path: hp } });
+  pvs.set('pv-other', { metadata: { name: 'pv-other' }, spec: { hostPath: { path: hp }, claimRef: { namespace: 'default', name: 'other', uid: 'someone-else' } } });
+  await t.rejects(setUpVolumes(pod('pvc5', [{ name: 'x', persistentVolumeClaim: { claimName: 'other' } }]), ctx(root)), /bound to another claim/);
+});
+
+t.test('subPath and subPathExpr: created inside the volume; escapes refused', async (t) => {
+  const vol = join(root, 'subvol');
+  await mkdir(vol, { recursive: true });
+  await symlink('/etc', join(vol, 'evil'));
+  const paths = new VolumePaths([['v', vol]]);
+  const env = new Map([['POD_NAME', 'web-0']]);
+  const [a, b] = await containerMounts({ name: 'c', volumeMounts: [
+    { name: 'v', mountPath: '/a', subPath: 'data/x' },
+    { name: 'v', mountPath: '/b', subPathExpr: 'logs/$(POD_NAME)', mountPropagation: 'HostToContainer' },
+  ] }, paths, env);
+  t.equal(a?.hostPath, join(vol, 'data', 'x'));
+  t.ok((await stat(join(vol, 'data', 'x'))).isDirectory(), 'a missing subPath directory is created');
+  t.equal(b?.hostPath, join(vol, 'logs', 'web-0'));
+  t.equal(b?.propagation, 'host-to-container', 'mountPropagation passed to the runtime');
+  await t.rejects(containerMounts({ name: 'c', volumeMounts: [{ name: 'v', mountPath: '/x', subPath: '../up' }] }, paths, env), /without '\.\.'/);
+  await t.rejects(containerMounts({ name: 'c', volumeMounts: [{ name: 'v', mountPath: '/x', subPath: '/abs' }] }, paths, env), /relative path/);
+  await t.rejects(containerMounts({ name: 'c', volumeMounts: [{ name: 'v', mountPath: '/x', subPath: 'evil' }] }, paths, env), /not within the volume/);
+  await t.rejects(containerMounts({ name: 'c', volumeMounts: [{ name: 'v', mountPath: '/x', subPath: 'evil/ssl' }] }, paths, env), /not within the volume/);
+});
+
+t.test('fsGroup on emptyDir and local volumes', { skip: isRoot ? false : 'needs root (chown)' }, async (t) => {
+  const p = pod('fsg', [{ name: 'scratch', emptyDir: {} }], { securityContext: { fsGroup: 2345 } });
+  const paths = await setUpVolumes(p, ctx(root));
+  const st = await stat(paths.get('scratch')!);
+  t.equal(st.gid, 2345);
+  t.equal(st.mode & 0o2070, 0o2070, 'setgid and group rwx');
+  configMaps.set('default/cm2', { k: 'v' });
+  const q = pod('fsg2', [{ name: 'conf', configMap: { name: 'cm2' } }], { securityContext: { fsGroup: 2345 } });
+  const qp = await setUpVolumes(q, ctx(root));
+  t.equal((await stat(join(qp.get('conf')!, 'k'))).gid, 2345, 'config map files get the fsGroup');
+  await tearDownPodDir(root, 'fsg');
+  await tearDownPodDir(root, 'fsg2');
+});
+
+t.test('emptyDir medium Memory is a tmpfs of sizeLimit, unmounted when the pod goes', { skip: isRoot ? false : 'needs root (mount)' }, async (t) => {
+  const p = pod('mem', [{ name: 'm', emptyDir: { medium: 'Memory', sizeLimit: '1Mi' } }]);
+  const paths = await setUpVolumes(p, ctx(root));
+  const d = paths.get('m')!;
+  t.ok(await isMountPoint(d), 'a mount point');
+  const mounts = await readFile('/proc/self/mountinfo', 'utf8');
+  t.match(mounts.split('\n').find((l) => l.split(' ')[4] === d) ?? '', /tmpfs.*size=1024k/);
+  await t.rejects(writeFile(join(d, 'big'), Buffer.alloc(2 * 1024 * 1024)), /ENOSPC/, 'sizeLimit enforced by the tmpfs');
+  await tearDownPodDir(root, 'mem');
+  t.notOk(await isMountPoint(d), 'unmounted');
+  await t.rejects(lstat(d), /ENOENT/, 'removed');
+});
