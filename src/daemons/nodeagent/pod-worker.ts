@@ -459,7 +459,8 @@ export class PodWorker {
     const isInit = (c: Container): boolean => (spec.initContainers ?? []).some((x) => x.name === c.name);
     return buildPodStatus(this.pod, {
       init: (spec.initContainers ?? []).map((c) => containerView(c, this.cs.get(c.name), initDone, isInit, this.d.runtimeName)),
-      main: (spec.containers ?? []).map((c) => containerView(c, this.cs.get(c.name), initDone, isInit, this.d.runtimeName)),
+      // Without init containers a waiting container is ContainerCreating (e.g. while volumes mount), not PodInitializing.
+      main: (spec.containers ?? []).map((c) => containerView(c, this.cs.get(c.name), initDone || !spec.initContainers?.length, isInit, this.d.runtimeName)),
       ephemeral: (spec.ephemeralContainers ?? []).map((c) => ({ ...containerView(c, this.cs.get(c.name), true, isInit, this.d.runtimeName), ready: false })),
       initDone, ...(this.terminal ? { terminalPhase: this.terminal } : {}),
       ...(this.podMessage ? { message: this.podMessage } : {}),

@@ -76,10 +76,16 @@ export async function resolveClaim(pod: Pod, source: Dict, reader: ClaimReader |
   return { claim, volume, spec, readOnly: source.readOnly === true || srcRo(spec.nfs) || srcRo(spec.csi) };
 }
 
-/** The host path of a bound hostPath or local volume; undefined for other sources. */
+/**
+ * The host path of a bound hostPath or local volume; undefined for other sources. `local`:
+ * the pod's fsGroup applies (local volumes, and the hostPath volumes of the local-path
+ * provisioner, whose directories are this node's to manage: created world-writable as k3s'
+ * local-path does, so that a pod running as any user can use its volume).
+ */
 export function localPathOf(bound: BoundVolume): { path: string; type: string; local: boolean } | undefined {
   const { spec } = bound;
-  if (isDict(spec.hostPath)) return { path: String(spec.hostPath.path ?? ''), type: String(spec.hostPath.type ?? ''), local: false };
+  const managed = bound.volume.metadata?.annotations?.['pv.kubernetes.io/provisioned-by'] === 'corectl.io/local-path';
+  if (isDict(spec.hostPath)) return { path: String(spec.hostPath.path ?? ''), type: managed ? 'LocalPath' : String(spec.hostPath.type ?? ''), local: managed };
   if (isDict(spec.local)) {
     const path = String(spec.local.path ?? '');
     if (!existsSync(path)) throw new ClaimError(`MountVolume.NewMounter initialization failed for volume "${bound.volume.metadata?.name}" : path "${path}" does not exist`);

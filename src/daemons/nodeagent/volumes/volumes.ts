@@ -10,7 +10,8 @@
  *    refreshed at 80 % of their lifetime).
  * The pod's fsGroup is given to emptyDir, local volumes and the file-set volumes' files.
  */
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import { parseQuantity } from '../../../util/quantity.js';
@@ -106,6 +107,7 @@ function volumeBase(rootDir: string, pod: Pod): string {
 
 async function hostPathDir(p: string, type: string): Promise<void> {
   if (type === 'DirectoryOrCreate') await mkdir(p, { recursive: true });
+  else if (type === 'LocalPath' && !existsSync(p)) { await mkdir(p, { recursive: true }); await chmod(p, 0o777); }
   else if (type === 'FileOrCreate') { await mkdir(dirname(p), { recursive: true }); await writeFile(p, '', { flag: 'a' }); }
 }
 
