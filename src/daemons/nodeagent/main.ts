@@ -29,6 +29,7 @@ import { parseResolvConf, type HostDns } from './runtime-config.js';
 import { createRuntimeBackend } from './runtime/runtime-factory.js';
 import { clientTokenRequester, ProjectedVolumes } from './volumes/projected.js';
 import { apiClaimReader } from './volumes/claims.js';
+import { CsiNode } from './volumes/csi-node.js';
 import type { RuntimeBackend } from './runtime/runtime.js';
 import { agentAccessFromConfig } from './server/agent-authz.js';
 import { openListeners, type Listeners } from './server/listeners.js';
@@ -138,6 +139,8 @@ export async function startNodeAgent(config: NodeagentConfig, opts: StartOptions
     // Services for the containers' environment variables (service-env.ts).
     const serviceInformer = factory?.informerFor({ group: '', version: 'v1', resource: 'services' });
     const mirrors = client && informer ? new MirrorPods({ client, informer, nodeName, nodeUid: () => nodeStatus?.uid ?? '', log: log.child({ component: 'mirror-pods' }), signal: ac.signal }) : undefined;
+    const csi = new CsiNode({ rootDir: config.rootDir, reader: api, log: log.child({ component: 'csi' }) });
+    cleanups.push(() => csi.close());
     const pods = new PodManager({
       podSet, api, ...(mirrors ? { mirrors } : {}), maxPods: resources.maxPods, hostIp: host.internalIp, syncFrequencyMs: config.syncFrequency,
       ...(opts.relistPeriodMs ? { relistPeriodMs: opts.relistPeriodMs } : {}), sources, log: log.child({ component: 'pods' }),
@@ -152,6 +155,7 @@ export async function startNodeAgent(config: NodeagentConfig, opts: StartOptions
           signal: ac.signal, log: log.child({ component: 'projected-volumes' }),
         }),
         ...(client ? { claims: apiClaimReader(client, ac.signal) } : {}),
+        csi,
         events, backoff: { ...DEFAULT_BACKOFF, ...opts.backoff }, log: log.child({ component: 'pod-worker' }),
       },
     });

@@ -1,0 +1,94 @@
+// CSI volumes on the node against a recording CSI driver of our own on a unix socket
+// (test/helpers/csi-driver.ts): the node agent asks NodeGetInfo and NodeGetCapabilities once,
+// stages a volume once per node, publishes it per pod, and when pods go unpublishes each and
+// unstages after the last one, in that order; a driver without STAGE_UNSTAGE_VOLUME is only
+// published; a driver that is not there fails the mount at once.
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import t from 'tap';
+import type { KubeObject } from '../../src/api/resources/types.js';
+import type { Pod } from '../../src/daemons/nodeagent/pod-types.js';
+import { CsiNode } from '../../src/daemons/nodeagent/volumes/csi-node.js';
+import { setUpVolumes, tearDownPodDir, type VolumeContext } from '../../src/daemons/nodeagent/volumes/volumes.js';
+import { startRecordingDriver } from '../helpers/csi-driver.js';
+
+const root = await mkdtemp(join(tmpdir(), 'corectl-csi-'));
+t.teardown(() => rm(root, { recursive: true, force: true }));
+const DRIVER = 'fixture.csi.corectl.io';
+const PLAIN = 'plain.csi.corectl.io';
+await mkdir(join(root, 'plugins', DRIVER), { recursive: true });
+await mkdir(join(root, 'plugins', PLAIN), { recursive: true });
+const driver = await startRecordingDriver(join(root, 'plugins', DRIVER, 'csi.sock'), { nodeId: 'node-1' });
+const plain = await startRecordingDriver(join(root, 'plugins', PLAIN, 'csi.sock'), { stages: false, name: PLAIN });
+t.teardown(() => driver.stop());
+t.teardown(() => plain.stop());
+
+const secrets = new Map([['default/stage-secret', { key: 'sekret' }]]);
+const claims = new Map<string, KubeObject>();
+const pvs = new Map<string, KubeObject>();
+function csiClaim(name: string, drv: string, handle: string): void {
+  claims.set(`default/${name}`, { metadata: { name, namespace: 'default', uid: `u-${name}` }, spec: { volumeName: `pv-${name}` }, status: { phase: 'Bound' } });
+  pvs.set(`pv-${name}`, {
+    metadata: { name: `pv-${name}` },
+    spec: {
+      accessModes: ['ReadWriteOnce'], mountOptions: ['noatime'], claimRef: { namespace: 'default', name, uid: `u-${name}` },
+      csi: { driver: drv, volumeHandle: handle, fsType: 'ext4', volumeAttributes: { tier: 'gold' }, nodeStageSecretRef: { name: 'stage-secret', namespace: 'default' } },
+    },
+  });
+}
+const csi = new CsiNode({ rootDir: root, reader: { configMap: async () => undefined, secret: async (ns, n) => secrets.get(`${ns}/${n}`) }, log: pino({ level: 'silent' }) });
+t.teardown(() => csi.close());
+const ctx: VolumeContext = {
+  rootDir: root, podIp: '', hostIp: '', log: pino({ level: 'silent' }), csi,
+  reader: { configMap: async () => undefined, secret: async () => undefined }, projected: { setUp: async () => undefined },
+  claims: { claim: async (ns, n) => claims.get(`${ns}/${n}`), volume: async (n) => pvs.get(n) },
+};
+const pod = (uid: string, claimName: string, readOnly = false): Pod => ({
+  metadata: { name: `p-${uid}`, namespace: 'default', uid }, spec: { containers: [{ name: 'c' }], volumes: [{ name: 'data', persistentVolumeClaim: { claimName, readOnly } }] },
+});
+
+t.test('stage once, publish per pod, unpublish each, unstage after the last', async (t) => {
+  csiClaim('shared', DRIVER, 'vol-1');
+  const a = await setUpVolumes(pod('pa', 'shared'), ctx);
+  const b = await setUpVolumes(pod('pb', 'shared', true), ctx);
+  const targetA = join(root, 'pods', 'pa', 'volumes', 'kubernetes.io~csi', 'data', 'mount');
+  const targetB = join(root, 'pods', 'pb', 'volumes', 'kubernetes.io~csi', 'data', 'mount');
+  t.equal(a.get('data'), targetA, 'the pod mounts its publish target');
+  t.equal(await readFile(join(targetA, 'published'), 'utf8'), 'vol-1');
+  t.ok(b.readOnly.has('data'));
+  await tearDownPodDir(root, 'pa', csi);
+  t.equal(await readFile(join(targetB, 'published'), 'utf8'), 'vol-1', 'the other pod keeps its volume');
+  await tearDownPodDir(root, 'pb', csi);
+  t.same(driver.calls.map(([m, r]) => `${m}${r.targetPath ? ` ${String(r.targetPath).includes('/pa/') ? 'pa' : 'pb'}` : ''}`), [
+    'NodeGetInfo', 'NodeGetCapabilities', 'NodeStageVolume', 'NodePublishVolume pa', 'NodePublishVolume pb',
+    'NodeUnpublishVolume pa', 'NodeUnpublishVolume pb', 'NodeUnstageVolume',
+  ], 'the recorded order');
+  const stage = driver.calls.find(([m]) => m === 'NodeStageVolume')![1];
+  const staging = csi.stagingPath(DRIVER, 'vol-1');
+  t.equal(stage.stagingTargetPath, staging);
+  t.same(stage.secrets, { key: 'sekret' }, 'nodeStageSecretRef is read');
+  t.same(stage.volumeContext, { tier: 'gold' });
+  t.same(stage.volumeCapability, { mount: { fsType: 'ext4', mountFlags: ['noatime'], volumeMountGroup: '' }, accessMode: { mode: 'SINGLE_NODE_WRITER' }, accessType: 'mount' });
+  const pubs = driver.calls.filter(([m]) => m === 'NodePublishVolume').map(([, r]) => r);
+  t.same(pubs.map((r) => [r.stagingTargetPath, r.readonly]), [[staging, false], [staging, true]], 'published from the staging path; readOnly passed');
+  t.match(pubs[0]?.volumeContext, { tier: 'gold', 'csi.storage.k8s.io/pod.name': 'p-pa', 'csi.storage.k8s.io/pod.uid': 'pa' });
+  t.same(driver.calls.find(([m]) => m === 'NodeUnstageVolume')![1], { volumeId: 'vol-1', stagingTargetPath: staging });
+});
+
+t.test('a driver without STAGE_UNSTAGE_VOLUME is only published and unpublished', async (t) => {
+  csiClaim('plain', PLAIN, 'vol-2');
+  await setUpVolumes(pod('pc', 'plain'), ctx);
+  await tearDownPodDir(root, 'pc', csi);
+  t.same(plain.calls.map(([m]) => m), ['NodeGetInfo', 'NodeGetCapabilities', 'NodePublishVolume', 'NodeUnpublishVolume']);
+  t.equal(plain.calls[2]?.[1].stagingTargetPath, '');
+});
+
+t.test('a driver that is not registered fails the mount at once', async (t) => {
+  csiClaim('missing', 'missing.csi.corectl.io', 'vol-3');
+  const started = Date.now();
+  await t.rejects(setUpVolumes(pod('pd', 'missing'), ctx), /driver name missing\.csi\.corectl\.io not found in the list of registered CSI drivers/);
+  t.ok(Date.now() - started < 30_000, 'no hang');
+  await tearDownPodDir(root, 'pd', csi);
+});
