@@ -92,3 +92,26 @@ t.test('a driver that is not registered fails the mount at once', async (t) => {
   t.ok(Date.now() - started < 30_000, 'no hang');
   await tearDownPodDir(root, 'pd', csi);
 });
+
+t.test('a driver that attaches: staging waits for the VolumeAttachment and gets its publish context; volumesInUse', async (t) => {
+  let attached: Record<string, string> | undefined;
+  const looked: string[] = [];
+  const attaching = new CsiNode({
+    rootDir: root, reader: { configMap: async () => undefined, secret: async (ns, n) => secrets.get(`${ns}/${n}`) },
+    attachments: { required: async (d) => d === DRIVER, lookup: async (d, h, pv) => { looked.push(`${d} ${h} ${pv}`); return attached; } },
+  });
+  t.teardown(() => attaching.close());
+  const actx = { ...ctx, csi: attaching };
+  csiClaim('att', DRIVER, 'vol-att');
+  const before = driver.calls.length;
+  await t.rejects(setUpVolumes(pod('pe', 'att'), actx), /is not attached to the node yet/);
+  t.equal(driver.calls.slice(before).filter(([m]) => m === 'NodeStageVolume').length, 0, 'not staged before it is attached');
+  attached = { devicePath: '/dev/fake0' };
+  await setUpVolumes(pod('pe', 'att'), actx);
+  t.same(looked, [`${DRIVER} vol-att pv-att`, `${DRIVER} vol-att pv-att`]);
+  const stage = driver.calls.slice(before).find(([m]) => m === 'NodeStageVolume')![1];
+  t.same(stage.publishContext, { devicePath: '/dev/fake0' }, 'the attachment metadata is the publish context');
+  t.same(await attaching.volumesInUse(), [`kubernetes.io/csi/${DRIVER}^vol-att`]);
+  await tearDownPodDir(root, 'pe', attaching);
+  t.same(await attaching.volumesInUse(), [], 'none once unpublished');
+});

@@ -30,6 +30,7 @@ import { createRuntimeBackend } from './runtime/runtime-factory.js';
 import { clientTokenRequester, ProjectedVolumes } from './volumes/projected.js';
 import { apiClaimReader } from './volumes/claims.js';
 import { CsiNode } from './volumes/csi-node.js';
+import { apiAttachments, CONTROLLER_MANAGED_ANNOTATION } from './volumes/csi-attach.js';
 import type { RuntimeBackend } from './runtime/runtime.js';
 import { agentAccessFromConfig } from './server/agent-authz.js';
 import { openListeners, type Listeners } from './server/listeners.js';
@@ -139,7 +140,10 @@ export async function startNodeAgent(config: NodeagentConfig, opts: StartOptions
     // Services for the containers' environment variables (service-env.ts).
     const serviceInformer = factory?.informerFor({ group: '', version: 'v1', resource: 'services' });
     const mirrors = client && informer ? new MirrorPods({ client, informer, nodeName, nodeUid: () => nodeStatus?.uid ?? '', log: log.child({ component: 'mirror-pods' }), signal: ac.signal }) : undefined;
-    const csi = new CsiNode({ rootDir: config.rootDir, reader: api, log: log.child({ component: 'csi' }) });
+    const csi = new CsiNode({
+      rootDir: config.rootDir, reader: api, log: log.child({ component: 'csi' }),
+      ...(client && config.enableControllerAttachDetach ? { attachments: apiAttachments(client, nodeName) } : {}),
+    });
     cleanups.push(() => csi.close());
     const pods = new PodManager({
       podSet, api, ...(mirrors ? { mirrors } : {}), maxPods: resources.maxPods, hostIp: host.internalIp, syncFrequencyMs: config.syncFrequency,
@@ -192,6 +196,7 @@ export async function startNodeAgent(config: NodeagentConfig, opts: StartOptions
       const ns = new NodeStatusManager({
         client, runtime, host, resources, labels: config.nodeLabels, taints: config.registerWithTaints, providerId: config.providerId,
         port: listeners?.securePort ?? config.port, updateFrequencyMs: config.nodeStatusUpdateFrequency, log: log.child({ component: 'node-status' }),
+        ...(config.enableControllerAttachDetach ? { annotations: { [CONTROLLER_MANAGED_ANNOTATION]: 'true' } } : {}), volumesInUse: () => csi.volumesInUse(),
       });
       nodeStatus = ns;
       lease = new NodeLease({ client, nodeName, nodeUid: () => ns.uid, ...(opts.leaseRenewIntervalMs ? { renewIntervalMs: opts.leaseRenewIntervalMs } : {}), log: log.child({ component: 'lease' }) });

@@ -20,6 +20,7 @@ import type { KubeObject } from '../../../api/resources/types.js';
 import type { ObjectReader } from '../env.js';
 import type { Pod } from '../pod-types.js';
 import { CsiClient } from './csi/csi-client.js';
+import { csiVolumeName } from './csi-attach.js';
 
 /** Sets up and tears down the CSI volumes of pods. */
 export interface CsiVolumes {
@@ -182,6 +183,22 @@ export class CsiNode implements CsiVolumes {
         }
       });
     }
+  }
+
+  /** kubernetes.io/csi/<driver>^<handle> of every CSI volume a pod on this node has published (node status.volumesInUse). */
+  async volumesInUse(): Promise<string[]> {
+    const out = new Set<string>();
+    const pods = join(this.o.rootDir, 'pods');
+    for (const uid of await readdir(pods).catch(() => [] as string[])) {
+      const dir = join(pods, uid, 'volumes', 'kubernetes.io~csi');
+      for (const v of await readdir(dir).catch(() => [] as string[])) {
+        try {
+          const d = JSON.parse(await readFile(join(dir, v, 'vol_data.json'), 'utf8')) as VolData;
+          out.add(csiVolumeName(d.driver, d.volumeHandle));
+        } catch { /* not a CSI volume directory */ }
+      }
+    }
+    return [...out].sort();
   }
 
   close(): void {
