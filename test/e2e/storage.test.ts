@@ -2,7 +2,7 @@
 // driven with kubectl 1.33. The default StorageClass local-path provisions the claims of a
 // StatefulSet's volumeClaimTemplates on the pod's node; data written by a pod survives its
 // deletion and re-creation; deleting the claims (Delete policy) removes the volumes and their
-// directories (the helper pod); a ConfigMap edit shows in the mounted file of a running pod
+// directories (the helper pod); a claim's expansion is finished by the node; a ConfigMap edit shows in the mounted file of a running pod
 // within 90 s (the default --sync-frequency of 1m); a claim that does not exist is a FailedMount
 // event and a ContainerCreating container, not a hang.
 import t from 'tap';
@@ -149,6 +149,14 @@ t.test('storage on corectl server with containerd', { skip: !bin ? 'kubectl.1.33
     t.not(again.metadata.uid, oldUid);
     t.equal(k('exec', 'web-0', '--', 'cat', '/data/marker'), 'kept\n', 'the data survived the pod');
     t.equal(k('exec', 'web-0', '--', 'cat', '/data/boots'), 'started\nstarted\n', 'both incarnations wrote to the same volume');
+
+    // Expansion: the expander grows the local-path volume, the node agent finishes it on a sync.
+    k('patch', 'pvc', 'data-web-1', '--type=merge', '-p', '{"spec":{"resources":{"requests":{"storage":"32Mi"}}}}');
+    const grown = await until('data-web-1 expanded', () => {
+      const c = json('get', 'pvc', 'data-web-1');
+      return c.status.capacity?.storage === '32Mi' && !(c.status.conditions ?? []).some((x: any) => x.type === 'FileSystemResizePending') && c; // eslint-disable-line @typescript-eslint/no-explicit-any
+    }, 120_000);
+    t.equal(json('get', 'pv', grown.spec.volumeName).spec.capacity.storage, '32Mi', 'the volume grew');
 
     k('delete', 'statefulset', 'web', '--wait=false');
     await until('web pods gone', () => { const l = json('get', 'pods', '-l', 'app=web'); return l.items.length === 0; }, 120_000);

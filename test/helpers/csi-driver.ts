@@ -18,7 +18,7 @@ export interface RecordingDriver {
 
 type Handler = (req: Record<string, unknown>) => Promise<object>;
 
-export async function startRecordingDriver(socket: string, o: { name?: string; stages?: boolean; nodeId?: string } = {}): Promise<RecordingDriver> {
+export async function startRecordingDriver(socket: string, o: { name?: string; stages?: boolean; expands?: boolean; nodeId?: string } = {}): Promise<RecordingDriver> {
   const calls: Array<[string, Record<string, unknown>]> = [];
   const pkg = csiPackage();
   const server = new grpc.Server();
@@ -29,7 +29,10 @@ export async function startRecordingDriver(socket: string, o: { name?: string; s
   };
   server.addService((pkg['Node'] as grpc.ServiceClientConstructor).service, {
     NodeGetInfo: wrap('NodeGetInfo', async () => ({ nodeId: o.nodeId ?? 'fixture-node', maxVolumesPerNode: '0' })),
-    NodeGetCapabilities: wrap('NodeGetCapabilities', async () => ({ capabilities: o.stages === false ? [] : [{ rpc: { type: 'STAGE_UNSTAGE_VOLUME' } }] })),
+    NodeGetCapabilities: wrap('NodeGetCapabilities', async () => ({
+      capabilities: [...(o.stages === false ? [] : [{ rpc: { type: 'STAGE_UNSTAGE_VOLUME' } }]), ...(o.expands ? [{ rpc: { type: 'EXPAND_VOLUME' } }] : [])],
+    })),
+    NodeExpandVolume: wrap('NodeExpandVolume', async (r) => ({ capacityBytes: (r.capacityRange as { requiredBytes?: string } | undefined)?.requiredBytes ?? '0' })),
     NodeStageVolume: wrap('NodeStageVolume', async (r) => {
       const p = String(r.stagingTargetPath);
       await mkdir(p, { recursive: true });

@@ -11,7 +11,7 @@ import t from 'tap';
 import type { KubeObject } from '../../src/api/resources/types.js';
 import type { Pod } from '../../src/daemons/nodeagent/pod-types.js';
 import { CsiNode } from '../../src/daemons/nodeagent/volumes/csi-node.js';
-import { setUpVolumes, tearDownPodDir, type VolumeContext } from '../../src/daemons/nodeagent/volumes/volumes.js';
+import { refreshVolumes, setUpVolumes, tearDownPodDir, type VolumeContext } from '../../src/daemons/nodeagent/volumes/volumes.js';
 import { startRecordingDriver } from '../helpers/csi-driver.js';
 
 const root = await mkdtemp(join(tmpdir(), 'corectl-csi-'));
@@ -114,4 +114,26 @@ t.test('a driver that attaches: staging waits for the VolumeAttachment and gets 
   t.same(await attaching.volumesInUse(), [`kubernetes.io/csi/${DRIVER}^vol-att`]);
   await tearDownPodDir(root, 'pe', attaching);
   t.same(await attaching.volumesInUse(), [], 'none once unpublished');
+});
+
+t.test('expansion on the node: NodeExpandVolume on the target, then the claim\'s capacity and conditions', async (t) => {
+  const EXP = 'expand.csi.corectl.io';
+  await mkdir(join(root, 'plugins', EXP), { recursive: true });
+  const exp = await startRecordingDriver(join(root, 'plugins', EXP, 'csi.sock'), { name: EXP, expands: true });
+  t.teardown(() => exp.stop());
+  const patches: Array<[string, Record<string, unknown>]> = [];
+  const ectx: VolumeContext = { ...ctx, claims: { ...ctx.claims!, patchClaimStatus: async (ns, n, p) => { patches.push([`${ns}/${n}`, p]); } } };
+  csiClaim('grow', EXP, 'vol-grow');
+  const paths = await setUpVolumes(pod('pf', 'grow'), ectx);
+  t.same(await refreshVolumes(pod('pf', 'grow'), paths, ectx), [], 'nothing pending');
+  // The resizer grew the volume and asked the node to finish.
+  pvs.get('pv-grow')!.spec = { ...(pvs.get('pv-grow')!.spec as object), capacity: { storage: '2Gi' } };
+  claims.get('default/grow')!.status = { phase: 'Bound', capacity: { storage: '1Gi' }, conditions: [{ type: 'Resizing', status: 'False' }, { type: 'FileSystemResizePending', status: 'True' }] };
+  t.same(await refreshVolumes(pod('pf', 'grow'), paths, ectx), ['claim grow expanded']);
+  const call = exp.calls.find(([m]) => m === 'NodeExpandVolume')![1];
+  t.equal(call.volumePath, paths.get('data'), 'on the pod\'s publish target');
+  t.same(call.capacityRange, { requiredBytes: String(2 * 1024 ** 3), limitBytes: '0' });
+  t.equal(call.stagingTargetPath, csi.stagingPath(EXP, 'vol-grow'));
+  t.same(patches, [['default/grow', { status: { capacity: { storage: '2Gi' }, conditions: [{ type: 'Resizing', status: 'False' }] } }]], 'capacity set, condition dropped');
+  await tearDownPodDir(root, 'pf', csi);
 });

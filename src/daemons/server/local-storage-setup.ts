@@ -1,7 +1,8 @@
 /**
  * The default StorageClass `corectl server` ships: `local-path`, provisioned by the controller
  * manager's corectl.io/local-path provisioner (a directory under <data-dir>/storage on the node
- * the pod is scheduled to), WaitForFirstConsumer binding, Delete reclaim. It is created once and
+ * the pod is scheduled to), WaitForFirstConsumer binding, Delete reclaim, expansion allowed (a
+ * directory has no size to grow: the claim's capacity is bookkeeping). It is created once and
  * then left alone (a class's parameters cannot change; an admin may have edited or deleted it
  * and re-created it differently); it is marked default unless another class already is.
  */
@@ -18,7 +19,7 @@ export function localPathClass(dataDir: string, helperImage: string, isDefault: 
   return {
     apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass',
     metadata: { name: LOCAL_PATH_CLASS, ...(isDefault ? { annotations: { [DEFAULT_CLASS_ANNOTATION]: 'true' } } : {}) },
-    provisioner: 'corectl.io/local-path', volumeBindingMode: 'WaitForFirstConsumer', reclaimPolicy: 'Delete',
+    provisioner: 'corectl.io/local-path', volumeBindingMode: 'WaitForFirstConsumer', reclaimPolicy: 'Delete', allowVolumeExpansion: true,
     parameters: { nodePath: join(dataDir, 'storage'), helperImage },
   };
 }

@@ -20,6 +20,8 @@ import type { Dict, Pod } from '../pod-types.js';
 export interface ClaimReader {
   claim(namespace: string, name: string): Promise<KubeObject | undefined>;
   volume(name: string): Promise<KubeObject | undefined>;
+  /** Merge-patches the claim's status (finishing an expansion on the node). */
+  patchClaimStatus?(namespace: string, name: string, patch: Record<string, unknown>): Promise<void>;
 }
 
 export class ClaimError extends Error {
@@ -41,6 +43,9 @@ export function apiClaimReader(client: RestClient, signal?: AbortSignal): ClaimR
   return {
     claim: (namespace, name) => getOrUndefined(() => client.get({ group: '', version: 'v1', resource: 'persistentvolumeclaims', namespace }, name, opts)),
     volume: (name) => getOrUndefined(() => client.get({ group: '', version: 'v1', resource: 'persistentvolumes' }, name, opts)),
+    patchClaimStatus: async (namespace, name, patch) => {
+      await client.patch({ group: '', version: 'v1', resource: 'persistentvolumeclaims', namespace }, name, 'merge', patch, { subresource: 'status', ...opts });
+    },
   };
 }
 

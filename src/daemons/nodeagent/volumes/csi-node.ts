@@ -28,6 +28,8 @@ export interface CsiVolumes {
   setUp(pod: Pod, volume: KubeObject, target: string, readOnly: boolean): Promise<void>;
   /** Unpublishes every CSI volume of the pod (its targets under `csiDir`), unstaging what no other pod uses. */
   tearDownPod(uid: string, csiDir: string): Promise<void>;
+  /** Finishes the expansion of a published volume on the node (NodeExpandVolume when the driver does that). */
+  expand(volume: KubeObject, target: string, requiredBytes: number): Promise<void>;
 }
 
 /** The publish context of an attached volume (its VolumeAttachment's attachmentMetadata); undefined: not attached (yet). */
@@ -43,6 +45,7 @@ export interface CsiNodeOptions {
   readonly log?: Logger;
 }
 
+interface DriverEntry { client: CsiClient; stages: boolean; expands: boolean; nodeId: string }
 interface VolData { driver: string; volumeHandle: string; stagingPath: string; pvName: string }
 interface CsiSpec { driver?: string; volumeHandle?: string; readOnly?: boolean; fsType?: string; volumeAttributes?: Record<string, string>; nodeStageSecretRef?: { name?: string; namespace?: string }; nodePublishSecretRef?: { name?: string; namespace?: string } }
 
@@ -51,7 +54,7 @@ const ACCESS_MODES: Record<string, string> = {
 };
 
 export class CsiNode implements CsiVolumes {
-  private readonly clients = new Map<string, { client: CsiClient; stages: boolean; nodeId: string }>();
+  private readonly clients = new Map<string, DriverEntry>();
   private readonly locks = new Map<string, Promise<void>>();
   private readonly log: Logger;
 
@@ -64,14 +67,15 @@ export class CsiNode implements CsiVolumes {
   }
 
   /** The driver's client, with its node id and capabilities asked once. */
-  private async driver(name: string): Promise<{ client: CsiClient; stages: boolean; nodeId: string }> {
+  private async driver(name: string): Promise<DriverEntry> {
     const known = this.clients.get(name);
     if (known) return known;
     const client = new CsiClient(this.socket(name));
     try {
       const info = await client.call<{ nodeId?: string }>('NodeGetInfo', {});
       const caps = await client.call<{ capabilities?: Array<{ rpc?: { type?: string } }> }>('NodeGetCapabilities', {});
-      const entry = { client, stages: (caps.capabilities ?? []).some((c) => c.rpc?.type === 'STAGE_UNSTAGE_VOLUME'), nodeId: info.nodeId ?? '' };
+      const has = (type: string): boolean => (caps.capabilities ?? []).some((c) => c.rpc?.type === type);
+      const entry = { client, stages: has('STAGE_UNSTAGE_VOLUME'), expands: has('EXPAND_VOLUME'), nodeId: info.nodeId ?? '' };
       this.clients.set(name, entry);
       this.log.info({ driver: name, nodeId: entry.nodeId, stages: entry.stages }, 'CSI driver found');
       return entry;
@@ -183,6 +187,26 @@ export class CsiNode implements CsiVolumes {
         }
       });
     }
+  }
+
+  /**
+   * Finishes an expansion on the node: NodeExpandVolume on the pod's publish target when the
+   * driver has EXPAND_VOLUME (a driver without it has nothing to do on the node).
+   */
+  async expand(volume: KubeObject, target: string, requiredBytes: number): Promise<void> {
+    const spec = (volume.spec ?? {}) as { csi?: CsiSpec; accessModes?: string[]; mountOptions?: string[] };
+    const csi = spec.csi ?? {};
+    const driverName = String(csi.driver ?? '');
+    const handle = String(csi.volumeHandle ?? '');
+    await this.serial(handle, async () => {
+      const d = await this.driver(driverName);
+      if (!d.expands) return;
+      await d.client.call('NodeExpandVolume', {
+        volumeId: handle, volumePath: target, capacityRange: { requiredBytes: String(requiredBytes), limitBytes: '0' },
+        stagingTargetPath: d.stages ? this.stagingPath(driverName, handle) : '',
+        volumeCapability: { mount: { fsType: csi.fsType ?? '', mountFlags: spec.mountOptions ?? [] }, accessMode: { mode: ACCESS_MODES[spec.accessModes?.[0] ?? 'ReadWriteOnce'] ?? 'SINGLE_NODE_WRITER' } },
+      });
+    });
   }
 
   /** kubernetes.io/csi/<driver>^<handle> of every CSI volume a pod on this node has published (node status.volumesInUse). */

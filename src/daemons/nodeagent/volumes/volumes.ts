@@ -6,7 +6,8 @@
  *  - nfs inline: mounted with the host's helper (host-mounts.ts);
  *  - the file-set volumes configMap, secret, downwardAPI and projected, written with the
  *    atomic writer (atomic-files.ts: a `..data` symlink swap) and kept up to date by
- *    `refreshVolumes`, which the pod worker calls on its syncs. Projected volumes go to `ctx.projected` (projected.ts: service-account tokens
+ *    `refreshVolumes`, which the pod worker calls on its syncs (and which also finishes
+ *    volume expansions on the node, expansion.ts). Projected volumes go to `ctx.projected` (projected.ts: service-account tokens
  *    refreshed at 80 % of their lifetime).
  * The pod's fsGroup is given to emptyDir, local volumes and the file-set volumes' files.
  */
@@ -22,6 +23,7 @@ import { ClaimError, localPathOf, resolveClaim, type ClaimReader } from './claim
 import { VolumePaths } from './container-mounts.js';
 import type { CsiVolumes } from './csi-node.js';
 import { mountNfs, mountTmpfs, unmountUnder } from './host-mounts.js';
+import { finishExpansions } from './expansion.js';
 import { applyFsGroup, podFsGroup } from './ownership.js';
 
 /** Sets up one projected volume in `dir` (and keeps it fresh); see projected.ts. */
@@ -225,6 +227,7 @@ export async function refreshVolumes(pod: Pod, paths: ReadonlyMap<string, string
       await ctx.projected.setUp(pod, v.projected, d, ctx);
     }
   }
+  for (const claim of await finishExpansions(pod, paths, ctx)) changed.push(`claim ${claim} expanded`);
   return changed;
 }
 
