@@ -13,6 +13,7 @@ import { writeVolumeFiles } from '../../src/daemons/nodeagent/volumes/atomic-fil
 import type { ClaimReader } from '../../src/daemons/nodeagent/volumes/claims.js';
 import { containerMounts, VolumePaths } from '../../src/daemons/nodeagent/volumes/container-mounts.js';
 import { isMountPoint } from '../../src/daemons/nodeagent/volumes/host-mounts.js';
+import type { SourceObject } from '../../src/daemons/nodeagent/volumes/source-objects.js';
 import { refreshVolumes, setUpVolumes, tearDownPodDir, type VolumeContext } from '../../src/daemons/nodeagent/volumes/volumes.js';
 
 const root = await mkdtemp(join(tmpdir(), 'corectl-volumes-'));
@@ -145,4 +146,40 @@ t.test('emptyDir medium Memory is a tmpfs of sizeLimit, unmounted when the pod g
   await tearDownPodDir(root, 'mem');
   t.notOk(await isMountPoint(d), 'unmounted');
   await t.rejects(lstat(d), /ENOENT/, 'removed');
+});
+
+t.test('an immutable config map is read once; binaryData keeps its bytes', async (t) => {
+  let reads = 0;
+  let value = 'v1';
+  const bin = Buffer.from([0, 0xff, 0x80, 0x7f]);
+  const c: VolumeContext = {
+    ...ctx(root),
+    sources: {
+      get: async (_kind, _ns, name): Promise<SourceObject> => {
+        reads++;
+        return name === 'frozen' ? { data: { k: Buffer.from(value), b: bin }, immutable: true } : { data: { k: Buffer.from(value) }, immutable: false };
+      },
+    },
+  };
+  const p = pod('imm', [{ name: 'frozen', configMap: { name: 'frozen' } }, { name: 'live', configMap: { name: 'live' } }]);
+  const paths = await setUpVolumes(p, c);
+  t.ok((await readFile(join(paths.get('frozen')!, 'b'))).equals(bin), 'binary data byte for byte');
+  t.equal(reads, 2);
+  value = 'v2';
+  t.same(await refreshVolumes(p, paths, c), ['live'], 'only the mutable one is refreshed');
+  t.equal(reads, 3, 'the immutable config map is not read again');
+  t.equal(await readFile(join(paths.get('frozen')!, 'k'), 'utf8'), 'v1');
+  t.equal(await readFile(join(paths.get('live')!, 'k'), 'utf8'), 'v2');
+  await tearDownPodDir(root, 'imm');
+});
+
+t.test('a local-path volume directory is created world-writable and gets the fsGroup', { skip: isRoot ? false : 'needs root (chown)' }, async (t) => {
+  const dir = join(root, 'lp-storage', 'pvc-1_default_c');
+  claims.set('default/lp', { metadata: { name: 'lp', namespace: 'default', uid: 'u-lp' }, spec: { volumeName: 'pv-lp' }, status: { phase: 'Bound' } });
+  pvs.set('pv-lp', { metadata: { name: 'pv-lp', annotations: { 'pv.kubernetes.io/provisioned-by': 'corectl.io/local-path' } }, spec: { hostPath: { path: dir, type: 'DirectoryOrCreate' }, claimRef: { namespace: 'default', name: 'lp', uid: 'u-lp' } } });
+  await setUpVolumes(pod('lp1', [{ name: 'd', persistentVolumeClaim: { claimName: 'lp' } }], { securityContext: { fsGroup: 3456 } }), ctx(root));
+  const st = await stat(dir);
+  t.equal(st.mode & 0o777, 0o777);
+  t.equal(st.gid, 3456);
+  await tearDownPodDir(root, 'lp1');
 });

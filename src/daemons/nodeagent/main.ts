@@ -29,6 +29,7 @@ import { parseResolvConf, type HostDns } from './runtime-config.js';
 import { createRuntimeBackend } from './runtime/runtime-factory.js';
 import { clientTokenRequester, ProjectedVolumes } from './volumes/projected.js';
 import { apiClaimReader } from './volumes/claims.js';
+import { apiSourceObjects } from './volumes/source-objects.js';
 import { CsiNode } from './volumes/csi-node.js';
 import { apiAttachments, CONTROLLER_MANAGED_ANNOTATION } from './volumes/csi-attach.js';
 import type { RuntimeBackend } from './runtime/runtime.js';
@@ -158,7 +159,7 @@ export async function startNodeAgent(config: NodeagentConfig, opts: StartOptions
           ...(client ? { requester: clientTokenRequester(client.create.bind(client)) } : {}),
           signal: ac.signal, log: log.child({ component: 'projected-volumes' }),
         }),
-        ...(client ? { claims: apiClaimReader(client, ac.signal) } : {}),
+        ...(client ? { claims: apiClaimReader(client, ac.signal), sources: apiSourceObjects(client, ac.signal) } : {}),
         csi,
         events, backoff: { ...DEFAULT_BACKOFF, ...opts.backoff }, log: log.child({ component: 'pod-worker' }),
       },

@@ -44,6 +44,7 @@ export interface WorkerDeps {
   /** Claims and volumes of persistentVolumeClaim volumes, and CSI node services (volumes/). */
   readonly claims?: VolumeContext['claims'];
   readonly csi?: VolumeContext['csi'];
+  readonly sources?: VolumeContext['sources'];
   readonly events: EventSink;
   readonly backoff: BackoffSettings;
   /** Publishes the pod's status (the manager writes it to the API and serves it on /pods). */
@@ -215,7 +216,7 @@ export class PodWorker {
   private volumeContext(): VolumeContext {
     return {
       rootDir: this.d.rootDir, reader: this.d.reader, log: this.d.log, podIp: '', hostIp: this.d.hostIp,
-      projected: this.d.projected, ...(this.d.claims ? { claims: this.d.claims } : {}), ...(this.d.csi ? { csi: this.d.csi } : {}),
+      projected: this.d.projected, ...(this.d.claims ? { claims: this.d.claims } : {}), ...(this.d.csi ? { csi: this.d.csi } : {}), ...(this.d.sources ? { sources: this.d.sources } : {}),
     };
   }
 

@@ -18,6 +18,8 @@ import type { Mount } from '../runtime/runtime.js';
 /** Volume name → host path, plus which volumes are read-only for every container. */
 export class VolumePaths extends Map<string, string> {
   readonly readOnly = new Set<string>();
+  /** configMap/secret volumes of immutable objects: written once, not refreshed. */
+  readonly immutable = new Set<string>();
 }
 
 export class SubPathError extends Error {

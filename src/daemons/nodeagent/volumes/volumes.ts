@@ -6,9 +6,10 @@
  *  - nfs inline: mounted with the host's helper (host-mounts.ts);
  *  - the file-set volumes configMap, secret, downwardAPI and projected, written with the
  *    atomic writer (atomic-files.ts: a `..data` symlink swap) and kept up to date by
- *    `refreshVolumes`, which the pod worker calls on its syncs (and which also finishes
- *    volume expansions on the node, expansion.ts). Projected volumes go to `ctx.projected` (projected.ts: service-account tokens
- *    refreshed at 80 % of their lifetime).
+ *    `refreshVolumes`, which the pod worker calls on its syncs (immutable config maps and
+ *    secrets are read once, source-objects.ts; the refresh also finishes volume expansions
+ *    on the node, expansion.ts). Projected volumes go to `ctx.projected` (projected.ts:
+ *    service-account tokens refreshed at 80 % of their lifetime).
  * The pod's fsGroup is given to emptyDir, local volumes and the file-set volumes' files.
  */
 import { existsSync } from 'node:fs';
@@ -23,6 +24,7 @@ import { ClaimError, localPathOf, resolveClaim, type ClaimReader } from './claim
 import { VolumePaths } from './container-mounts.js';
 import type { CsiVolumes } from './csi-node.js';
 import { mountNfs, mountTmpfs, unmountUnder } from './host-mounts.js';
+import type { SourceObjects } from './source-objects.js';
 import { finishExpansions } from './expansion.js';
 import { applyFsGroup, podFsGroup } from './ownership.js';
 
@@ -38,6 +40,8 @@ export interface VolumeContext extends PodFieldContext {
   readonly projected: ProjectedVolumeHandler;
   /** Claims and volumes (none when standalone: claims then fail to mount). */
   readonly claims?: ClaimReader;
+  /** Config maps and secrets read whole (immutability, exact bytes); without it `reader` is used. */
+  readonly sources?: SourceObjects;
   /** CSI node services by driver name (csi-node.ts). */
   readonly csi?: CsiVolumes;
 }
@@ -67,17 +71,23 @@ function mapItems(data: Record<string, Buffer>, items: unknown, optional: boolea
   return out;
 }
 
-export async function objectFiles(kind: 'configMap' | 'secret', src: Dict, pod: Pod, ctx: VolumeContext): Promise<FileEntry[]> {
+export async function objectFiles(kind: 'configMap' | 'secret', src: Dict, pod: Pod, ctx: VolumeContext, immutable?: () => void): Promise<FileEntry[]> {
   const ns = pod.metadata?.namespace ?? 'default';
   const name = String(kind === 'secret' ? (src.secretName ?? src.name) : src.name);
   const optional = src.optional === true;
-  const raw = kind === 'configMap' ? await ctx.reader.configMap(ns, name) : await ctx.reader.secret(ns, name);
-  if (!raw) {
+  let data: Record<string, Buffer> | undefined;
+  if (ctx.sources) {
+    const o = await ctx.sources.get(kind, ns, name);
+    if (o?.immutable) immutable?.();
+    data = o?.data;
+  } else {
+    const raw = kind === 'configMap' ? await ctx.reader.configMap(ns, name) : await ctx.reader.secret(ns, name);
+    if (raw) { data = {}; for (const [k, v] of Object.entries(raw)) data[k] = Buffer.from(v); }
+  }
+  if (!data) {
     if (optional) return [];
     throw new VolumeError(`${kind === 'configMap' ? 'configmap' : 'secret'} "${name}" not found`);
   }
-  const data: Record<string, Buffer> = {};
-  for (const [k, v] of Object.entries(raw)) data[k] = Buffer.from(v);
   return mapItems(data, src.items, optional, name);
 }
 
@@ -169,7 +179,7 @@ export async function setUpVolumes(pod: Pod, ctx: VolumeContext): Promise<Volume
       out.set(v.name, d);
     } else if (isDict(v.configMap) || isDict(v.secret) || isDict(v.downwardAPI)) {
       const d = dirFor(fileSetPlugin(v));
-      await writeFileSet(d, await fileSetFiles(v, pod, ctx), mode(v.configMap ?? v.secret ?? v.downwardAPI), pod);
+      await writeFileSet(d, await fileSetFiles(v, pod, ctx, out), mode(v.configMap ?? v.secret ?? v.downwardAPI), pod);
       out.readOnly.add(v.name);
       out.set(v.name, d);
     } else if (isDict(v.projected)) {
@@ -200,9 +210,10 @@ function fileSetPlugin(v: Dict): string {
   return 'kubernetes.io~downward-api';
 }
 
-async function fileSetFiles(v: Dict, pod: Pod, ctx: VolumeContext): Promise<FileEntry[]> {
-  if (isDict(v.configMap)) return objectFiles('configMap', v.configMap, pod, ctx);
-  if (isDict(v.secret)) return objectFiles('secret', v.secret, pod, ctx);
+async function fileSetFiles(v: Dict, pod: Pod, ctx: VolumeContext, paths?: VolumePaths): Promise<FileEntry[]> {
+  const immutable = (): void => { paths?.immutable.add(v.name as string); };
+  if (isDict(v.configMap)) return objectFiles('configMap', v.configMap, pod, ctx, immutable);
+  if (isDict(v.secret)) return objectFiles('secret', v.secret, pod, ctx, immutable);
   return downwardFiles(v.downwardAPI as Dict, pod, ctx);
 }
 
@@ -220,7 +231,7 @@ export async function refreshVolumes(pod: Pod, paths: ReadonlyMap<string, string
   const changed: string[] = [];
   for (const v of pod.spec?.volumes ?? []) {
     const d = paths.get(v.name);
-    if (!d) continue;
+    if (!d || (paths instanceof VolumePaths && paths.immutable.has(v.name))) continue;
     if (isDict(v.configMap) || isDict(v.secret) || isDict(v.downwardAPI)) {
       if (await writeFileSet(d, await fileSetFiles(v, pod, ctx), mode(v.configMap ?? v.secret ?? v.downwardAPI), pod)) changed.push(v.name);
     } else if (isDict(v.projected) && !hasTokenSource(v.projected)) {
