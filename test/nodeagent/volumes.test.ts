@@ -12,6 +12,7 @@ import type { Pod } from '../../src/daemons/nodeagent/pod-types.js';
 import { writeVolumeFiles } from '../../src/daemons/nodeagent/volumes/atomic-files.js';
 import type { ClaimReader } from '../../src/daemons/nodeagent/volumes/claims.js';
 import { containerMounts, VolumePaths } from '../../src/daemons/nodeagent/volumes/container-mounts.js';
+import { emptyDirOverLimit } from '../../src/daemons/nodeagent/volumes/empty-dir-usage.js';
 import { isMountPoint } from '../../src/daemons/nodeagent/volumes/host-mounts.js';
 import type { SourceObject } from '../../src/daemons/nodeagent/volumes/source-objects.js';
 import { refreshVolumes, setUpVolumes, tearDownPodDir, type VolumeContext } from '../../src/daemons/nodeagent/volumes/volumes.js';
@@ -182,4 +183,16 @@ t.test('a local-path volume directory is created world-writable and gets the fsG
   t.equal(st.mode & 0o777, 0o777);
   t.equal(st.gid, 3456);
   await tearDownPodDir(root, 'lp1');
+});
+
+t.test('a disk-backed emptyDir over its sizeLimit is reported for eviction', async (t) => {
+  const p = pod('ed', [{ name: 'scratch', emptyDir: { sizeLimit: '64Ki' } }, { name: 'free', emptyDir: {} }]);
+  const paths = await setUpVolumes(p, ctx(root));
+  await writeFile(join(paths.get('free')!, 'big'), Buffer.alloc(256 * 1024, 1));
+  t.equal(await emptyDirOverLimit(p, paths), undefined, 'no limit, no eviction');
+  await writeFile(join(paths.get('scratch')!, 'small'), Buffer.alloc(16 * 1024, 1));
+  t.equal(await emptyDirOverLimit(p, paths), undefined, 'under the limit');
+  await writeFile(join(paths.get('scratch')!, 'big'), Buffer.alloc(128 * 1024, 1));
+  t.equal(await emptyDirOverLimit(p, paths), 'Usage of EmptyDir volume "scratch" exceeds the limit "64Ki". ');
+  await tearDownPodDir(root, 'ed');
 });

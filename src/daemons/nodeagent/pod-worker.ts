@@ -21,6 +21,7 @@ import { isRuntimeError } from './runtime/runtime-errors.js';
 import type { ContainerStatus, PodSandboxConfig, RuntimeBackend } from './runtime/runtime.js';
 import { rm } from 'node:fs/promises';
 import { refreshVolumes, setUpVolumes, tearDownPodDir, type VolumeContext } from './volumes/volumes.js';
+import { emptyDirOverLimit } from './volumes/empty-dir-usage.js';
 import type { ServiceLister } from './service-env.js';
 
 export interface BackoffSettings { readonly initialMs: number; readonly maxMs: number; readonly resetMs: number }
@@ -232,6 +233,8 @@ export class PodWorker {
     try {
       const changed = await refreshVolumes(this.pod, this.volumes, this.volumeContext());
       if (changed.length) this.d.log.debug({ pod: this.name(), volumes: changed }, 'volumes updated from their sources');
+      const over = await emptyDirOverLimit(this.pod, this.volumes);
+      if (over) await this.failPod('Evicted', over, 'Warning');
     } catch (e) {
       this.d.log.info({ pod: this.name(), err: (e as Error).message }, 'volume refresh failed; kept the last version');
     }
@@ -398,6 +401,11 @@ export class PodWorker {
 
   /** spec.activeDeadlineSeconds passed: stop everything, the pod fails for good. */
   private async deadlineExceeded(): Promise<void> {
+    await this.failPod('DeadlineExceeded', 'Pod was active on the node longer than the specified deadline', 'Normal');
+  }
+
+  /** Stops everything; the pod fails for good with `reason` (a deadline, an eviction). */
+  private async failPod(reason: string, message: string, type: 'Normal' | 'Warning'): Promise<void> {
     const spec = this.pod.spec ?? {};
     const byName = containersByName(spec);
     for (const [name, s] of this.cs) {
@@ -406,9 +414,9 @@ export class PodWorker {
       s.waiting = undefined;
     }
     this.terminal = 'Failed';
-    this.podReason = 'DeadlineExceeded';
-    this.podMessage = 'Pod was active on the node longer than the specified deadline';
-    this.event('Normal', 'DeadlineExceeded', this.podMessage);
+    this.podReason = reason;
+    this.podMessage = message;
+    this.event(type, reason, message);
     await this.stopSandbox();
     await this.report();
   }
