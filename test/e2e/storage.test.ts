@@ -3,17 +3,20 @@
 // StatefulSet's volumeClaimTemplates on the pod's node; data written by a pod survives its
 // deletion and re-creation; deleting the claims (Delete policy) removes the volumes and their
 // directories (the helper pod); a claim's expansion is finished by the node; a ConfigMap edit shows in the mounted file of a running pod
-// within 90 s (the default --sync-frequency of 1m); a claim that does not exist is a FailedMount
+// within 90 s (the default --sync-frequency of 1m); an emptyDir past its sizeLimit evicts its
+// pod; CSI volumes of a recording driver (test/helpers/csi-driver.ts) are staged and published
+// (after a VolumeAttachment for a driver that attaches) and torn down in order; a claim that does not exist is a FailedMount
 // event and a ContainerCreating container, not a hang.
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { kubectl } from '../helpers/kubectl.js';
 import { freePort, startServer } from '../helpers/corectl-server.js';
 import { containerdSkipReason } from '../helpers/containerd.js';
+import { startRecordingDriver } from '../helpers/csi-driver.js';
 
 const bin = kubectl(33);
 const noContainerd = containerdSkipReason();
@@ -178,6 +181,82 @@ t.test('storage on corectl server with containerd', { skip: !bin ? 'kubectl.1.33
     t.comment(`the edit showed after ${Math.round((Date.now() - edited) / 1000)} s`);
     t.equal(k('exec', 'reader', '--', 'cat', '/etc/cfg/added'), 'yes', 'a new key appears too');
     t.match(k('exec', 'reader', '--', 'ls', '-a', '/etc/cfg'), /\.\.data/, 'behind the ..data symlink');
+  });
+
+  await t.test('CSI: a recording driver on the node is staged, published, unpublished and unstaged; attaching goes through a VolumeAttachment', async (t) => {
+    const plugins = join(dataDir, 'nodeagent', 'plugins');
+    await mkdir(join(plugins, 'fixture.csi.corectl.io'), { recursive: true });
+    await mkdir(join(plugins, 'attach.csi.corectl.io'), { recursive: true });
+    const plain = await startRecordingDriver(join(plugins, 'fixture.csi.corectl.io', 'csi.sock'));
+    const attaching = await startRecordingDriver(join(plugins, 'attach.csi.corectl.io', 'csi.sock'), { name: 'attach.csi.corectl.io' });
+    t.teardown(() => plain.stop());
+    t.teardown(() => attaching.stop());
+    const volumeAndPod = (name: string, driver: string): string => `
+apiVersion: v1
+kind: PersistentVolume
+metadata: { name: ${name}-pv }
+spec: { capacity: { storage: 1Gi }, accessModes: [ReadWriteOnce], persistentVolumeReclaimPolicy: Retain, storageClassName: "", csi: { driver: ${driver}, volumeHandle: ${name}-handle } }
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: { name: ${name} }
+spec: { accessModes: [ReadWriteOnce], resources: { requests: { storage: 1Gi } }, storageClassName: "", volumeName: ${name}-pv }
+---
+apiVersion: v1
+kind: Pod
+metadata: { name: ${name} }
+spec:
+  terminationGracePeriodSeconds: 1
+  containers: [{ name: app, image: ${IMAGE}, command: ["sleep", "3600"], volumeMounts: [{ name: d, mountPath: /data }] }]
+  volumes: [{ name: d, persistentVolumeClaim: { claimName: ${name} } }]
+`;
+    await apply(`
+apiVersion: storage.k8s.io/v1
+kind: CSIDriver
+metadata: { name: fixture.csi.corectl.io }
+spec: { attachRequired: false }
+---
+${volumeAndPod('csi-plain', 'fixture.csi.corectl.io')}
+---
+${volumeAndPod('csi-attach', 'attach.csi.corectl.io')}`);
+    await until('csi-plain running', () => running('csi-plain'), 120_000);
+    t.equal(k('exec', 'csi-plain', '--', 'cat', '/data/published'), 'csi-plain-handle', 'the container sees what the driver published');
+
+    // No CSIDriver object: the driver attaches, through the attachdetach controller's VolumeAttachment.
+    const va = await until('a VolumeAttachment', () => json('get', 'volumeattachments').items.find((a: any) => a.spec.source.persistentVolumeName === 'csi-attach-pv'), 60_000); // eslint-disable-line @typescript-eslint/no-explicit-any
+    t.same(va.spec, { attacher: 'attach.csi.corectl.io', nodeName: 'storage-node', source: { persistentVolumeName: 'csi-attach-pv' } });
+    t.equal(json('get', 'pod', 'csi-attach').status.phase, 'Pending', 'the pod waits for the attachment');
+    t.notOk(attaching.calls.some(([m]) => m === 'NodeStageVolume'), 'not staged before it is attached');
+    // The driver's external attacher's part.
+    k('patch', 'volumeattachment', va.metadata.name, '--subresource=status', '--type=merge', '-p', '{"status":{"attached":true,"attachmentMetadata":{"devicePath":"/dev/fake"}}}');
+    await until('csi-attach running', () => running('csi-attach'), 120_000);
+    t.same(attaching.calls.find(([m]) => m === 'NodeStageVolume')?.[1].publishContext, { devicePath: '/dev/fake' });
+    const node = await until('volumesInUse and volumesAttached', () => {
+      const n = json('get', 'node', 'storage-node');
+      return n.status.volumesAttached?.length && n.status.volumesInUse?.includes('kubernetes.io/csi/attach.csi.corectl.io^csi-attach-handle') && n;
+    }, 60_000);
+    t.same(node.status.volumesAttached, [{ name: 'kubernetes.io/csi/attach.csi.corectl.io^csi-attach-handle', devicePath: '' }]);
+
+    k('delete', 'pod', 'csi-plain', 'csi-attach', '--wait=false');
+    await until('the pods gone', () => !tryK('get', 'pod', 'csi-plain') && !tryK('get', 'pod', 'csi-attach'), 120_000);
+    t.same(plain.calls.map(([m]) => m), ['NodeGetInfo', 'NodeGetCapabilities', 'NodeStageVolume', 'NodePublishVolume', 'NodeUnpublishVolume', 'NodeUnstageVolume'], 'the recorded order');
+    await until('detached once the node no longer uses it', () => !json('get', 'volumeattachments').items.some((a: any) => a.metadata.name === va.metadata.name), 120_000); // eslint-disable-line @typescript-eslint/no-explicit-any
+  });
+
+  await t.test('an emptyDir written past its sizeLimit gets the pod evicted', async (t) => {
+    await apply(`
+apiVersion: v1
+kind: Pod
+metadata: { name: filler }
+spec:
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 1
+  containers: [{ name: app, image: ${IMAGE}, command: ["sh", "-c", "dd if=/dev/zero of=/scratch/f bs=1024 count=2048; exec sleep 3600"], volumeMounts: [{ name: scratch, mountPath: /scratch }] }]
+  volumes: [{ name: scratch, emptyDir: { sizeLimit: 1Mi } }]
+`);
+    const p = await until('filler evicted', () => { const o = json('get', 'pod', 'filler'); return o.status.phase === 'Failed' && o; }, 120_000);
+    t.equal(p.status.reason, 'Evicted');
+    t.match(p.status.message, /Usage of EmptyDir volume "scratch" exceeds the limit "1Mi"/);
   });
 
   await t.test('a claim that cannot be mounted: FailedMount and ContainerCreating, then it runs once the claim is there', async (t) => {

@@ -177,12 +177,20 @@ t.test('an immutable config map is read once; binaryData keeps its bytes', async
 t.test('a local-path volume directory is created world-writable and gets the fsGroup', { skip: isRoot ? false : 'needs root (chown)' }, async (t) => {
   const dir = join(root, 'lp-storage', 'pvc-1_default_c');
   claims.set('default/lp', { metadata: { name: 'lp', namespace: 'default', uid: 'u-lp' }, spec: { volumeName: 'pv-lp' }, status: { phase: 'Bound' } });
-  pvs.set('pv-lp', { metadata: { name: 'pv-lp', annotations: { 'pv.kubernetes.io/provisioned-by': 'corectl.io/local-path' } }, spec: { hostPath: { path: dir, type: 'DirectoryOrCreate' }, claimRef: { namespace: 'default', name: 'lp', uid: 'u-lp' } } });
+  const ann = { 'pv.kubernetes.io/provisioned-by': 'corectl.io/local-path', 'corectl.io/local-path-base': join(root, 'lp-storage') };
+  pvs.set('pv-lp', { metadata: { name: 'pv-lp', annotations: ann }, spec: { hostPath: { path: dir, type: 'DirectoryOrCreate' }, claimRef: { namespace: 'default', name: 'lp', uid: 'u-lp' } } });
   await setUpVolumes(pod('lp1', [{ name: 'd', persistentVolumeClaim: { claimName: 'lp' } }], { securityContext: { fsGroup: 3456 } }), ctx(root));
   const st = await stat(dir);
   t.equal(st.mode & 0o777, 0o777);
   t.equal(st.gid, 3456);
   await tearDownPodDir(root, 'lp1');
+  // A volume merely claiming to be local-path, elsewhere, is a plain hostPath: no chown, no chmod.
+  const other = join(root, 'not-ours');
+  await mkdir(other);
+  pvs.set('pv-lp', { metadata: { name: 'pv-lp', annotations: ann }, spec: { hostPath: { path: other }, claimRef: { namespace: 'default', name: 'lp', uid: 'u-lp' } } });
+  await setUpVolumes(pod('lp2', [{ name: 'd', persistentVolumeClaim: { claimName: 'lp' } }], { securityContext: { fsGroup: 3456 } }), ctx(root));
+  t.not((await stat(other)).gid, 3456, 'its group is left alone');
+  await tearDownPodDir(root, 'lp2');
 });
 
 t.test('a disk-backed emptyDir over its sizeLimit is reported for eviction', async (t) => {

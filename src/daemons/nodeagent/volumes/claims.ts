@@ -11,6 +11,7 @@
  * are read with the node's credentials (the node authorizer lets a node read those of its pods).
  */
 import { existsSync } from 'node:fs';
+import { basename, dirname } from 'node:path';
 import { isApiError } from '../../../api/meta/status.js';
 import type { KubeObject } from '../../../api/resources/types.js';
 import type { RestClient } from '../../../client/rest-client.js';
@@ -89,8 +90,14 @@ export async function resolveClaim(pod: Pod, source: Dict, reader: ClaimReader |
  */
 export function localPathOf(bound: BoundVolume): { path: string; type: string; local: boolean } | undefined {
   const { spec } = bound;
-  const managed = bound.volume.metadata?.annotations?.['pv.kubernetes.io/provisioned-by'] === 'corectl.io/local-path';
-  if (isDict(spec.hostPath)) return { path: String(spec.hostPath.path ?? ''), type: managed ? 'LocalPath' : String(spec.hostPath.type ?? ''), local: managed };
+  const ann = bound.volume.metadata?.annotations ?? {};
+  if (isDict(spec.hostPath)) {
+    const path = String(spec.hostPath.path ?? '');
+    // Only a directory the provisioner named (<base>/pvc-<uid>_<ns>_<claim>) is ours to chmod and chown.
+    const managed = ann['pv.kubernetes.io/provisioned-by'] === 'corectl.io/local-path' && !!ann['corectl.io/local-path-base']
+      && dirname(path) === ann['corectl.io/local-path-base'] && /^pvc-[0-9a-f-]+_[^/]+$/.test(basename(path));
+    return { path, type: managed ? 'LocalPath' : String(spec.hostPath.type ?? ''), local: managed };
+  }
   if (isDict(spec.local)) {
     const path = String(spec.local.path ?? '');
     if (!existsSync(path)) throw new ClaimError(`MountVolume.NewMounter initialization failed for volume "${bound.volume.metadata?.name}" : path "${path}" does not exist`);
