@@ -204,3 +204,10 @@ t.test('a disk-backed emptyDir over its sizeLimit is reported for eviction', asy
   t.equal(await emptyDirOverLimit(p, paths), 'Usage of EmptyDir volume "scratch" exceeds the limit "64Ki". ');
   await tearDownPodDir(root, 'ed');
 });
+
+t.test('an NFS mount that cannot be made fails the volume at once (mount(8) with a timeout), it does not hang', { skip: isRoot ? false : 'needs root (mount)' }, async (t) => {
+  const started = Date.now();
+  await t.rejects(setUpVolumes(pod('nfs1', [{ name: 'share', nfs: { server: '127.0.0.1', path: '/exports/none' } }]), ctx(root)), /mount failed: exit status 32\nMounting command: mount\nMounting arguments: -t nfs 127\.0\.0\.1:\/exports\/none /);
+  t.ok(Date.now() - started < 65_000);
+  await tearDownPodDir(root, 'nfs1');
+});
