@@ -14,6 +14,7 @@ import type { ClaimReader } from '../../src/daemons/nodeagent/volumes/claims.js'
 import { containerMounts, VolumePaths } from '../../src/daemons/nodeagent/volumes/container-mounts.js';
 import { emptyDirOverLimit } from '../../src/daemons/nodeagent/volumes/empty-dir-usage.js';
 import { isMountPoint } from '../../src/daemons/nodeagent/volumes/host-mounts.js';
+import { OrphanPodDirs } from '../../src/daemons/nodeagent/volumes/orphans.js';
 import type { SourceObject } from '../../src/daemons/nodeagent/volumes/source-objects.js';
 import { refreshVolumes, setUpVolumes, tearDownPodDir, type VolumeContext } from '../../src/daemons/nodeagent/volumes/volumes.js';
 
@@ -210,4 +211,16 @@ t.test('an NFS mount that cannot be made fails the volume at once (mount(8) with
   await t.rejects(setUpVolumes(pod('nfs1', [{ name: 'share', nfs: { server: '127.0.0.1', path: '/exports/none' } }]), ctx(root)), /mount failed: exit status 32\nMounting command: mount\nMounting arguments: -t nfs 127\.0\.0\.1:\/exports\/none /);
   t.ok(Date.now() - started < 65_000);
   await tearDownPodDir(root, 'nfs1');
+});
+
+t.test('orphaned pod directories are torn down (mounts too); known pods are left alone', { skip: isRoot ? false : 'needs root (mount)' }, async (t) => {
+  const orphanRoot = await mkdtemp(join(tmpdir(), 'corectl-orphans-'));
+  t.teardown(() => rm(orphanRoot, { recursive: true, force: true }));
+  const gone = await setUpVolumes(pod('gone', [{ name: 'm', emptyDir: { medium: 'Memory' } }]), ctx(orphanRoot));
+  await setUpVolumes(pod('kept', [{ name: 'e', emptyDir: {} }]), ctx(orphanRoot));
+  t.ok(await isMountPoint(gone.get('m')!));
+  const orphans = new OrphanPodDirs({ rootDir: orphanRoot, log: pino({ level: 'silent' }), periodMs: 0 });
+  t.same(await orphans.clean((uid) => uid === 'kept'), ['gone']);
+  t.notOk(await isMountPoint(gone.get('m')!), 'its tmpfs is unmounted');
+  t.same(await readdir(join(orphanRoot, 'pods')), ['kept']);
 });
