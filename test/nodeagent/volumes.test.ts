@@ -224,3 +224,14 @@ t.test('orphaned pod directories are torn down (mounts too); known pods are left
   t.notOk(await isMountPoint(gone.get('m')!), 'its tmpfs is unmounted');
   t.same(await readdir(join(orphanRoot, 'pods')), ['kept']);
 });
+
+t.test('a subPath into a config map volume mounts the file of the current version', async (t) => {
+  configMaps.set('default/one', { 'app.conf': 'first' });
+  const p = pod('sub-cm', [{ name: 'conf', configMap: { name: 'one' } }]);
+  const paths = await setUpVolumes(p, ctx(root));
+  const [m] = await containerMounts({ name: 'c', volumeMounts: [{ name: 'conf', mountPath: '/etc/app.conf', subPath: 'app.conf' }] }, paths, new Map());
+  t.match(m?.hostPath, /\/\.\.\d{4}_[^/]+\/app\.conf$/, 'the versioned file itself (a later version does not replace it)');
+  t.equal(await readFile(m!.hostPath, 'utf8'), 'first');
+  t.equal(m?.readonly, true);
+  await tearDownPodDir(root, 'sub-cm');
+});
