@@ -55,10 +55,15 @@ export async function mountNfs(server: string, path: string, dir: string, readOn
   await mountCmd(['-t', 'nfs', ...(opts.length ? ['-o', opts.join(',')] : []), `${server}:${path}`, dir]);
 }
 
+/** Mount points at or under `dir`, deepest first. */
+export async function mountsUnder(dir: string): Promise<string[]> {
+  const prefix = dir.endsWith('/') ? dir : `${dir}/`;
+  return (await mountPoints()).filter((m) => m === dir || m.startsWith(prefix)).sort((a, b) => b.length - a.length);
+}
+
 /** Unmounts every mount at or under `dir`, deepest first; a busy one is detached lazily. */
 export async function unmountUnder(dir: string): Promise<void> {
-  const prefix = dir.endsWith('/') ? dir : `${dir}/`;
-  const under = (await mountPoints()).filter((m) => m === dir || m.startsWith(prefix)).sort((a, b) => b.length - a.length);
+  const under = await mountsUnder(dir);
   for (const m of under) {
     try {
       await run('umount', [m], { timeout: MOUNT_TIMEOUT_MS });

@@ -23,7 +23,7 @@ import { VolumePathError, writeVolumeFiles } from './atomic-files.js';
 import { ClaimError, localPathOf, resolveClaim, type ClaimReader } from './claims.js';
 import { VolumePaths } from './container-mounts.js';
 import type { CsiVolumes } from './csi-node.js';
-import { mountNfs, mountTmpfs, unmountUnder } from './host-mounts.js';
+import { mountNfs, mountsUnder, mountTmpfs, unmountUnder } from './host-mounts.js';
 import type { SourceObjects } from './source-objects.js';
 import { finishExpansions } from './expansion.js';
 import { applyFsGroup, podFsGroup } from './ownership.js';
@@ -247,5 +247,8 @@ export async function tearDownPodDir(rootDir: string, uid: string, csi?: CsiVolu
   const dir = podDir(rootDir, uid);
   if (csi) await csi.tearDownPod(uid, join(dir, 'volumes', 'kubernetes.io~csi'));
   await unmountUnder(dir);
+  // Never remove through a mount that is still there (an NFS share's files would go with it).
+  const left = await mountsUnder(dir);
+  if (left.length) throw new VolumeError(`cannot remove ${dir}: still mounted: ${left.join(', ')}`);
   await rm(dir, { recursive: true, force: true });
 }
