@@ -126,8 +126,6 @@ export const CONTROLLER_MANAGER_NOT_ACTED_ON: Readonly<Record<string, string>> =
   'route-reconciliation-period': CLOUD,
   'external-cloud-volume-plugin': CLOUD,
   'contention-profiling': 'Node.js has no lock contention profile',
-  'attach-detach-reconcile-sync-period': ATTACH,
-  'disable-attach-detach-reconcile-sync': ATTACH,
   'flex-volume-plugin-dir': 'no FlexVolume plugins are loaded',
   'horizontal-pod-autoscaler-downscale-delay': HPA,
   'horizontal-pod-autoscaler-sync-period': HPA,

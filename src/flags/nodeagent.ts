@@ -155,7 +155,6 @@ export const NODEAGENT_NOT_ACTED_ON: Readonly<Record<string, string>> = {
   'containerized': 'removed from Kubernetes (1.16): the node agent runs on the host',
   'contention-profiling': 'Node.js has no lock contention profile',
   'dynamic-config-dir': 'dynamic node agent configuration is removed from Kubernetes (1.24)',
-  'enable-controller-attach-detach': 'no volume plugin attaches devices: there is nothing to attach or detach',
   'experimental-check-node-capabilities-before-mount': 'volumes are directories: no mount tool is needed',
   'experimental-mounter-path': 'volumes are directories: no mount binary is called',
   'hairpin-mode': 'pod networking is the runtime\'s (containerd\'s CNI configuration)',

@@ -15,7 +15,8 @@ function startManager(args: string[]): { child: ReturnType<typeof spawn>; exited
     'corectl', 'controller-manager', ...args,
   ], { stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
-  child.stderr?.on('data', (d: Buffer) => { err = (err + d.toString()).slice(-8000); });
+  // Enough for every controller's start lines and the not-implemented warning among them.
+  child.stderr?.on('data', (d: Buffer) => { err = (err + d.toString()).slice(-64_000); });
   const exited = new Promise<number | null>((r) => child.once('close', (code) => r(code)));
   return { child, exited, stderr: () => err };
 }

@@ -369,3 +369,66 @@ t.test('two binders, two claims, one volume: only one claim binds', async (t) =>
   t.equal(phaseOf(v), 'Bound');
   t.equal(spec(await api.get(CLAIMS, winner.metadata!.name!)).volumeName, 'race-v');
 });
+
+t.test('provisioners in the binder: local-path on the selected node (helper pod deletes it), host-path with --enable-hostpath-provisioner', async (t) => {
+  const c = await startControllers(new PersistentVolumeBinderController(), { args: ['--pvclaimbinder-sync-period=1s', '--enable-hostpath-provisioner'], recordEvents: true });
+  t.teardown(() => c.stop());
+  const api = c.client;
+  const SYSTEM_PODS: ResourceRef = { ...PODS, namespace: 'kube-system' };
+  await api.create({ group: '', version: 'v1', resource: 'namespaces' }, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kube-system' } }).catch(() => undefined);
+  const boundClaim = (name: string): Promise<KubeObject> => waitFor(`claim ${name} Bound`, async () => { const o = await api.get(CLAIMS, name); return phaseOf(o) === 'Bound' && o; });
+
+  await api.create(CLASSES, {
+    apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'local-path' }, provisioner: 'corectl.io/local-path',
+    volumeBindingMode: 'WaitForFirstConsumer', reclaimPolicy: 'Delete', parameters: { nodePath: '/var/lib/test-storage', helperImage: 'localhost/busybox:latest' },
+  });
+  const created = await api.create(CLAIMS, claim('lp', '1Gi', { cls: 'local-path' }));
+  await api.patch(CLAIMS, 'lp', 'merge', { metadata: { annotations: { 'volume.kubernetes.io/selected-node': 'node-7' } } });
+  const bound = await boundClaim('lp');
+  const pvName = `pvc-${created.metadata?.uid}`;
+  t.equal(spec(bound).volumeName, pvName);
+  const pv = await api.get(PVS, pvName);
+  t.same(spec(pv).hostPath, { path: `/var/lib/test-storage/${pvName}_default_lp`, type: 'DirectoryOrCreate' }, 'a directory under nodePath, created by the node agent');
+  t.same(spec(pv).nodeAffinity, { required: { nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: ['node-7'] }] }] } }, 'pinned to the selected node');
+  t.equal(spec(pv).persistentVolumeReclaimPolicy, 'Delete');
+  t.equal(annotations(pv)['pv.kubernetes.io/provisioned-by'], 'corectl.io/local-path');
+  t.ok((await api.list(EVENTS, { fieldSelector: 'involvedObject.name=lp' })).items.some((e) => e.reason === 'ProvisioningSucceeded'));
+
+  await api.delete(CLAIMS, 'lp');
+  const helper = await waitFor('helper pod', async () => (await api.list(SYSTEM_PODS)).items.find((p) => p.metadata?.name === `helper-pod-delete-${pvName}`.slice(0, 63)));
+  const hs = spec(helper) as { nodeName?: string; containers?: Array<{ image?: string; command?: string[] }>; volumes?: Array<{ hostPath?: { path?: string } }> };
+  t.equal(hs.nodeName, 'node-7', 'the helper runs on the volume\'s node');
+  t.equal(hs.containers?.[0]?.image, 'localhost/busybox:latest', 'with the class\'s helper image');
+  t.same(hs.containers?.[0]?.command, ['rm', '-rf', `/data/${pvName}_default_lp`], 'removing only the volume\'s directory');
+  t.equal(hs.volumes?.[0]?.hostPath?.path, '/var/lib/test-storage', 'with only nodePath mounted');
+  t.equal(phaseOf(await api.get(PVS, pvName)), 'Released', 'the volume stays until the helper succeeded');
+  // The node's part: the helper ran and succeeded.
+  await api.patch(SYSTEM_PODS, helper.metadata!.name!, 'merge', { status: { phase: 'Succeeded' } }, { subresource: 'status' });
+  await waitFor('local-path volume deleted', async () => { try { await api.get(PVS, pvName); return false; } catch (e) { return (e as { code?: number }).code === 404; } });
+  await waitFor('helper pod removed', async () => !(await api.list(SYSTEM_PODS)).items.some((p) => p.metadata?.name === helper.metadata?.name && !p.metadata?.deletionTimestamp));
+
+  // A volume claiming to be local-path with a path outside its base is never handed to a helper.
+  await api.create(PVS, {
+    ...volume('lp-evil', '1Gi', { cls: 'evil', policy: 'Delete', source: { hostPath: { path: '/etc' }, nodeAffinity: { required: { nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: ['node-7'] }] }] } } } }),
+    metadata: { name: 'lp-evil', annotations: { 'pv.kubernetes.io/provisioned-by': 'corectl.io/local-path', 'corectl.io/local-path-base': '/' } },
+  });
+  await api.create(CLAIMS, claim('lp-evil-c', '1Gi', { cls: 'evil' }));
+  await boundClaim('lp-evil-c');
+  await api.delete(CLAIMS, 'lp-evil-c');
+  const failed = await waitFor('lp-evil Failed', async () => { const o = await api.get(PVS, 'lp-evil'); return phaseOf(o) === 'Failed' && o; });
+  t.match(status(failed).message, /is not a local-path directory/);
+  t.notOk((await api.list(SYSTEM_PODS)).items.some((p) => p.metadata?.name === 'helper-pod-delete-lp-evil'), 'no helper pod');
+
+  await api.create(CLASSES, { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'hostpath' }, provisioner: 'kubernetes.io/host-path', reclaimPolicy: 'Delete' });
+  const hc = await api.create(CLAIMS, claim('hp', '1Gi', { cls: 'hostpath' }));
+  const hpBound = await boundClaim('hp');
+  const hpv = await api.get(PVS, String(spec(hpBound).volumeName));
+  t.equal(hpv.metadata?.name, `pvc-${hc.metadata?.uid}`);
+  const path = String((spec(hpv).hostPath as Dict).path);
+  t.match(path, /^\/tmp\/hostpath_pv\/[0-9a-f-]{36}$/);
+  await access(path);
+  t.equal(annotations(hpv)['pv.kubernetes.io/provisioned-by'], 'kubernetes.io/host-path');
+  await api.delete(CLAIMS, 'hp');
+  await waitFor('host-path volume deleted', async () => { try { await api.get(PVS, hpv.metadata!.name!); return false; } catch (e) { return (e as { code?: number }).code === 404; } });
+  await t.rejects(access(path), { code: 'ENOENT' }, 'its directory is removed (Delete)');
+});

@@ -63,3 +63,28 @@ t.test('expansion is handed to external controllers', async (t) => {
   t.same(await eventsOf('exp-same'), [], 'a claim not asking for more has nothing to expand');
   t.equal(phaseOf(await api.get(CLAIMS, same.metadata!.name!)), 'Bound');
 });
+
+t.test('a local-path volume is grown here; the claim waits for the node with FileSystemResizePending', async (t) => {
+  const c = await startControllers([new PersistentVolumeBinderController(), new PersistentVolumeExpanderController()], { recordEvents: true });
+  t.teardown(() => c.stop());
+  const api = c.client;
+  await api.create(CLASSES, { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'lp' }, provisioner: 'corectl.io/local-path', allowVolumeExpansion: true });
+  await api.create(PVS, {
+    apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'lp-v', annotations: { 'pv.kubernetes.io/provisioned-by': 'corectl.io/local-path' } },
+    spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], storageClassName: 'lp', hostPath: { path: '/var/lib/x/pvc-1_default_lp-c' } },
+  });
+  await waitFor('lp-v Available', async () => phaseOf(await api.get(PVS, 'lp-v')) === 'Available');
+  await api.create(CLAIMS, { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'lp-c' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, storageClassName: 'lp' } });
+  await waitFor('lp-c Bound', async () => phaseOf(await api.get(CLAIMS, 'lp-c')) === 'Bound');
+  await api.patch(CLAIMS, 'lp-c', 'merge', { spec: { resources: { requests: { storage: '3Gi' } } } });
+  const pv = await waitFor('the volume grown', async () => { const o = await api.get(PVS, 'lp-v'); return ((o.spec as Dict).capacity as Dict).storage === '3Gi' && o; });
+  t.ok(pv);
+  const claim = await waitFor('FileSystemResizePending', async () => {
+    const o = await api.get(CLAIMS, 'lp-c');
+    return ((o.status as Dict).conditions as Dict[] | undefined)?.some((x) => x.type === 'FileSystemResizePending' && x.status === 'True') && o;
+  });
+  t.same((claim.status as Dict).allocatedResources, { storage: '3Gi' });
+  t.same((claim.status as Dict).capacity, { storage: '1Gi' }, 'the capacity is the node\'s to set');
+  const ev = await waitFor('FileSystemResizeRequired', async () => (await api.list(EVENTS, { fieldSelector: 'involvedObject.name=lp-c' })).items.find((e) => e.reason === 'FileSystemResizeRequired'));
+  t.equal(ev.message, 'Require file system resize of volume on node');
+});

@@ -91,6 +91,7 @@ export const IMPLEMENTED: ControllerFactories = {
   'pvc-protection': async () => (await import('./controllers/pvc-protection.js')).newPvcProtectionController(),
   'pv-protection': async () => (await import('./controllers/pv-protection.js')).newPvProtectionController(),
   'persistentvolume-binder': async () => (await import('./controllers/persistentvolume-binder.js')).newPersistentVolumeBinderController(),
+  attachdetach: async () => (await import('./controllers/attachdetach.js')).newAttachDetachController(),
   'persistentvolume-expander': async () => (await import('./controllers/persistentvolume-expander.js')).newPersistentVolumeExpanderController(),
   job: async () => (await import('./controllers/job.js')).newJobController(),
   disruption: async () => (await import('./controllers/disruption.js')).newDisruptionController(),

@@ -35,6 +35,10 @@ import { DEFAULT_BACKOFF, type BackoffSettings } from './pod-worker.js';
 import { parseResolvConf, type HostDns } from './runtime-config.js';
 import { createRuntimeBackend } from './runtime/runtime-factory.js';
 import { clientTokenRequester, ProjectedVolumes } from './volumes/projected.js';
+import { apiClaimReader } from './volumes/claims.js';
+import { apiSourceObjects } from './volumes/source-objects.js';
+import { CsiNode } from './volumes/csi-node.js';
+import { apiAttachments, CONTROLLER_MANAGED_ANNOTATION } from './volumes/csi-attach.js';
 import type { RuntimeBackend } from './runtime/runtime.js';
 import { agentAccessFromConfig } from './server/agent-authz.js';
 import { openListeners, type Listeners } from './server/listeners.js';
@@ -179,6 +183,11 @@ export async function startNodeAgent(config: NodeagentConfig, opts: StartOptions
     // Services for the containers' environment variables (service-env.ts).
     const serviceInformer = factory?.informerFor({ group: '', version: 'v1', resource: 'services' });
     const mirrors = client && informer ? new MirrorPods({ client, informer, nodeName, nodeUid: () => nodeStatus?.uid ?? '', log: log.child({ component: 'mirror-pods' }), signal: ac.signal }) : undefined;
+    const csi = new CsiNode({
+      rootDir: config.rootDir, reader: api, log: log.child({ component: 'csi' }),
+      ...(client && config.enableControllerAttachDetach ? { attachments: apiAttachments(client, nodeName) } : {}),
+    });
+    cleanups.push(() => csi.close());
     const pods = new PodManager({
       podSet, api, ...(mirrors ? { mirrors } : {}), maxPods: resources.maxPods, hostIp: host.internalIp, syncFrequencyMs: config.syncFrequency,
       admit: (pod) => admitUnderPressure(pod, eviction.manager.conditions()),
@@ -193,6 +202,8 @@ export async function startNodeAgent(config: NodeagentConfig, opts: StartOptions
           ...(client ? { requester: clientTokenRequester(client.create.bind(client)) } : {}),
           signal: ac.signal, log: log.child({ component: 'projected-volumes' }),
         }),
+        ...(client ? { claims: apiClaimReader(client, ac.signal), sources: apiSourceObjects(client, ac.signal) } : {}),
+        csi,
         events, pullImage: images.pullImage, hooks: guards.hooks, backoff: { ...DEFAULT_BACKOFF, ...opts.backoff }, log: log.child({ component: 'pod-worker' }),
       },
     });
@@ -243,6 +254,7 @@ export async function startNodeAgent(config: NodeagentConfig, opts: StartOptions
         client, runtime, host, resources, labels: config.nodeLabels, taints: config.registerWithTaints, providerId: config.providerId,
         port: listeners?.securePort ?? config.port, updateFrequencyMs: config.nodeStatusUpdateFrequency, pressure: () => eviction.manager.conditions(),
         log: log.child({ component: 'node-status' }),
+        ...(config.enableControllerAttachDetach ? { annotations: { [CONTROLLER_MANAGED_ANNOTATION]: 'true' } } : {}), volumesInUse: () => csi.volumesInUse(),
       });
       nodeStatus = ns;
       lease = new NodeLease({ client, nodeName, nodeUid: () => ns.uid, ...(opts.leaseRenewIntervalMs ? { renewIntervalMs: opts.leaseRenewIntervalMs } : {}), log: log.child({ component: 'lease' }) });

@@ -31,6 +31,10 @@ export interface NodeStatusOptions {
   /** The pressure conditions in force (the eviction manager); none when absent. */
   readonly pressure?: () => ReadonlySet<string>;
   readonly log: Logger;
+  /** Annotations the Node is registered with (e.g. controller-managed attach/detach). */
+  readonly annotations?: Readonly<Record<string, string>>;
+  /** status.volumesInUse (volumes/csi-node.ts). */
+  readonly volumesInUse?: () => Promise<string[]>;
 }
 
 interface Condition { type: string; status: string; reason: string; message: string; lastHeartbeatTime?: string; lastTransitionTime?: string }
@@ -66,12 +70,12 @@ export class NodeStatusManager {
         if (this.o.taints.length) spec.taints = this.o.taints.map((t) => ({ key: t.key, ...(t.value ? { value: t.value } : {}), effect: t.effect }));
         if (this.o.providerId) spec.providerID = this.o.providerId;
         try {
-          const created = await this.o.client.create(NODES, { apiVersion: 'v1', kind: 'Node', metadata: { name, labels: this.nodeLabels() }, spec }, { signal });
+          const created = await this.o.client.create(NODES, { apiVersion: 'v1', kind: 'Node', metadata: { name, labels: this.nodeLabels(), ...(this.o.annotations ? { annotations: { ...this.o.annotations } } : {}) }, spec }, { signal });
           this.uid = created.metadata?.uid ?? '';
           this.o.log.info({ node: name }, 'node registered');
         } catch (e) {
           if (!isApiError(e) || e.status.code !== 409) throw e;
-          const existing = await this.o.client.patch(NODES, name, 'merge', { metadata: { labels: this.nodeLabels() } }, { signal });
+          const existing = await this.o.client.patch(NODES, name, 'merge', { metadata: { labels: this.nodeLabels(), ...(this.o.annotations ? { annotations: { ...this.o.annotations } } : {}) } }, { signal });
           this.uid = existing.metadata?.uid ?? '';
           this.o.log.info({ node: name }, 'node already registered; labels updated');
         }
@@ -148,6 +152,7 @@ export class NodeStatusManager {
         operatingSystem: 'linux', architecture: h.architecture,
       },
       images,
+      ...(this.o.volumesInUse ? { volumesInUse: await this.o.volumesInUse().then((l) => (l.length ? l : null), () => null) } : {}),
     };
   }
 

@@ -17,6 +17,7 @@ import { statusMergePatch } from './pod-status.js';
 import { isStaticPod, podUid, type Pod, type PodStatusV1 } from './pod-types.js';
 import { PodWorker, type WorkerDeps } from './pod-worker.js';
 import { LABEL_POD_UID } from './runtime-config.js';
+import { OrphanPodDirs } from './volumes/orphans.js';
 
 export interface PodManagerOptions {
   readonly podSet: PodSet;
@@ -43,8 +44,11 @@ export class PodManager {
   private readonly statusQueues = new Map<string, { latest?: { pod: Pod; status: PodStatusV1 }; running?: Promise<void> }>();
   /** When the runtime last answered a relist (the /healthz check, like Kubernetes' PLEG). */
   lastRelistOk = Date.now();
+  /** Directories of pods no longer on the node (volumes/orphans.ts). */
+  private readonly orphanDirs: OrphanPodDirs;
 
   constructor(private readonly o: PodManagerOptions) {
+    this.orphanDirs = new OrphanPodDirs({ rootDir: o.workerDeps.rootDir, ...(o.workerDeps.csi ? { csi: o.workerDeps.csi } : {}), log: o.log });
     o.podSet.onChange((ch) => {
       if (ch.type === 'upsert') this.upsert(ch.pod);
       else this.remove(ch.uid);
@@ -170,6 +174,7 @@ export class PodManager {
       await rt.stopPodSandbox(sb.id).catch(() => undefined);
       await rt.removePodSandbox(sb.id).catch(() => undefined);
     }
+    await this.orphanDirs.clean((uid) => this.workers.has(uid) || !!this.o.podSet.get(uid));
   }
 
   async run(signal: AbortSignal): Promise<void> {

@@ -46,7 +46,7 @@ export interface LifecycleHandler { exec?: ExecAction; httpGet?: HttpGetAction; 
 
 export interface ContainerPort { name?: string; containerPort: number; hostPort?: number; hostIP?: string; protocol?: string }
 
-export interface VolumeMount { name: string; mountPath: string; readOnly?: boolean; subPath?: string; mountPropagation?: string }
+export interface VolumeMount { name: string; mountPath: string; readOnly?: boolean; subPath?: string; subPathExpr?: string; mountPropagation?: string }
 
 export interface Container {
   name: string;

@@ -20,7 +20,8 @@ import { sandboxConfig, type DnsSettings, logDirectory } from './runtime-config.
 import { isRuntimeError } from './runtime/runtime-errors.js';
 import type { ContainerStatus, PodSandboxConfig, RuntimeBackend } from './runtime/runtime.js';
 import { rm } from 'node:fs/promises';
-import { setUpVolumes, tearDownPodDir, type VolumeContext } from './volumes/volumes.js';
+import { refreshVolumes, setUpVolumes, tearDownPodDir, type VolumeContext } from './volumes/volumes.js';
+import { emptyDirOverLimit } from './volumes/empty-dir-usage.js';
 import type { ServiceLister } from './service-env.js';
 import type { PodHooks } from './cm/pod-hooks.js';
 
@@ -42,6 +43,10 @@ export interface WorkerDeps {
   readonly services?: ServiceLister;
   /** Projected volumes with refreshed service-account tokens (volumes/projected.ts). */
   readonly projected: VolumeContext['projected'];
+  /** Claims and volumes of persistentVolumeClaim volumes, and CSI node services (volumes/). */
+  readonly claims?: VolumeContext['claims'];
+  readonly csi?: VolumeContext['csi'];
+  readonly sources?: VolumeContext['sources'];
   readonly events: EventSink;
   /** Pulls an image for the pod (its pull secrets, the node's pull limits); default the runtime's plain PullImage. */
   readonly pullImage?: (image: string, pod: Pod, sandbox: PodSandboxConfig | undefined) => Promise<string>;
@@ -68,6 +73,7 @@ export class PodWorker {
   private done = false;
   private sandbox?: { id: string; attempt: number; ip: string; config: PodSandboxConfig };
   private volumes?: Map<string, string>;
+  private volumesRefreshedAt = 0;
   private readonly cs = new Map<string, CState>();
   private initDone = false;
   private adopted = false;
@@ -172,6 +178,7 @@ export class PodWorker {
     // images are prepared, as on Kubernetes; the write is queued, not waited for.
     if (!this.lastStatus && !this.sandbox) this.report().catch((e: Error) => this.d.log.debug({ pod: this.name(), err: e.message }, 'early status not written'));
     if (!(await this.ensureSandbox())) { await this.report(); return; }
+    await this.refreshVolumes();
     const spec = this.pod.spec ?? {};
     if (!this.initDone) {
       this.initDone = await this.syncInit(spec.initContainers ?? []);
@@ -244,12 +251,30 @@ export class PodWorker {
     return found.nextAttempt;
   }
 
-  private async ensureVolumes(): Promise<Map<string, string>> {
-    this.volumes ??= await setUpVolumes(this.pod, {
+  private volumeContext(): VolumeContext {
+    return {
       rootDir: this.d.rootDir, reader: this.d.reader, log: this.d.log, podIp: '', hostIp: this.d.hostIp,
-      projected: this.d.projected,
-    });
+      projected: this.d.projected, ...(this.d.claims ? { claims: this.d.claims } : {}), ...(this.d.csi ? { csi: this.d.csi } : {}), ...(this.d.sources ? { sources: this.d.sources } : {}),
+    };
+  }
+
+  private async ensureVolumes(): Promise<Map<string, string>> {
+    if (!this.volumes) { this.volumes = await setUpVolumes(this.pod, this.volumeContext()); this.volumesRefreshedAt = Date.now(); }
     return this.volumes;
+  }
+
+  /** configMap, secret, downwardAPI and projected volumes follow their sources (at most every 5 s). */
+  private async refreshVolumes(): Promise<void> {
+    if (!this.volumes || Date.now() - this.volumesRefreshedAt < 5000) return;
+    this.volumesRefreshedAt = Date.now();
+    try {
+      const changed = await refreshVolumes(this.pod, this.volumes, this.volumeContext());
+      if (changed.length) this.d.log.debug({ pod: this.name(), volumes: changed }, 'volumes updated from their sources');
+      const over = await emptyDirOverLimit(this.pod, this.volumes);
+      if (over) await this.failPod('Evicted', over, 'Warning');
+    } catch (e) {
+      this.d.log.info({ pod: this.name(), err: (e as Error).message }, 'volume refresh failed; kept the last version');
+    }
   }
 
   private async ensureSandbox(): Promise<boolean> {
@@ -415,6 +440,11 @@ export class PodWorker {
 
   /** spec.activeDeadlineSeconds passed: stop everything, the pod fails for good. */
   private async deadlineExceeded(): Promise<void> {
+    await this.failPod('DeadlineExceeded', 'Pod was active on the node longer than the specified deadline', 'Normal');
+  }
+
+  /** Stops everything; the pod fails for good with `reason` (a deadline, an eviction). */
+  private async failPod(reason: string, message: string, type: 'Normal' | 'Warning'): Promise<void> {
     const spec = this.pod.spec ?? {};
     const byName = containersByName(spec);
     for (const [name, s] of this.cs) {
@@ -423,9 +453,9 @@ export class PodWorker {
       s.waiting = undefined;
     }
     this.terminal = 'Failed';
-    this.podReason = 'DeadlineExceeded';
-    this.podMessage = 'Pod was active on the node longer than the specified deadline';
-    this.event('Normal', 'DeadlineExceeded', this.podMessage);
+    this.podReason = reason;
+    this.podMessage = message;
+    this.event(type, reason, message);
     await this.stopSandbox();
     await this.report();
   }
@@ -473,7 +503,7 @@ export class PodWorker {
       await this.d.runtime.removePodSandbox(this.sandbox.id).catch(() => undefined);
     }
     await this.d.hooks?.podRemoved(this.pod).catch(() => undefined);
-    await tearDownPodDir(this.d.rootDir, this.uid).catch(() => undefined);
+    await tearDownPodDir(this.d.rootDir, this.uid, this.d.csi).catch((e: Error) => this.d.log.warn({ pod: this.name(), err: e.message }, 'volume teardown failed'));
     // The pod is going away: so do its container logs (/var/log/pods/<ns>_<name>_<uid>).
     await rm(logDirectory(this.d.logDir, this.pod), { recursive: true, force: true }).catch(() => undefined);
     if (!this.removed) {
@@ -496,7 +526,8 @@ export class PodWorker {
     const isInit = (c: Container): boolean => (spec.initContainers ?? []).some((x) => x.name === c.name);
     return buildPodStatus(this.pod, {
       init: (spec.initContainers ?? []).map((c) => containerView(c, this.cs.get(c.name), initDone, isInit, this.d.runtimeName)),
-      main: (spec.containers ?? []).map((c) => containerView(c, this.cs.get(c.name), initDone, isInit, this.d.runtimeName)),
+      // Without init containers a waiting container is ContainerCreating (e.g. while volumes mount), not PodInitializing.
+      main: (spec.containers ?? []).map((c) => containerView(c, this.cs.get(c.name), initDone || !spec.initContainers?.length, isInit, this.d.runtimeName)),
       ephemeral: (spec.ephemeralContainers ?? []).map((c) => ({ ...containerView(c, this.cs.get(c.name), true, isInit, this.d.runtimeName), ready: false })),
       initDone, ...(this.terminal ? { terminalPhase: this.terminal } : {}),
       ...(this.podMessage ? { message: this.podMessage } : {}),

@@ -129,6 +129,8 @@ export interface ContainerConfigInput {
   readonly command: readonly string[];
   readonly args: readonly string[];
   readonly volumePaths: ReadonlyMap<string, string>;
+  /** The container's mounts, prepared with subPaths resolved (volumes/container-mounts.ts); else built from volumePaths. */
+  readonly mounts?: readonly Mount[];
   /** The pod's managed /etc/hosts (etc-hosts.ts), mounted unless the container mounts its own. */
   readonly hostsFile?: string;
   readonly cfsQuota: boolean;
@@ -153,8 +155,8 @@ function pidNamespace(i: ContainerConfigInput): { pid: NamespaceMode; targetId?:
 export function containerConfig(i: ContainerConfigInput): ContainerConfig {
   const m = i.pod.metadata ?? {};
   const c = i.container;
-  const mounts: Mount[] = [];
-  for (const vm of c.volumeMounts ?? []) {
+  const mounts: Mount[] = i.mounts ? [...i.mounts] : [];
+  for (const vm of i.mounts ? [] : c.volumeMounts ?? []) {
     const host = i.volumePaths.get(vm.name);
     if (host === undefined) throw new ContainerConfigError(`volumeMount ${vm.name} names no volume of the pod`);
     mounts.push({

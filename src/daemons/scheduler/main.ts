@@ -14,6 +14,8 @@ import { newResourceLock, type LockKind } from '../../client/resource-lock.js';
 import { RestClient } from '../../client/rest-client.js';
 import type { SchedulerConfig } from '../../flags/scheduler.js';
 import { ApiBinder } from './binder.js';
+import { DEFAULT_PLUGINS } from './algorithm.js';
+import { VolumeBinding } from './volume-binding.js';
 import { EventRecorder } from './events.js';
 import { PromSchedulerMetrics } from './metrics.js';
 import { ApiPodConditionWriter } from './pod-conditions.js';
@@ -61,10 +63,15 @@ async function runWith(config: SchedulerConfig, ctx: RunContext): Promise<number
     const signal = AbortSignal.any([outer, scope.signal]);
     setMaxListeners(0, signal);
     const informers = new SharedInformerFactory({ client, minResyncPeriodMs: 0, log: log.child({ component: 'informers' }) });
-    const scheduler = new Scheduler({
-      schedulerName: config.schedulerName, informers, binder: new ApiBinder(client), events, conditions, metrics,
+    // Claims and volumes: volume-binding.ts filters nodes and binds delayed claims before the pod.
+    const volumes = new VolumeBinding(informers, client);
+    const scheduler: Scheduler = new Scheduler({
+      schedulerName: config.schedulerName, informers, events, conditions, metrics,
+      binder: volumes.wrap(new ApiBinder(client), (name) => scheduler.cache.listNodes().find((n) => n.name === name)?.node),
+      plugins: { ...DEFAULT_PLUGINS, filters: [...DEFAULT_PLUGINS.filters, volumes.filter] },
       log: log.child({ component: 'scheduler' }),
     });
+    volumes.onChange(() => scheduler.queue.moveAllToActiveOrBackoff());
     metrics.setSources({ pending: () => scheduler.queue.sizes, cache: () => ({ nodes: scheduler.cache.nodeCount(), pods: scheduler.cache.podCount() }) });
     ctx.onScheduler?.(scheduler);
     const synced = informers.waitForCacheSync(signal).then((ok) => { if (ok) servers?.setReady(true); });

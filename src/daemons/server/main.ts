@@ -14,7 +14,7 @@
  * the API server, each given STOP_GRACE_MS.
  */
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { DaemonContext } from '../../cli.js';
@@ -25,6 +25,7 @@ import { writeServerCoreconfigs } from './admin-coreconfig.js';
 import { startServerClusterDns, type RunningClusterDns } from './cluster-dns-setup.js';
 import { ensureNodeagentClientBinding } from './nodeagent-client-rbac.js';
 import { keepJoinInfo } from './join-setup.js';
+import { ensureLocalStorageClass } from './local-storage-setup.js';
 import { RestClient } from '../../client/rest-client.js';
 import { loadPart, startPart, type RunningPart } from './part-runner.js';
 import { APISERVER_LEAVES, bootstrapPki } from './pki-bootstrap.js';
@@ -225,6 +226,11 @@ async function runCluster(plan: ServerPlan, ctx: ServerRunContext, io: Io): Prom
   const joinClient = new RestClient({ connection: admin, contentType: 'application/json', qps: 0 });
   const joinInfo = keepJoinInfo(joinClient, { server: plan.advertisedUrl, caPem: await readFile(plan.pki.caCert, 'utf8') },
     log.child({ component: 'join-info' }), stopping.signal);
+  if (plan.localStorage) {
+    await ensureLocalStorageClass(joinClient, { dataDir: resolve(plan.layout.dataDir), helperImage: plan.localStorage.helperImage, log: log.child({ component: 'local-storage' }) })
+      .then((made) => { if (made) say(`default StorageClass local-path: volumes in ${join(resolve(plan.layout.dataDir), 'storage')} on the pod's node`); })
+      .catch((e: Error) => say(`default StorageClass local-path not created: ${e.message}`));
+  }
   const rest = await bootstrapPki({ dir: plan.layout.pkiDir, ...plan.certificates });
   if (rest.written.length) say(`PKI for the other parts written: ${rest.written.join(', ')} (${at()})`);
   // Loading the other parts' modules only now keeps the main thread free for the API server's

@@ -47,6 +47,8 @@ export interface ServerPlan {
   readonly enabled: readonly ServerPart[];
   /** The cluster DNS (cluster-dns-setup.ts); undefined with --disable-cluster-dns. */
   readonly clusterDns?: ClusterDnsPlan;
+  /** The default local-path StorageClass (local-storage-setup.ts); undefined with --disable-local-storage. */
+  readonly localStorage?: { readonly helperImage: string };
 }
 
 function isUnspecified(ip: string): boolean {
@@ -115,6 +117,7 @@ export async function planServer(config: ServerConfig): Promise<ServerPlan> {
     layout, pki, coreconfigs, nodeName, runtime, runtimeDefaulted: config.containerRuntime === '', apiserver, nodeagent, enabled, proxyOff,
     proxy: parts.proxy as ComposedPart<ProxyConfig>,
     ...(clusterDns ? { clusterDns } : {}),
+    ...(config.disableLocalStorage ? {} : { localStorage: { helperImage: config.localStorageHelperImage } }),
     controllerManager: parts['controller-manager'] as ComposedPart<ControllerManagerConfig>,
     scheduler: parts.scheduler as ComposedPart<SchedulerConfig>,
     apiserverUrl: `https://${urlHost(localHost)}:${a.securePort}`,

@@ -40,6 +40,7 @@ export class PersistentVolumeBinderController implements Controller, BinderCore 
   events: EventRecorder = noopRecorder;
   operations!: OperationMap;
   enableDynamicProvisioning = true;
+  enableHostPathProvisioner = false;
   claimInformer!: SharedIndexInformer;
   classInformer!: SharedIndexInformer;
   podInformer!: SharedIndexInformer;
@@ -53,7 +54,7 @@ export class PersistentVolumeBinderController implements Controller, BinderCore 
     this.events = ctx.events?.('persistentvolume-controller') ?? noopRecorder;
     this.operations = new OperationMap(ctx.log);
     this.enableDynamicProvisioning = ctx.config.enableDynamicProvisioning;
-    if (ctx.config.enableHostpathProvisioner) ctx.log.warn('--enable-hostpath-provisioner is not supported: claims of kubernetes.io/host-path classes are not provisioned');
+    this.enableHostPathProvisioner = ctx.config.enableHostpathProvisioner;
     this.claimQueue = new WorkQueue({ name: 'claims', log: ctx.log });
     this.volumeQueue = new WorkQueue({ name: 'volumes', log: ctx.log });
     this.volumeInformer = ctx.informers.informerFor(VOLUMES);

@@ -7,6 +7,8 @@
  *  - a volume of a migrated in-tree plugin (awsElasticBlockStore, gcePersistentDisk, azureDisk,
  *    azureFile and the like) is for that plugin's CSI driver: a Normal ExternalExpanding event, and the
  *    claim annotated volume.kubernetes.io/storage-resizer with the driver's name;
+ *  - a corectl.io/local-path volume is grown here (persistentvolume/expand-local-path.ts) and
+ *    left with FileSystemResizePending for the node agent to finish;
  *  - any other volume (CSI ones included: their external-resizer watches claims itself) gets
  *    a Warning ExternalExpanding "waiting for an external controller to expand this PVC".
  * The Resizing and FileSystemResizePending conditions, the new capacity and the volume's size
@@ -27,6 +29,7 @@ import {
   ANN_PRE_RESIZE_CAPACITY, asClaim, claimSpec, claimStatus, hasAnnotation, requestedBytes, storageBytes, uidOf, volumeSpec,
 } from './persistentvolume/volume-helpers.js';
 import { migratedDriver, migratedPluginOf } from './persistentvolume/volume-plugins.js';
+import { expandLocalPath, isLocalPathVolume } from './persistentvolume/expand-local-path.js';
 
 /** On claims: the controller expected to expand the volume. */
 export const ANN_STORAGE_RESIZER = 'volume.kubernetes.io/storage-resizer';
@@ -85,6 +88,12 @@ export class PersistentVolumeExpanderController implements Controller {
     if (plugin) {
       this.events.event(asClaim(claim), 'Normal', 'ExternalExpanding', `CSI migration enabled for ${plugin}; waiting for external resizer to expand the pvc`);
       await this.setResizer(claim, migratedDriver(plugin)!);
+      return;
+    }
+    if (isLocalPathVolume(volume)) {
+      if (await expandLocalPath(this.client, claim, volume)) {
+        this.events.event(asClaim(claim), 'Normal', 'FileSystemResizeRequired', 'Require file system resize of volume on node');
+      }
       return;
     }
     // Nothing here can expand it and retrying will not change that: no requeue.

@@ -1,17 +1,32 @@
 /**
  * Pod volumes on the node, under <root-dir>/pods/<uid>/volumes/<plugin>/<name>:
- * emptyDir (a directory), hostPath (the host path itself; DirectoryOrCreate/FileOrCreate
- * create it), and the file-set volumes configMap, secret, downwardAPI and projected (files
- * written once when the pod starts, each atomically with its exact mode; a later change of the
- * source object is not propagated yet). Projected volumes go to `ctx.projected` (projected.ts:
- * service-account tokens refreshed at 80 % of their lifetime).
+ *  - emptyDir: a directory, or with `medium: Memory` a tmpfs (of sizeLimit when given);
+ *  - hostPath: the host path itself (DirectoryOrCreate/FileOrCreate create it);
+ *  - persistentVolumeClaim: the bound volume (claims.ts), hostPath, local, nfs or csi;
+ *  - nfs inline: mounted with the host's helper (host-mounts.ts);
+ *  - the file-set volumes configMap, secret, downwardAPI and projected, written with the
+ *    atomic writer (atomic-files.ts: a `..data` symlink swap) and kept up to date by
+ *    `refreshVolumes`, which the pod worker calls on its syncs (immutable config maps and
+ *    secrets are read once, source-objects.ts; the refresh also finishes volume expansions
+ *    on the node, expansion.ts). Projected volumes go to `ctx.projected` (projected.ts:
+ *    service-account tokens refreshed at 80 % of their lifetime).
+ * The pod's fsGroup is given to emptyDir, local volumes and the file-set volumes' files.
  */
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
+import { parseQuantity } from '../../../util/quantity.js';
 import { podFieldValue, type ObjectReader, type PodFieldContext } from '../env.js';
 import type { Dict, Pod } from '../pod-types.js';
 import { VolumePathError, writeVolumeFiles } from './atomic-files.js';
+import { ClaimError, localPathOf, resolveClaim, type ClaimReader } from './claims.js';
+import { VolumePaths } from './container-mounts.js';
+import type { CsiVolumes } from './csi-node.js';
+import { mountNfs, mountsUnder, mountTmpfs, unmountUnder } from './host-mounts.js';
+import type { SourceObjects } from './source-objects.js';
+import { finishExpansions } from './expansion.js';
+import { applyFsGroup, podFsGroup } from './ownership.js';
 
 /** Sets up one projected volume in `dir` (and keeps it fresh); see projected.ts. */
 export interface ProjectedVolumeHandler {
@@ -23,6 +38,12 @@ export interface VolumeContext extends PodFieldContext {
   readonly reader: ObjectReader;
   readonly log: Logger;
   readonly projected: ProjectedVolumeHandler;
+  /** Claims and volumes (none when standalone: claims then fail to mount). */
+  readonly claims?: ClaimReader;
+  /** Config maps and secrets read whole (immutability, exact bytes); without it `reader` is used. */
+  readonly sources?: SourceObjects;
+  /** CSI node services by driver name (csi-node.ts). */
+  readonly csi?: CsiVolumes;
 }
 
 export class VolumeError extends Error {
@@ -50,17 +71,23 @@ function mapItems(data: Record<string, Buffer>, items: unknown, optional: boolea
   return out;
 }
 
-export async function objectFiles(kind: 'configMap' | 'secret', src: Dict, pod: Pod, ctx: VolumeContext): Promise<FileEntry[]> {
+export async function objectFiles(kind: 'configMap' | 'secret', src: Dict, pod: Pod, ctx: VolumeContext, immutable?: () => void): Promise<FileEntry[]> {
   const ns = pod.metadata?.namespace ?? 'default';
   const name = String(kind === 'secret' ? (src.secretName ?? src.name) : src.name);
   const optional = src.optional === true;
-  const raw = kind === 'configMap' ? await ctx.reader.configMap(ns, name) : await ctx.reader.secret(ns, name);
-  if (!raw) {
+  let data: Record<string, Buffer> | undefined;
+  if (ctx.sources) {
+    const o = await ctx.sources.get(kind, ns, name);
+    if (o?.immutable) immutable?.();
+    data = o?.data;
+  } else {
+    const raw = kind === 'configMap' ? await ctx.reader.configMap(ns, name) : await ctx.reader.secret(ns, name);
+    if (raw) { data = {}; for (const [k, v] of Object.entries(raw)) data[k] = Buffer.from(v); }
+  }
+  if (!data) {
     if (optional) return [];
     throw new VolumeError(`${kind === 'configMap' ? 'configmap' : 'secret'} "${name}" not found`);
   }
-  const data: Record<string, Buffer> = {};
-  for (const [k, v] of Object.entries(raw)) data[k] = Buffer.from(v);
   return mapItems(data, src.items, optional, name);
 }
 
@@ -74,49 +101,101 @@ export function downwardFiles(src: Dict, pod: Pod, ctx: VolumeContext): FileEntr
   return out;
 }
 
-/** Writes the files (each atomically) into the directory, which stays: it may be bind-mounted into running containers. */
-async function writeFileSet(dir: string, files: FileEntry[], defaultMode: number): Promise<void> {
+/** Writes the files as one new version of the volume; true when something changed. */
+async function writeFileSet(dir: string, files: FileEntry[], defaultMode: number, pod: Pod): Promise<boolean> {
   try {
-    await writeVolumeFiles(dir, files, defaultMode);
+    return await writeVolumeFiles(dir, files, defaultMode, podFsGroup(pod)?.gid);
   } catch (e) {
     if (e instanceof VolumePathError) throw new VolumeError(e.message);
     throw e;
   }
 }
 
-/** Prepares every volume of the pod; returns volume name → host path. */
-export async function setUpVolumes(pod: Pod, ctx: VolumeContext): Promise<Map<string, string>> {
-  const uid = pod.metadata?.uid ?? '';
-  const base = join(podDir(ctx.rootDir, uid), 'volumes');
-  const out = new Map<string, string>();
+const mode = (src: unknown): number => (isDict(src) && typeof src.defaultMode === 'number' ? src.defaultMode : 0o644);
+
+function volumeBase(rootDir: string, pod: Pod): string {
+  return join(podDir(rootDir, pod.metadata?.uid ?? ''), 'volumes');
+}
+
+async function hostPathDir(p: string, type: string): Promise<void> {
+  if (type === 'DirectoryOrCreate') await mkdir(p, { recursive: true });
+  else if (type === 'LocalPath' && !existsSync(p)) { await mkdir(p, { recursive: true }); await chmod(p, 0o777); }
+  else if (type === 'FileOrCreate') { await mkdir(dirname(p), { recursive: true }); await writeFile(p, '', { flag: 'a' }); }
+}
+
+/** A claim's bound volume: its host path (mounted first when it is nfs or csi). */
+async function setUpClaim(pod: Pod, name: string, source: Dict, base: string, ctx: VolumeContext, out: VolumePaths): Promise<void> {
+  let bound;
+  try {
+    bound = await resolveClaim(pod, source, ctx.claims);
+  } catch (e) {
+    if (e instanceof ClaimError) throw new VolumeError(e.message);
+    throw e;
+  }
+  if (bound.readOnly) out.readOnly.add(name);
+  const local = localPathOf(bound);
+  if (local) {
+    await hostPathDir(local.path, local.type);
+    if (local.local) await applyFsGroup(local.path, pod);
+    out.set(name, local.path);
+    return;
+  }
+  const spec = bound.spec;
+  const pvName = bound.volume.metadata?.name ?? '';
+  if (isDict(spec.nfs)) {
+    const d = join(base, 'kubernetes.io~nfs', name);
+    await mkdir(d, { recursive: true });
+    await mountNfs(String(spec.nfs.server), String(spec.nfs.path), d, bound.readOnly, (spec.mountOptions as string[] | undefined) ?? []);
+    out.set(name, d);
+    return;
+  }
+  if (isDict(spec.csi)) {
+    if (!ctx.csi) throw new VolumeError(`volume ${pvName}: no CSI drivers are registered on this node`);
+    const d = join(base, 'kubernetes.io~csi', name, 'mount');
+    await ctx.csi.setUp(pod, bound.volume, d, bound.readOnly);
+    out.set(name, d);
+    return;
+  }
+  throw new VolumeError(`volume ${pvName}: this persistent volume type is not supported by the node agent`);
+}
+
+/** Prepares every volume of the pod; returns volume name → host path (and the read-only ones). */
+export async function setUpVolumes(pod: Pod, ctx: VolumeContext): Promise<VolumePaths> {
+  const base = volumeBase(ctx.rootDir, pod);
+  const out = new VolumePaths();
   for (const v of pod.spec?.volumes ?? []) {
     const dirFor = (plugin: string): string => join(base, plugin, v.name);
-    const mode = (src: unknown): number => (isDict(src) && typeof src.defaultMode === 'number' ? src.defaultMode : 0o644);
     if (isDict(v.hostPath)) {
       const p = String(v.hostPath.path);
-      const type = String(v.hostPath.type ?? '');
-      if (type === 'DirectoryOrCreate') await mkdir(p, { recursive: true });
-      else if (type === 'FileOrCreate') { await mkdir(dirname(p), { recursive: true }); await writeFile(p, '', { flag: 'a' }); }
+      await hostPathDir(p, String(v.hostPath.type ?? ''));
       out.set(v.name, p);
-    } else if (isDict(v.configMap)) {
-      const d = dirFor('kubernetes.io~configmap');
-      await writeFileSet(d, await objectFiles('configMap', v.configMap, pod, ctx), mode(v.configMap));
+    } else if (isDict(v.persistentVolumeClaim)) {
+      await setUpClaim(pod, v.name, v.persistentVolumeClaim, base, ctx, out);
+    } else if (isDict(v.nfs)) {
+      const d = dirFor('kubernetes.io~nfs');
+      await mkdir(d, { recursive: true });
+      await mountNfs(String(v.nfs.server), String(v.nfs.path), d, v.nfs.readOnly === true, []);
+      if (v.nfs.readOnly === true) out.readOnly.add(v.name);
       out.set(v.name, d);
-    } else if (isDict(v.secret)) {
-      const d = dirFor('kubernetes.io~secret');
-      await writeFileSet(d, await objectFiles('secret', v.secret, pod, ctx), mode(v.secret));
-      out.set(v.name, d);
-    } else if (isDict(v.downwardAPI)) {
-      const d = dirFor('kubernetes.io~downward-api');
-      await writeFileSet(d, downwardFiles(v.downwardAPI, pod, ctx), mode(v.downwardAPI));
+    } else if (isDict(v.configMap) || isDict(v.secret) || isDict(v.downwardAPI)) {
+      const d = dirFor(fileSetPlugin(v));
+      await writeFileSet(d, await fileSetFiles(v, pod, ctx, out), mode(v.configMap ?? v.secret ?? v.downwardAPI), pod);
+      out.readOnly.add(v.name);
       out.set(v.name, d);
     } else if (isDict(v.projected)) {
       const d = dirFor('kubernetes.io~projected');
       await ctx.projected.setUp(pod, v.projected, d, ctx);
+      out.readOnly.add(v.name);
       out.set(v.name, d);
     } else if (isDict(v.emptyDir) || Object.keys(v).length === 1) {
       const d = dirFor('kubernetes.io~empty-dir');
       await mkdir(d, { recursive: true, mode: 0o777 });
+      const ed = isDict(v.emptyDir) ? v.emptyDir : {};
+      if (ed.medium === 'Memory') {
+        const limit = typeof ed.sizeLimit === 'string' || typeof ed.sizeLimit === 'number' ? parseQuantity(String(ed.sizeLimit)) : undefined;
+        await mountTmpfs(d, limit);
+      }
+      await applyFsGroup(d, pod);
       out.set(v.name, d);
     } else {
       throw new VolumeError(`volume ${v.name}: this volume type is not supported by the node agent yet`);
@@ -125,7 +204,51 @@ export async function setUpVolumes(pod: Pod, ctx: VolumeContext): Promise<Map<st
   return out;
 }
 
-/** Removes everything the pod had on the node (volumes and per-pod directories). */
-export async function tearDownPodDir(rootDir: string, uid: string): Promise<void> {
-  await rm(podDir(rootDir, uid), { recursive: true, force: true });
+function fileSetPlugin(v: Dict): string {
+  if (isDict(v.configMap)) return 'kubernetes.io~configmap';
+  if (isDict(v.secret)) return 'kubernetes.io~secret';
+  return 'kubernetes.io~downward-api';
+}
+
+async function fileSetFiles(v: Dict, pod: Pod, ctx: VolumeContext, paths?: VolumePaths): Promise<FileEntry[]> {
+  const immutable = (): void => { paths?.immutable.add(v.name as string); };
+  if (isDict(v.configMap)) return objectFiles('configMap', v.configMap, pod, ctx, immutable);
+  if (isDict(v.secret)) return objectFiles('secret', v.secret, pod, ctx, immutable);
+  return downwardFiles(v.downwardAPI as Dict, pod, ctx);
+}
+
+/** True when a projected volume has a token source (its own refresher keeps it current). */
+function hasTokenSource(src: Dict): boolean {
+  return (Array.isArray(src.sources) ? src.sources : []).some((s) => isDict(s) && isDict(s.serviceAccountToken));
+}
+
+/**
+ * Brings the file-set volumes up to date with their sources (Kubernetes' periodic remount of
+ * configMap, secret, downwardAPI and projected volumes). Returns the names of the volumes
+ * that changed.
+ */
+export async function refreshVolumes(pod: Pod, paths: ReadonlyMap<string, string>, ctx: VolumeContext): Promise<string[]> {
+  const changed: string[] = [];
+  for (const v of pod.spec?.volumes ?? []) {
+    const d = paths.get(v.name);
+    if (!d || (paths instanceof VolumePaths && paths.immutable.has(v.name))) continue;
+    if (isDict(v.configMap) || isDict(v.secret) || isDict(v.downwardAPI)) {
+      if (await writeFileSet(d, await fileSetFiles(v, pod, ctx), mode(v.configMap ?? v.secret ?? v.downwardAPI), pod)) changed.push(v.name);
+    } else if (isDict(v.projected) && !hasTokenSource(v.projected)) {
+      await ctx.projected.setUp(pod, v.projected, d, ctx);
+    }
+  }
+  for (const claim of await finishExpansions(pod, paths, ctx)) changed.push(`claim ${claim} expanded`);
+  return changed;
+}
+
+/** Removes everything the pod had on the node: CSI volumes unpublished, host mounts undone, then the directories. */
+export async function tearDownPodDir(rootDir: string, uid: string, csi?: CsiVolumes): Promise<void> {
+  const dir = podDir(rootDir, uid);
+  if (csi) await csi.tearDownPod(uid, join(dir, 'volumes', 'kubernetes.io~csi'));
+  await unmountUnder(dir);
+  // Never remove through a mount that is still there (an NFS share's files would go with it).
+  const left = await mountsUnder(dir);
+  if (left.length) throw new VolumeError(`cannot remove ${dir}: still mounted: ${left.join(', ')}`);
+  await rm(dir, { recursive: true, force: true });
 }

@@ -15,6 +15,7 @@ import { clusterRole, clusterRoleBinding, eventsRule, G, READ, rule, serviceAcco
  * own credentials (it mints the tokens the others use).
  */
 export const CONTROLLER_SERVICE_ACCOUNTS: Readonly<Record<string, string>> = {
+  attachdetach: 'attachdetach-controller',
   bootstrapsigner: 'bootstrap-signer',
   'clusterrole-aggregation': 'clusterrole-aggregation-controller',
   cronjob: 'cronjob-controller',
@@ -60,6 +61,16 @@ const PVC_PV_READ = (resources: string[]): PolicyRule => rule(READ, [G.core], re
 
 /** Service account → its role's rules. */
 const CONTROLLER_RULES: Readonly<Record<string, () => PolicyRule[]>> = {
+  'attachdetach-controller': () => [
+    rule(['list', 'watch'], [G.core], ['persistentvolumeclaims', 'persistentvolumes']),
+    rule(['get', 'list', 'watch'], [G.core], ['nodes']),
+    rule(['patch', 'update'], [G.core], ['nodes/status']),
+    rule(['list', 'watch'], [G.core], ['pods']),
+    eventsRule(),
+    rule(['get', 'list', 'watch', 'create', 'delete'], [G.storage], ['volumeattachments']),
+    rule(['get', 'list', 'watch'], [G.storage], ['csidrivers']),
+    rule(['get', 'list', 'watch'], [G.storage], ['csinodes']),
+  ],
   'certificate-controller': () => [
     rule(['get', 'list', 'watch', 'delete'], [G.certificates], ['certificatesigningrequests']),
     rule(['update'], [G.certificates], ['certificatesigningrequests/status', 'certificatesigningrequests/approval']),

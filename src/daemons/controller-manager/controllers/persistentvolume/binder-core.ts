@@ -32,6 +32,8 @@ export interface BinderCore {
   readonly podInformer: SharedIndexInformer;
   readonly operations: OperationMap;
   readonly enableDynamicProvisioning: boolean;
+  /** --enable-hostpath-provisioner: kubernetes.io/host-path classes are provisioned (local-path.ts). */
+  readonly enableHostPathProvisioner: boolean;
   enqueueClaim(key: string): void;
 }
 

@@ -2,19 +2,20 @@
  * Dynamic provisioning of an unbound claim with a class and no matching volume (Kubernetes'
  * provisionClaim), when --enable-dynamic-provisioning is on (the default).
  *
- * No in-tree provisioner runs here. A class naming an external provisioner (any name outside
+ * In-tree provisioners (local-path.ts): corectl.io/local-path, and kubernetes.io/host-path with
+ * --enable-hostpath-provisioner. A class naming an external provisioner (any other name outside
  * `kubernetes.io/`, or a migrated in-tree plugin, which means its CSI driver) gets the claim
  * annotated with both storage-provisioner keys and an ExternalProvisioning event; the
  * external provisioner creates a volume pre-bound to the claim, which a later sync binds. A
  * missing class or an unknown `kubernetes.io/` provisioner gives ProvisioningFailed. The
- * host-path provisioner fails as Kubernetes' does with it switched off (it also does when
- * --enable-hostpath-provisioner is given: creating directories on this host is not built).
+ * host-path provisioner fails as Kubernetes' does when it is switched off.
  */
 import type { KubeObject } from '../../../../api/resources/types.js';
 import { isApiError } from '../../../../api/meta/status.js';
 import { claimEvent, VOLUMES, type BinderCore } from './binder-core.js';
 import { claimClass, claimKey, nameOf, uidOf } from './volume-helpers.js';
-import { provisionerFor } from './volume-plugins.js';
+import { createProvisionedVolume, hostPathVolume, localPathVolume, LOCAL_PATH_PROVISIONER } from './local-path.js';
+import { HOST_PATH_PLUGIN, provisionerFor } from './volume-plugins.js';
 import { setClaimProvisioner } from './writes.js';
 
 /** Starts (or leaves running) the provisioning of the claim; failures to start are events. */
@@ -50,7 +51,10 @@ async function provisionExternal(core: BinderCore, claim: KubeObject, provisione
     + 'If volume creation is delayed, please verify that the provisioner is running and correctly registered.');
 }
 
-/** Kubernetes' provisionClaimOperation up to the point where the disabled host-path provisioner refuses. */
+/**
+ * Kubernetes' provisionClaimOperation for the in-tree provisioners: host-path (with
+ * --enable-hostpath-provisioner; refused as Kubernetes refuses it otherwise) and local-path.
+ */
 async function provisionInTree(core: BinderCore, claim: KubeObject, cls: KubeObject, plugin: string): Promise<void> {
   const fail = (message: string): never => {
     claimEvent(core, claim, 'Warning', 'ProvisioningFailed', message);
@@ -67,8 +71,16 @@ async function provisionInTree(core: BinderCore, claim: KubeObject, cls: KubeObj
     if (!(isApiError(e) && e.code === 404)) throw e;
   }
   const mountOptions = (cls.mountOptions as string[] | undefined) ?? [];
-  if (mountOptions.length) {
+  if (mountOptions.length && plugin === HOST_PATH_PLUGIN) {
     fail(`Mount options are not supported by the provisioner but StorageClass "${nameOf(cls)}" has mount options [${mountOptions.join(' ')}]`);
   }
-  fail(`Failed to create provisioner: Provisioning in volume plugin "${plugin}" is disabled`);
+  if (plugin === HOST_PATH_PLUGIN && !core.enableHostPathProvisioner) fail(`Failed to create provisioner: Provisioning in volume plugin "${plugin}" is disabled`);
+  let volume: KubeObject;
+  try {
+    volume = plugin === LOCAL_PATH_PROVISIONER ? localPathVolume(updated, cls) : await hostPathVolume(updated, cls);
+  } catch (e) {
+    return fail(`failed to provision volume with StorageClass "${nameOf(cls)}": ${(e as Error).message}`);
+  }
+  await createProvisionedVolume(core, volume);
+  claimEvent(core, updated, 'Normal', 'ProvisioningSucceeded', `Successfully provisioned volume ${nameOf(volume)} using ${plugin}`);
 }

@@ -3,7 +3,8 @@
  * operations), by spec.persistentVolumeReclaimPolicy:
  *  - Retain: nothing; the volume stays Released with its claimRef until an admin acts;
  *  - Delete: the storage is deleted by the volume's plugin, then the volume object. Plugins
- *    are as in volume-plugins.ts: a host-path directory under /tmp/ is removed on this host;
+ *    are as in volume-plugins.ts: a host-path directory under /tmp/ is removed on this host,
+ *    a local-path directory on its node by a helper pod (local-path.ts);
  *    volumes of external provisioners and CSI drivers are left to them (they stay Released);
  *    any other volume becomes Failed with a VolumeFailedDelete event (and status.message);
  *  - Recycle: not supported here; Failed with VolumeFailedRecycle (after a Normal event and
@@ -19,6 +20,7 @@ import type { KubeObject } from '../../../../api/resources/types.js';
 import { VOLUMES, volumeEvent, type BinderCore } from './binder-core.js';
 import { podIsTerminated, podsUsingClaimKey } from './pods.js';
 import { ANN_MIGRATED_TO, claimRefKey, claimSpec, nameOf, uidOf, volumeSpec } from './volume-helpers.js';
+import { deleteLocalPathDirectory, HelperPending } from './local-path.js';
 import { deleterFor, hostPathDeletable, recycleFailure } from './volume-plugins.js';
 import { updateVolumePhaseWithEvent } from './writes.js';
 
@@ -71,12 +73,21 @@ async function deleteVolume(core: BinderCore, volume: KubeObject): Promise<void>
     return;
   }
   if (deleter.kind === 'failed') return failDelete(core, volume, deleter.error);
-  const refused = hostPathDeletable(deleter.path);
-  if (refused) return failDelete(core, volume, refused);
-  try {
-    await rm(deleter.path, { recursive: true, force: true });
-  } catch (e) {
-    return failDelete(core, volume, (e as Error).message);
+  if (deleter.kind === 'local-path') {
+    try {
+      await deleteLocalPathDirectory(core, fresh);
+    } catch (e) {
+      if (e instanceof HelperPending) throw e;
+      return failDelete(core, volume, (e as Error).message);
+    }
+  } else {
+    const refused = hostPathDeletable(deleter.path);
+    if (refused) return failDelete(core, volume, refused);
+    try {
+      await rm(deleter.path, { recursive: true, force: true });
+    } catch (e) {
+      return failDelete(core, volume, (e as Error).message);
+    }
   }
   core.log.info({ volume: nameOf(volume) }, 'volume storage deleted; deleting the volume');
   try {

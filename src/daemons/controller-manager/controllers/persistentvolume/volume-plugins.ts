@@ -1,13 +1,15 @@
 /**
  * The in-tree volume plugins kube-controller-manager gives its volume controllers, reduced to
  * what decides their behaviour here: host-path (deleter restricted to /tmp/.+, recycler,
- * provisioner off unless --enable-hostpath-provisioner) and nfs (recycler only). Every other
+ * provisioner off unless --enable-hostpath-provisioner), nfs (recycler only), and ours,
+ * corectl.io/local-path (provisioner and deleter, local-path.ts). Every other
  * in-tree plugin moved to a CSI driver (CSI migration, always on for these): their volumes and
  * classes are handed to the external controllers of those drivers. No other plugin exists, so
  * any other volume source has no deleter and no recycler, and any other `kubernetes.io/`
  * provisioner is unknown, with Kubernetes' messages for each case.
  */
 import type { KubeObject } from '../../../../api/resources/types.js';
+import { LOCAL_PATH_PROVISIONER } from './local-path.js';
 import { ANN_DYNAMICALLY_PROVISIONED, ANN_MIGRATED_TO, nameOf, volumeSpec } from './volume-helpers.js';
 
 export const HOST_PATH_PLUGIN = 'kubernetes.io/host-path';
@@ -39,6 +41,7 @@ export function migratedPluginOf(volume: KubeObject): string | undefined {
 export type Deleter =
   | { kind: 'external' }
   | { kind: 'host-path'; path: string }
+  | { kind: 'local-path' }
   | { kind: 'failed'; error: string };
 
 /** Kubernetes' findDeletablePlugin plus NewDeleter: by the provisioner annotation first, then by source. */
@@ -52,6 +55,7 @@ export function deleterFor(volume: KubeObject): Deleter {
         : { kind: 'failed', error: `failed to create deleter for volume "${nameOf(volume)}": spec.PersistentVolumeSource.HostPath is nil` };
     }
     if (provisionedBy === NFS_PLUGIN) return { kind: 'failed', error: 'no deletable volume plugin matched' };
+    if (provisionedBy === LOCAL_PATH_PROVISIONER) return { kind: 'local-path' };
     if (!provisionedBy.startsWith('kubernetes.io/')) return { kind: 'external' };
     if (!CSI_MIGRATION[provisionedBy]) return { kind: 'failed', error: `no volume plugin matched name: ${provisionedBy}` };
   }
@@ -87,7 +91,7 @@ export type Provisioner =
 export function provisionerFor(provisioner: string): Provisioner {
   const driver = migratedDriver(provisioner);
   if (driver) return { kind: 'external', name: driver };
-  if (provisioner === HOST_PATH_PLUGIN) return { kind: 'in-tree', plugin: provisioner };
+  if (provisioner === HOST_PATH_PLUGIN || provisioner === LOCAL_PATH_PROVISIONER) return { kind: 'in-tree', plugin: provisioner };
   if (provisioner === NFS_PLUGIN) return { kind: 'failed', error: 'no provisionable volume plugin matched' };
   if (provisioner.startsWith('kubernetes.io/')) return { kind: 'failed', error: `no volume plugin matched name: ${provisioner}` };
   return { kind: 'external', name: provisioner };

@@ -21,7 +21,6 @@ const FIXTURES = join(process.cwd(), 'test', 'fixtures', 'rbac-bootstrap');
 
 /** Kubernetes' controller roles (and bindings) of controllers corectl does not run. */
 const CONTROLLERS_NOT_RUN: Readonly<Record<string, string>> = {
-  'attachdetach-controller': 'attach/detach needs a volume plugin host; the node agent mounts volumes itself',
   'device-taint-eviction-controller': 'dynamic resource allocation (resource.k8s.io) is not served',
   'endpointslicemirroring-controller': 'no mirroring of custom Endpoints into EndpointSlices',
   'ephemeral-volume-controller': 'generic ephemeral volumes are not provisioned by a controller',
