@@ -113,7 +113,6 @@ export type ControllerManagerConfig = ConfigOf<typeof CONTROLLER_MANAGER_OPTIONS
 const CLOUD = 'no cloud provider is built in';
 const HPA = 'the horizontal pod autoscaler is not built yet';
 const RECYCLER = 'the Recycle reclaim policy (deprecated in Kubernetes) is not built';
-const ATTACH = 'there is no attach/detach controller: no volume plugin attaches devices';
 
 /** The reference's options this controller manager does not act on (see DaemonFlagSet.notActedOn). */
 export const CONTROLLER_MANAGER_NOT_ACTED_ON: Readonly<Record<string, string>> = {
