@@ -5,7 +5,10 @@
  */
 import { ApiError } from '../../../api/meta/status.js';
 import type { KubeObject } from '../../../api/resources/types.js';
+import { isStorageError, StorageError } from '../../../storage/errors.js';
 import type { ObjectRef, ObjectStore } from '../../../storage/object-store-types.js';
+
+export interface RangeSnapshot { readonly offsets: ReadonlySet<number>; readonly resourceVersion: string }
 
 export class RangeFullError extends Error { override readonly name = 'RangeFullError'; }
 export class AlreadyAllocatedError extends Error { override readonly name = 'AlreadyAllocatedError'; }
@@ -72,7 +75,38 @@ export class BitmapRange {
     }
   }
 
-  /** Replaces the bitmap with exactly these offsets (repair on start). */
+  /**
+   * The stored bitmap, read consistently (never from a cache): the allocated offsets and the
+   * object's resourceVersion ('' when there is no bitmap yet), for a repair's compare-and-swap.
+   */
+  async snapshot(): Promise<RangeSnapshot> {
+    let cur: KubeObject | undefined;
+    try { cur = await this.store.get(this.ref); } catch (e) { if (!isStorageError(e, 'KeyNotFound')) throw e; }
+    const b = this.bitmapOf(cur), offsets = new Set<number>();
+    for (let i = 0; i < this.size; i++) if (getBit(b, i)) offsets.add(i);
+    return { offsets, resourceVersion: cur?.metadata?.resourceVersion ?? '' };
+  }
+
+  /**
+   * Writes exactly these offsets if the bitmap is still what `snap` read (compare-and-swap on
+   * its resourceVersion); false when another server changed it meanwhile (repair again).
+   */
+  async restore(snap: RangeSnapshot, offsets: Iterable<number>): Promise<boolean> {
+    const b = Buffer.alloc(Math.ceil(this.size / 8));
+    for (const i of offsets) if (i >= 0 && i < this.size) setBit(b, i, true);
+    try {
+      await this.store.guaranteedUpdate(this.ref, (cur) => {
+        if ((cur?.metadata?.resourceVersion ?? '') !== snap.resourceVersion) throw new StorageError('Conflict', 'the allocation bitmap changed during repair');
+        return this.objectOf(cur, b);
+      });
+      return true;
+    } catch (e) {
+      if (isStorageError(e, 'Conflict')) return false;
+      throw e;
+    }
+  }
+
+  /** Replaces the bitmap with exactly these offsets (tests; a live cluster repairs with snapshot/restore). */
   async reset(offsets: Iterable<number>): Promise<void> {
     const b = Buffer.alloc(Math.ceil(this.size / 8));
     for (const i of offsets) if (i >= 0 && i < this.size) setBit(b, i, true);
