@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 NODE_MODULES_STAMP := node_modules/.package-lock.json
 
-.PHONY: all install build test bench up down clean docs fuzz
+.PHONY: all install build test bench up down clean docs fuzz fault up-ha down-ha
 
 all: build
 
@@ -18,6 +18,10 @@ build: install
 # TESTS may name compiled test files or folders, e.g. make test TESTS=dist/test/flags
 test: build
 	node scripts/run-tests.mjs $(TESTS)
+
+# The HA fault suite at full size (make test runs it with 400 creates instead of 2000).
+fault: build
+	FAULT_CREATES=2000 node scripts/run-tests.mjs dist/test/fault
 
 bench: build
 	node scripts/run-bench.mjs $(BENCH)

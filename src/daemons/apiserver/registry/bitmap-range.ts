@@ -18,6 +18,24 @@ function setBit(b: Buffer, i: number, v: boolean): void {
   if (v) b[i >> 3] = b[i >> 3]! | (1 << (i & 7)); else b[i >> 3] = b[i >> 3]! & ~(1 << (i & 7));
 }
 
+/**
+ * One bitmap object takes every allocation of every API server: under a burst of creates a
+ * guaranteedUpdate can lose its bounded compare-and-swap race. Kubernetes retries without a
+ * bound; we retry the whole update a few more times, with jitter, before giving up.
+ */
+const CONTENDED_ROUNDS = 8;
+
+async function contended<T>(fn: () => Promise<T>): Promise<T> {
+  for (let round = 1; ; round++) {
+    try {
+      return await fn();
+    } catch (e) {
+      if (!isStorageError(e, 'Conflict') || round >= CONTENDED_ROUNDS) throw e;
+      await new Promise((r) => setTimeout(r, Math.random() * 20 * round));
+    }
+  }
+}
+
 export class BitmapRange {
   private readonly ref: ObjectRef;
 
@@ -38,7 +56,7 @@ export class BitmapRange {
   /** Allocates offset `i` (or a random free one when undefined); returns the offset. */
   async allocate(i?: number): Promise<number> {
     let chosen = -1;
-    await this.store.guaranteedUpdate(this.ref, (cur) => {
+    await contended(() => this.store.guaranteedUpdate(this.ref, (cur) => {
       const b = this.bitmapOf(cur);
       if (i !== undefined) {
         if (getBit(b, i)) throw new AlreadyAllocatedError(String(i));
@@ -54,16 +72,16 @@ export class BitmapRange {
       }
       setBit(b, chosen, true);
       return this.objectOf(cur, b);
-    });
+    }));
     return chosen;
   }
 
   async release(i: number): Promise<void> {
-    await this.store.guaranteedUpdate(this.ref, (cur) => {
+    await contended(() => this.store.guaranteedUpdate(this.ref, (cur) => {
       const b = this.bitmapOf(cur);
       setBit(b, i, false);
       return this.objectOf(cur, b);
-    });
+    }));
   }
 
   async isAllocated(i: number): Promise<boolean> {

@@ -1,0 +1,160 @@
+// The HA fault suite (`make fault`; a shorter run in `make test`): a three-member etcd cluster,
+// three API servers, haproxy in front for kubectl. Cases, in order, on one cluster:
+//  1. concurrent Service creates spread over the three servers: no ClusterIP or NodePort twice;
+//  2. an API server SIGKILLed under load: the failing-over client moves on, no acknowledged
+//     write is lost, the watcher resumes without a gap or a duplicate;
+//  3. one etcd member killed: writes go on;
+//  4. two killed: writes fail with a clean 5xx within --request-timeout, reads and watches from
+//     the cache go on, /readyz says not ready;
+//  5. the quorum restored: writes and /readyz recover without a restart;
+//  6. kubectl 1.33 through haproxy while an API server, then an etcd member, is killed and restarted.
+// Counts are printed as "# fault: ..." lines. FAULT_CREATES sets case 1's creates (default 400;
+// `make fault` runs 2000).
+import t, { type Test } from 'tap';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadCoreconfig } from '../../src/client/coreconfig.js';
+import { RestClient } from '../../src/client/rest-client.js';
+import { etcdAvailable } from '../helpers/etcd.js';
+import { startHaCluster, type HaCluster } from '../helpers/ha-cluster.js';
+import { kubectl } from '../helpers/kubectl.js';
+import { kubectlRunner } from '../helpers/kubectl-run.js';
+import { CONFIGMAPS, lostWrites, waitUntil, WatchRecorder, Writer } from './load.js';
+
+const CREATES = Number(process.env['FAULT_CREATES'] ?? 400);
+const REQUEST_TIMEOUT_S = 8;
+const SERVICES = { group: '', version: 'v1', resource: 'services' };
+const report = (t: Test, line: string): void => { t.comment(`fault: ${line}`); };
+
+if (!etcdAvailable()) {
+  t.plan(0, 'etcd not installed');
+} else {
+  const ha: HaCluster = await startHaCluster({ haproxy: true, args: [`--request-timeout=${REQUEST_TIMEOUT_S}s`, '--service-cluster-ip-range=10.96.0.0/16'] });
+  t.teardown(() => ha.stop());
+  const clientFor = async (path: string, extra: Partial<ConstructorParameters<typeof RestClient>[0]> = {}): Promise<RestClient> => {
+    const c = new RestClient({ connection: await loadCoreconfig({ path }), qps: 0, contentType: 'application/json', transport: { failbackMs: 600_000 }, ...extra });
+    t.teardown(() => c.close());
+    return c;
+  };
+  const all = await clientFor(ha.coreconfigPath);
+  const per = await Promise.all(ha.apiservers.map((a) => clientFor(ha.coreconfigFor(a.index), { maxRetries: 0 })));
+  for (const ns of ['alloc', 'load', 'quorum', 'kubectl']) await all.create({ group: '', version: 'v1', resource: 'namespaces' }, { metadata: { name: ns } });
+
+  t.test('1. concurrent Service creates over three servers: no ClusterIP or NodePort twice', { timeout: 600_000 }, async (t) => {
+    let next = 0, acked = 0, failed = 0;
+    const reasons = new Map<string, number>();
+    const start = Date.now();
+    await Promise.all(Array.from({ length: 30 }, async (_, w) => {
+      const client = per[w % per.length]!;
+      for (let k = next++; k < CREATES; k = next++) {
+        try {
+          await client.create({ ...SERVICES, namespace: 'alloc' }, { metadata: { name: `s-${k}` }, spec: { type: 'NodePort', ports: [{ port: 80 }] } });
+          acked++;
+        } catch (e) {
+          failed++;
+          const r = (e as { reason?: string }).reason ?? (e as Error).message;
+          reasons.set(r, (reasons.get(r) ?? 0) + 1);
+        }
+      }
+    }));
+    const secs = (Date.now() - start) / 1000;
+    const items = (await all.list({ ...SERVICES, namespace: 'alloc' })).items;
+    const ips = items.map((s) => (s.spec as { clusterIP: string }).clusterIP);
+    const ports = items.flatMap((s) => (s.spec as { ports: { nodePort: number }[] }).ports.map((p) => p.nodePort));
+    const dupIps = ips.length - new Set(ips).size, dupPorts = ports.length - new Set(ports).size;
+    report(t, `${CREATES} concurrent Service creates over 3 API servers in ${secs.toFixed(1)} s: acknowledged ${acked}, failed ${failed}${reasons.size ? ` (${[...reasons].map(([r, n]) => `${r} ${n}`).join(', ')})` : ''}, stored ${items.length}`);
+    report(t, `duplicate ClusterIPs ${dupIps}, duplicate NodePorts ${dupPorts}`);
+    t.equal(dupIps, 0, 'no ClusterIP handed out twice');
+    t.equal(dupPorts, 0, 'no NodePort handed out twice');
+    t.ok(items.length >= acked, 'every acknowledged create is stored');
+    t.ok(acked >= CREATES * 0.9, `most creates succeed (${acked}/${CREATES})`);
+  });
+
+  t.test('2. an API server SIGKILLed under load', { timeout: 300_000 }, async (t) => {
+    const watcher = new WatchRecorder(all, 'load');
+    t.teardown(() => watcher.stop());
+    const writer = new Writer(all, 'load', 'kill');
+    writer.start(4);
+    await waitUntil('writes flowing', async () => writer.acked.size >= 100, 60_000);
+    // `all` talks to the first server (its first URL): kill that one.
+    const killedAt = Date.now();
+    await ha.kill(0);
+    await waitUntil('writes after the kill', async () => writer.firstAckSentAfter(killedAt) !== undefined, 60_000);
+    const failover = (writer.firstAckSentAfter(killedAt)! - killedAt) / 1000;
+    await waitUntil('more writes on the other servers', async () => writer.acksSentAfter(killedAt) >= 100, 60_000);
+    await writer.stop();
+    const missing = await watcher.waitFor(writer.acked, 30_000);
+    const lost = await lostWrites(all, 'load', writer.acked);
+    report(t, `API server SIGKILL: seconds to fail over ${failover.toFixed(2)}; acknowledged writes ${writer.acked.size}, lost ${lost.length}; watch gaps ${missing.length}, duplicates ${watcher.duplicates}, relists ${watcher.relists - 1}`);
+    t.equal(lost.length, 0, 'no acknowledged write lost');
+    t.equal(missing.length, 0, 'the watch missed nothing');
+    t.equal(watcher.duplicates, 0, 'the watch repeated nothing');
+    t.ok(failover < 30, `writes went on within 30 s (${failover.toFixed(2)} s)`);
+    await ha.restart(0);
+  });
+
+  t.test('3. one etcd member killed: writes go on', { timeout: 300_000 }, async (t) => {
+    await ha.etcd.kill(0);
+    const writer = new Writer(all, 'quorum', 'one-down');
+    writer.start(2, 60);
+    await writer.finished();
+    const lost = await lostWrites(all, 'quorum', writer.acked);
+    report(t, `one etcd member down: acknowledged writes ${writer.acked.size}, retried failures ${writer.failures}, lost ${lost.length}`);
+    t.equal(lost.length, 0);
+    ha.etcd.restart(0);
+    await ha.etcd.waitHealthy(3);
+  });
+
+  t.test('4-5. quorum lost: clean 5xx within --request-timeout, cached reads and /readyz; restored without a restart', { timeout: 300_000 }, async (t) => {
+    const client = per[2]!;
+    const watcher = new WatchRecorder(client, 'quorum');
+    t.teardown(() => watcher.stop());
+    await waitUntil('watch synced', async () => watcher.relists > 0, 30_000);
+    await ha.etcd.kill(0);
+    await ha.etcd.kill(1);
+    const started = Date.now();
+    let status = 0;
+    try {
+      await client.create({ ...CONFIGMAPS, namespace: 'quorum' }, { metadata: { name: 'no-quorum' } }, { signal: AbortSignal.timeout(120_000) });
+    } catch (e) {
+      status = (e as { code?: number }).code ?? -1;
+    }
+    const took = (Date.now() - started) / 1000;
+    report(t, `two etcd members down: a write answered ${status} after ${took.toFixed(1)} s (--request-timeout ${REQUEST_TIMEOUT_S} s)`);
+    t.ok(status >= 500 && status < 600, `a 5xx (${status})`);
+    t.ok(took < REQUEST_TIMEOUT_S + 10, 'within the request timeout (and margin), never a hang');
+    const cached = await client.list({ ...CONFIGMAPS, namespace: 'quorum' }, { resourceVersion: '0' });
+    t.ok(cached.items.length >= 60, 'a list from the cache is served');
+    const notReady = await waitUntil('/readyz not ready', async () => (await ha.get(2, '/readyz', 10_000)).status !== 200, 60_000);
+    report(t, `/readyz said not ready after ${notReady.toFixed(1)} s`);
+
+    ha.etcd.restart(0);
+    ha.etcd.restart(1);
+    await ha.etcd.waitHealthy(3);
+    const writable = await waitUntil('writes after the quorum is back', async () => {
+      await client.create({ ...CONFIGMAPS, namespace: 'quorum' }, { metadata: { name: 'quorum-back' } }).catch((e: unknown) => { if ((e as { code?: number }).code !== 409) throw e; });
+      return true;
+    }, 120_000);
+    const ready = await waitUntil('/readyz ready again', async () => (await ha.get(2, '/readyz')).status === 200, 120_000);
+    const missing = await watcher.waitFor(['quorum-back'], 60_000);
+    report(t, `quorum restored (no restart): writes again ${writable.toFixed(1)} s after etcd was healthy, /readyz ready ${ready.toFixed(1)} s later, the watch saw the new write: ${missing.length === 0}`);
+    t.equal(missing.length, 0, 'the watch goes on after the quorum is back');
+  });
+
+  const kubectl133 = kubectl(33);
+  t.test('6. kubectl 1.33 through haproxy while an API server, then an etcd member, is killed and restarted', { timeout: 300_000, skip: !ha.haproxyCoreconfigPath ? 'haproxy not installed' : !kubectl133 ? 'kubectl.1.33 not installed' : false }, async (t) => {
+    const k = kubectlRunner(kubectl133!, ha.haproxyCoreconfigPath!, await mkdtemp(join(tmpdir(), 'corectl-ha-kubectl-')));
+    await k.ok(t, ['-n', 'kubectl', 'create', 'configmap', 'before']);
+    await ha.kill(1);
+    for (let i = 0; i < 5; i++) await k.ok(t, ['-n', 'kubectl', 'create', 'configmap', `apiserver-down-${i}`]);
+    await k.ok(t, ['-n', 'kubectl', 'get', 'configmaps']);
+    await ha.restart(1);
+    await ha.etcd.kill(2);
+    for (let i = 0; i < 5; i++) await k.ok(t, ['-n', 'kubectl', 'create', 'configmap', `etcd-down-${i}`]);
+    ha.etcd.restart(2);
+    await ha.etcd.waitHealthy(3);
+    const names = (await k.json(t, ['-n', 'kubectl', 'get', 'configmaps'])).items.map((o: { metadata: { name: string } }) => o.metadata.name);
+    t.equal(names.filter((n: string) => /^(apiserver|etcd)-down-/.test(n)).length, 10, 'every create through haproxy is there');
+  });
+}
