@@ -7,7 +7,10 @@
 //  4. two killed: writes fail with a clean 5xx within --request-timeout, reads and watches from
 //     the cache go on, /readyz says not ready;
 //  5. the quorum restored: writes and /readyz recover without a restart;
-//  6. kubectl 1.33 through haproxy while an API server, then an etcd member, is killed and restarted.
+//  6. kubectl 1.33 through haproxy while an API server, then an etcd member, is killed and restarted;
+//  7. controller managers and schedulers on different "machines" (processes preferring different
+//     API servers): the leader's API server killed, then the leader: handed over within lease +
+//     retry, never two leaders.
 // Counts are printed as "# fault: ..." lines. FAULT_CREATES sets case 1's creates (default 400;
 // `make fault` runs 2000).
 import t, { type Test } from 'tap';
@@ -21,11 +24,20 @@ import { startHaCluster, type HaCluster } from '../helpers/ha-cluster.js';
 import { kubectl } from '../helpers/kubectl.js';
 import { kubectlRunner } from '../helpers/kubectl-run.js';
 import { CONFIGMAPS, lostWrites, waitUntil, WatchRecorder, Writer } from './load.js';
+import { LEADER_LOCK as CM_LOCK } from '../../src/daemons/controller-manager/main.js';
+import { LEADER_LOCK as SCHEDULER_LOCK } from '../../src/daemons/scheduler/main.js';
+import { LEASE_MS, leaseOf, RETRY_MS, startCandidate, type LeaseView } from './leaders.js';
 
 const CREATES = Number(process.env['FAULT_CREATES'] ?? 400);
+/** FAULT_CASES=2,7 runs only those cases (a quicker look at one). */
+const ONLY = process.env['FAULT_CASES']?.split(',').map((x) => x.trim());
+const skipUnless = (n: string): false | string => (ONLY && !ONLY.includes(n) ? 'not in FAULT_CASES' : false);
 const REQUEST_TIMEOUT_S = 8;
 const SERVICES = { group: '', version: 'v1', resource: 'services' };
 const report = (t: Test, line: string): void => { t.comment(`fault: ${line}`); };
+
+// The whole suite on a loaded two-core machine: minutes, not tap's default five.
+t.setTimeout(1_500_000);
 
 if (!etcdAvailable()) {
   t.plan(0, 'etcd not installed');
@@ -41,7 +53,7 @@ if (!etcdAvailable()) {
   const per = await Promise.all(ha.apiservers.map((a) => clientFor(ha.coreconfigFor(a.index), { maxRetries: 0 })));
   for (const ns of ['alloc', 'load', 'quorum', 'kubectl']) await all.create({ group: '', version: 'v1', resource: 'namespaces' }, { metadata: { name: ns } });
 
-  t.test('1. concurrent Service creates over three servers: no ClusterIP or NodePort twice', { timeout: 600_000 }, async (t) => {
+  t.test('1. concurrent Service creates over three servers: no ClusterIP or NodePort twice', { skip: skipUnless('1'), timeout: 600_000 }, async (t) => {
     let next = 0, acked = 0, failed = 0;
     const reasons = new Map<string, number>();
     const start = Date.now();
@@ -71,7 +83,7 @@ if (!etcdAvailable()) {
     t.ok(acked >= CREATES * 0.9, `most creates succeed (${acked}/${CREATES})`);
   });
 
-  t.test('2. an API server SIGKILLed under load', { timeout: 300_000 }, async (t) => {
+  t.test('2. an API server SIGKILLed under load', { skip: skipUnless('2'), timeout: 300_000 }, async (t) => {
     const watcher = new WatchRecorder(all, 'load');
     t.teardown(() => watcher.stop());
     const writer = new Writer(all, 'load', 'kill');
@@ -94,7 +106,7 @@ if (!etcdAvailable()) {
     await ha.restart(0);
   });
 
-  t.test('3. one etcd member killed: writes go on', { timeout: 300_000 }, async (t) => {
+  t.test('3. one etcd member killed: writes go on', { skip: skipUnless('3'), timeout: 300_000 }, async (t) => {
     await ha.etcd.kill(0);
     const writer = new Writer(all, 'quorum', 'one-down');
     writer.start(2, 60);
@@ -106,7 +118,7 @@ if (!etcdAvailable()) {
     await ha.etcd.waitHealthy(3);
   });
 
-  t.test('4-5. quorum lost: clean 5xx within --request-timeout, cached reads and /readyz; restored without a restart', { timeout: 300_000 }, async (t) => {
+  t.test('4-5. quorum lost: clean 5xx within --request-timeout, cached reads and /readyz; restored without a restart', { skip: skipUnless('4'), timeout: 300_000 }, async (t) => {
     const client = per[2]!;
     const watcher = new WatchRecorder(client, 'quorum');
     t.teardown(() => watcher.stop());
@@ -143,7 +155,7 @@ if (!etcdAvailable()) {
   });
 
   const kubectl133 = kubectl(33);
-  t.test('6. kubectl 1.33 through haproxy while an API server, then an etcd member, is killed and restarted', { timeout: 300_000, skip: !ha.haproxyCoreconfigPath ? 'haproxy not installed' : !kubectl133 ? 'kubectl.1.33 not installed' : false }, async (t) => {
+  t.test('6. kubectl 1.33 through haproxy while an API server, then an etcd member, is killed and restarted', { timeout: 300_000, skip: skipUnless('6') || (!ha.haproxyCoreconfigPath ? 'haproxy not installed' : !kubectl133 ? 'kubectl.1.33 not installed' : false) }, async (t) => {
     const k = kubectlRunner(kubectl133!, ha.haproxyCoreconfigPath!, await mkdtemp(join(tmpdir(), 'corectl-ha-kubectl-')));
     await k.ok(t, ['-n', 'kubectl', 'create', 'configmap', 'before']);
     await ha.kill(1);
@@ -156,5 +168,57 @@ if (!etcdAvailable()) {
     await ha.etcd.waitHealthy(3);
     const names = (await k.json(t, ['-n', 'kubectl', 'get', 'configmaps'])).items.map((o: { metadata: { name: string } }) => o.metadata.name);
     t.equal(names.filter((n: string) => /^(apiserver|etcd)-down-/.test(n)).length, 10, 'every create through haproxy is there');
+  });
+
+  t.test('7. leader election across machines: never two leaders, handover within lease + retry', { skip: skipUnless('7'), timeout: 300_000 }, async (t) => {
+    const machineA = await ha.coreconfigOrdered([0, 1, 2]), machineB = await ha.coreconfigOrdered([1, 2, 0]);
+    const daemons = [['controller-manager', CM_LOCK.name], ['scheduler', SCHEDULER_LOCK.name]] as const;
+    const groups = daemons.map(([daemon, lease]) => ({ daemon, lease, candidates: [startCandidate(daemon, machineA), startCandidate(daemon, machineB)] }));
+    t.teardown(async () => { for (const g of groups) for (const c of g.candidates) { c.child.kill('SIGKILL'); await c.exited; } });
+    // Every lease state seen, polled: a new holder must acquire only after the old lease ran out.
+    const terms = new Map<string, LeaseView[]>();
+    let polling = true;
+    const poller = (async () => {
+      while (polling) {
+        for (const g of groups) {
+          const l = await leaseOf(all, g.lease);
+          if (!l || !l.holder) continue;
+          const list = terms.get(g.lease) ?? [];
+          const last = list[list.length - 1];
+          if (!last || last.holder !== l.holder) list.push(l); else list[list.length - 1] = l;
+          terms.set(g.lease, list);
+        }
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    })();
+    const ids = await Promise.all(groups.map(async (g) => Promise.all(g.candidates.map((c) => c.identity))));
+    const leaderOf = async (i: number): Promise<number> => {
+      let who = -1;
+      await waitUntil(`${groups[i]!.daemon} leader`, async () => { const l = await leaseOf(all, groups[i]!.lease); who = l ? ids[i]!.indexOf(l.holder) : -1; return who >= 0; }, 60_000);
+      return who;
+    };
+    const first = await Promise.all(groups.map((_, i) => leaderOf(i)));
+    // Kill the API server machine A prefers: its candidates fail over and keep (or hand over) the lease.
+    await ha.kill(0);
+    await new Promise((r) => setTimeout(r, LEASE_MS + 2 * RETRY_MS));
+    const afterApiserverKill = await Promise.all(groups.map((_, i) => leaderOf(i)));
+    await ha.restart(0);
+    // Kill the leaders themselves.
+    const handover: number[] = [];
+    for (const [i, g] of groups.entries()) {
+      const leader = afterApiserverKill[i]!;
+      const killedAt = Date.now();
+      g.candidates[leader]!.child.kill('SIGKILL');
+      await g.candidates[leader]!.exited;
+      await waitUntil(`${g.daemon} takeover`, async () => (await leaseOf(all, g.lease))?.holder === ids[i]![1 - leader], 60_000);
+      handover.push((Date.now() - killedAt) / 1000);
+    }
+    polling = false;
+    await poller;
+    let overlaps = 0;
+    for (const list of terms.values()) for (let k = 1; k < list.length; k++) if (list[k]!.acquire < list[k - 1]!.renew + LEASE_MS - 50) overlaps++;
+    report(t, `leader election: leaders kept across the API server kill ${JSON.stringify(first.map((l, i) => l === afterApiserverKill[i]))}; handover after SIGKILL ${handover.map((x) => x.toFixed(1)).join(' s, ')} s (lease ${LEASE_MS / 1000} s + retry ${RETRY_MS / 1000} s); terms ${[...terms.values()].map((l) => l.length).join('/')}; overlapping terms ${overlaps}`);
+    t.equal(overlaps, 0, 'never two leaders');
+    for (const h of handover) t.ok(h <= (LEASE_MS + RETRY_MS) / 1000 + 5, `handover within lease + retry (+5 s for a loaded machine): ${h.toFixed(1)} s`);
   });
 }

@@ -39,6 +39,8 @@ export interface HaCluster {
   /** Every API server, comma-separated: for corectl's components. */
   readonly coreconfigPath: string;
   coreconfigFor(i: number): string;
+  /** Writes (once) and returns a coreconfig listing the servers in this order (another "machine"'s preference). */
+  coreconfigOrdered(order: readonly number[]): Promise<string>;
   /** haproxy's frontend (undefined without haproxy). */
   readonly haproxyUrl: string | undefined;
   readonly haproxyCoreconfigPath: string | undefined;
@@ -177,6 +179,11 @@ export async function startHaCluster(o: HaClusterOptions = {}): Promise<HaCluste
   return {
     dir, etcd, apiservers, caPem: ca.certPem, admin, coreconfigPath, haproxyUrl, haproxyCoreconfigPath,
     coreconfigFor: (i) => join(dir, `coreconfig-${i}`),
+    async coreconfigOrdered(order) {
+      const path = join(dir, `coreconfig-order-${order.join('')}`);
+      await writeFile(path, coreconfigText(order.map((i) => apiservers[i]!.url).join(','), ca.certPem, admin), { mode: 0o600 });
+      return path;
+    },
     async kill(i, signal = 'SIGKILL') {
       const a = apiservers[i]!;
       if (!a.child) return;

@@ -18,6 +18,7 @@ import type { ResourceDefinition } from '../../../api/resources/types.js';
 import type { ApiRequest, ApiResponse, RequestContext } from '../context.js';
 import { writeStatusToSocket } from '../filters/write-status.js';
 import { AllocationRepair } from '../registry/allocation-repair.js';
+import { ApiserverIdentity } from '../registry/apiserver-identity.js';
 import { IpAllocator } from '../registry/ip-allocator.js';
 import { KubernetesServiceReconciler } from '../registry/kubernetes-service.js';
 import { PortAllocator } from '../registry/port-allocator.js';
@@ -109,6 +110,7 @@ export function createRestApi(deps: RestDeps): RestApi {
     reconcilerType: cfg.endpointReconcilerType, apiserverCount: cfg.apiserverCount, nodePort: cfg.coreServiceNodePort ?? 0,
     intervalMs: cfg.endpointReconcileIntervalMs ?? 10_000, log,
   });
+  const identity = new ApiserverIdentity({ registry, securePort: cfg.securePort, log: log.child({ component: 'apiserver-identity' }) });
   const openapi = new OpenApiHandler({ enabled: (def, version) => enablement.resourceEnabled(def, version), log: log.child({ component: 'openapi' }) });
   const crds = new CrdLoop({
     registry, log: log.child({ component: 'crd' }),
@@ -284,10 +286,12 @@ export function createRestApi(deps: RestDeps): RestApi {
       await ensureSystemPriorityClasses(registry);
       await crds.start();
       await reconciler.start();
+      await identity.start();
       log.info({ serviceClusterIpRange: ips.cidr.text, nodePorts: nodePorts.rangeText() }, 'REST API started');
     },
 
     async stop() {
+      identity.stop();
       await allocationRepair.stop();
       await reconciler.stop();
       await crds.stop();
