@@ -38,5 +38,12 @@ up: build
 down:
 	bash scripts/down.sh
 
+# HA control plane on loopback ports: etcd x3, API servers x3, haproxy, 2+2 leaders, a node.
+up-ha: build
+	node scripts/up-ha.mjs
+
+down-ha:
+	bash scripts/down-ha.sh
+
 clean:
 	rm -rf dist

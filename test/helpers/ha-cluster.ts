@@ -110,6 +110,7 @@ export async function startHaCluster(o: HaClusterOptions = {}): Promise<HaCluste
     const port = await freePort();
     apiservers.push({ index: i, url: `https://127.0.0.1:${port}`, port, advertise: `10.250.0.${i + 1}`, child: undefined });
   }
+  const running = (c: ChildProcess | undefined): c is ChildProcess => !!c && c.exitCode === null && c.signalCode === null;
   const spawnApiserver = (a: HaApiserver): void => {
     const out = logTo(`apiserver${a.index}`);
     a.child = spawn(process.execPath, [
@@ -130,7 +131,8 @@ export async function startHaCluster(o: HaClusterOptions = {}): Promise<HaCluste
     const end = Date.now() + timeoutMs;
     for (;;) {
       const a = apiservers[i]!;
-      if (a.child && a.child.exitCode !== null) throw new Error(`apiserver ${i} exited with code ${a.child.exitCode}`);
+      const c: ChildProcess | undefined = a.child;
+      if (c && (c.exitCode !== null || c.signalCode !== null)) throw new Error(`apiserver ${i} exited (${c.signalCode ?? c.exitCode})`);
       try { if ((await get(i, '/readyz', 3000)).status === 200) return; } catch { /* not yet */ }
       if (Date.now() > end) throw new Error(`apiserver ${i} not ready in time`);
       await new Promise((r) => setTimeout(r, 250));
@@ -145,7 +147,7 @@ export async function startHaCluster(o: HaClusterOptions = {}): Promise<HaCluste
   let haproxyUrl: string | undefined, haproxyCoreconfigPath: string | undefined;
   const stopAll = async (): Promise<void> => {
     haproxy?.kill('SIGKILL');
-    for (const a of apiservers) if (a.child && a.child.exitCode === null) { a.child.kill('SIGKILL'); await new Promise((r) => a.child!.once('exit', r)); }
+    for (const a of apiservers) if (running(a.child)) { const c = a.child; const exited = new Promise((r) => c.once('exit', r)); c.kill('SIGKILL'); await exited; }
     await etcd.stop();
     if (!o.dir) await rm(dir, { recursive: true, force: true });
   };
@@ -187,7 +189,7 @@ export async function startHaCluster(o: HaClusterOptions = {}): Promise<HaCluste
     async kill(i, signal = 'SIGKILL') {
       const a = apiservers[i]!;
       if (!a.child) return;
-      const exited = a.child.exitCode !== null ? Promise.resolve() : new Promise<void>((r) => a.child!.once('exit', () => r()));
+      const exited = !running(a.child) ? Promise.resolve() : new Promise<void>((r) => a.child!.once('exit', () => r()));
       a.child.kill(signal);
       await exited;
       a.child = undefined;
