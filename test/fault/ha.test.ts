@@ -103,7 +103,18 @@ if (!etcdAvailable()) {
     t.equal(missing.length, 0, 'the watch missed nothing');
     t.equal(watcher.duplicates, 0, 'the watch repeated nothing');
     t.ok(failover < 30, `writes went on within 30 s (${failover.toFixed(2)} s)`);
+    // --endpoint-reconciler-type=lease: the dead server's lease runs out and the kubernetes
+    // endpoints list the live servers only; restarted, it is listed again.
+    const addresses = async (): Promise<string[]> => {
+      const ep = await all.get({ group: '', version: 'v1', resource: 'endpoints', namespace: 'default' }, 'kubernetes');
+      return ((ep.subsets as { addresses?: { ip: string }[] }[] | undefined) ?? []).flatMap((x) => (x.addresses ?? []).map((a) => a.ip)).sort();
+    };
+    const live = ha.apiservers.slice(1).map((a) => a.advertise).sort();
+    await waitUntil('the dead server leaves the kubernetes endpoints', async () => JSON.stringify(await addresses()) === JSON.stringify(live), 90_000);
+    const dropped = (Date.now() - killedAt) / 1000;
     await ha.restart(0);
+    const back = await waitUntil('the restarted server is listed again', async () => (await addresses()).length === 3, 60_000);
+    report(t, `kubernetes endpoints (lease reconciler): the killed server left them within ${dropped.toFixed(0)} s of the kill (lease TTL 15 s + reconcile 10 s), back ${back.toFixed(1)} s after its restart`);
   });
 
   t.test('3. one etcd member killed: writes go on', { skip: skipUnless('3'), timeout: 300_000 }, async (t) => {
