@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { loadCoreconfig } from '../../src/client/coreconfig.js';
 import { RestClient } from '../../src/client/rest-client.js';
 import { etcdAvailable } from '../helpers/etcd.js';
-import { startHaCluster, type HaCluster } from '../helpers/ha-cluster.js';
+import { h2get, startHaCluster, type HaCluster } from '../helpers/ha-cluster.js';
 import { kubectl } from '../helpers/kubectl.js';
 import { kubectlRunner } from '../helpers/kubectl-run.js';
 import { CONFIGMAPS, lostWrites, waitUntil, WatchRecorder, Writer } from './load.js';
@@ -52,6 +52,29 @@ if (!etcdAvailable()) {
   const all = await clientFor(ha.coreconfigPath);
   const per = await Promise.all(ha.apiservers.map((a) => clientFor(ha.coreconfigFor(a.index), { maxRetries: 0 })));
   for (const ns of ['alloc', 'load', 'quorum', 'kubectl']) await all.create({ group: '', version: 'v1', resource: 'namespaces' }, { metadata: { name: ns } });
+
+  t.test('0. what one API server writes, the others serve', { skip: skipUnless('0'), timeout: 300_000 }, async (t) => {
+    const crds = { group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions' };
+    await per[0]!.create(crds, {
+      metadata: { name: 'widgets.ha.corectl.test' },
+      spec: {
+        group: 'ha.corectl.test', scope: 'Namespaced', names: { plural: 'widgets', singular: 'widget', kind: 'Widget', listKind: 'WidgetList' },
+        versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+      },
+    });
+    const crdSecs = await waitUntil('the CRD served by another server', async () => {
+      await per[2]!.create({ group: 'ha.corectl.test', version: 'v1', resource: 'widgets', namespace: 'alloc' }, { apiVersion: 'ha.corectl.test/v1', kind: 'Widget', metadata: { name: 'w' } });
+      return true;
+    }, 60_000);
+    const alice = await ha.issueClient('alice');
+    const asAlice = async (): Promise<number> => (await h2get(ha.apiservers[2]!.url, '/api/v1/namespaces/alloc/configmaps', ha.caPem, alice)).status;
+    t.equal(await asAlice(), 403, 'alice may not list configmaps yet');
+    const rbac = { group: 'rbac.authorization.k8s.io', version: 'v1', namespace: 'alloc' };
+    await per[1]!.create({ ...rbac, resource: 'roles' }, { metadata: { name: 'reader' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['list'] }] });
+    await per[1]!.create({ ...rbac, resource: 'rolebindings' }, { metadata: { name: 'alice-reads' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'reader' }, subjects: [{ kind: 'User', name: 'alice', apiGroup: 'rbac.authorization.k8s.io' }] });
+    const rbacSecs = await waitUntil('the grant honoured by another server', async () => (await asAlice()) === 200, 60_000);
+    report(t, `shared state: a CRD made on server 0 served by server 2 after ${crdSecs.toFixed(1)} s; an RBAC grant made on server 1 honoured by server 2 after ${rbacSecs.toFixed(1)} s`);
+  });
 
   t.test('1. concurrent Service creates over three servers: no ClusterIP or NodePort twice', { skip: skipUnless('1'), timeout: 600_000 }, async (t) => {
     let next = 0, acked = 0, failed = 0;

@@ -44,6 +44,8 @@ export interface HaCluster {
   /** haproxy's frontend (undefined without haproxy). */
   readonly haproxyUrl: string | undefined;
   readonly haproxyCoreconfigPath: string | undefined;
+  /** A client certificate for another user, signed by the cluster CA. */
+  issueClient(commonName: string, organizations?: string[]): Promise<CertKeyPem>;
   kill(i: number, signal?: NodeJS.Signals): Promise<void>;
   restart(i: number): Promise<void>;
   /** GET path on server i with the admin certificate: status and body. */
@@ -181,6 +183,7 @@ export async function startHaCluster(o: HaClusterOptions = {}): Promise<HaCluste
   return {
     dir, etcd, apiservers, caPem: ca.certPem, admin, coreconfigPath, haproxyUrl, haproxyCoreconfigPath,
     coreconfigFor: (i) => join(dir, `coreconfig-${i}`),
+    issueClient: (cn, orgs = []) => issueCert({ ca, commonName: cn, organizations: orgs, usages: 'client' }),
     async coreconfigOrdered(order) {
       const path = join(dir, `coreconfig-order-${order.join('')}`);
       await writeFile(path, coreconfigText(order.map((i) => apiservers[i]!.url).join(','), ca.certPem, admin), { mode: 0o600 });
