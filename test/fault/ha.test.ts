@@ -10,11 +10,13 @@
 //  6. kubectl 1.33 through haproxy while an API server, then an etcd member, is killed and restarted;
 //  7. controller managers and schedulers on different "machines" (processes preferring different
 //     API servers): the leader's API server killed, then the leader: handed over within lease +
-//     retry, never two leaders.
+//     retry, never two leaders;
+//  8. a node agent cut off from every API server: its pods keep running, the node goes NotReady
+//     after the grace period and comes back when the cut heals; a longer cut evicts its pods.
 // Counts are printed as "# fault: ..." lines. FAULT_CREATES sets case 1's creates (default 400;
 // `make fault` runs 2000).
 import t, { type Test } from 'tap';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadCoreconfig } from '../../src/client/coreconfig.js';
@@ -26,6 +28,8 @@ import { kubectlRunner } from '../helpers/kubectl-run.js';
 import { CONFIGMAPS, lostWrites, waitUntil, WatchRecorder, Writer } from './load.js';
 import { LEADER_LOCK as CM_LOCK } from '../../src/daemons/controller-manager/main.js';
 import { LEADER_LOCK as SCHEDULER_LOCK } from '../../src/daemons/scheduler/main.js';
+import { startTcpCut } from '../helpers/tcp-cut.js';
+import { coreconfigVia, EVICTION_S, GRACE_S, podManifest, PODS, readyStatus, runningContainer, startFakeNode, startNodeLifecycle } from './nodes.js';
 import { LEASE_MS, leaseOf, RETRY_MS, startCandidate, type LeaseView } from './leaders.js';
 
 const CREATES = Number(process.env['FAULT_CREATES'] ?? 400);
@@ -254,5 +258,46 @@ if (!etcdAvailable()) {
     report(t, `leader election: leaders kept across the API server kill ${JSON.stringify(first.map((l, i) => l === afterApiserverKill[i]))}; handover after SIGKILL ${handover.map((x) => x.toFixed(1)).join(' s, ')} s (lease ${LEASE_MS / 1000} s + retry ${RETRY_MS / 1000} s); terms ${[...terms.values()].map((l) => l.length).join('/')}; overlapping terms ${overlaps}`);
     t.equal(overlaps, 0, 'never two leaders');
     for (const h of handover) t.ok(h <= (LEASE_MS + RETRY_MS) / 1000 + 5, `handover within lease + retry (+5 s for a loaded machine): ${h.toFixed(1)} s`);
+  });
+
+  t.test('8. a node agent cut off from every API server', { skip: skipUnless('8'), timeout: 300_000 }, async (t) => {
+    const cuts = await Promise.all(ha.apiservers.map((a) => startTcpCut('127.0.0.1', a.port)));
+    const root = await mkdtemp(join(tmpdir(), 'corectl-ha-nodes-'));
+    const viaCut = await coreconfigVia(join(root, 'coreconfig-cut'), await readFile(ha.coreconfigFor(0), 'utf8'), cuts.map((c) => `https://${c.address}`));
+    const cm = startNodeLifecycle(ha.coreconfigPath);
+    const nodes = [await startFakeNode('cut-node', viaCut, join(root, 'cut')), await startFakeNode('ok-node', ha.coreconfigPath, join(root, 'ok'))];
+    t.teardown(async () => {
+      for (const c of cuts) c.heal();
+      for (const n of nodes) await n.stop({ stopPods: true }).catch(() => undefined);
+      cm.kill('SIGKILL');
+      for (const c of cuts) await c.close();
+      await rm(root, { recursive: true, force: true });
+    });
+    for (const n of ['cut-node', 'ok-node']) await waitUntil(`${n} Ready`, async () => (await readyStatus(all, n)) === 'True', 90_000);
+    const pods = { ...PODS, namespace: 'quorum' };
+    await all.create(pods, podManifest('on-cut-node', 'cut-node'));
+    let before: { id: string; restarts: number } | undefined;
+    await waitUntil('the pod running', async () => (before = runningContainer(await all.get(pods, 'on-cut-node'))) !== undefined, 60_000);
+
+    // A cut shorter than the eviction timeout: NotReady, then Ready again, the same container running.
+    for (const c of cuts) c.cut();
+    const notReady = await waitUntil('NotReady', async () => (await readyStatus(all, 'cut-node')) !== 'True', 60_000);
+    for (const c of cuts) c.heal();
+    const ready = await waitUntil('Ready again', async () => (await readyStatus(all, 'cut-node')) === 'True', 60_000);
+    const after = runningContainer(await all.get(pods, 'on-cut-node'));
+    t.same(after, before, 'the pod kept running through the cut (same container, no restart)');
+    t.equal(await readyStatus(all, 'ok-node'), 'True', 'the other node stayed Ready');
+
+    // A cut longer than --pod-eviction-timeout: the pod is evicted; after the heal it goes.
+    for (const c of cuts) c.cut();
+    const evicted = await waitUntil('evicted', async () => {
+      try { return !!(await all.get(pods, 'on-cut-node')).metadata?.deletionTimestamp; } catch { return true; }
+    }, (GRACE_S + EVICTION_S + 60) * 1000);
+    for (const c of cuts) c.heal();
+    const gone = await waitUntil('the evicted pod gone after the heal', async () => {
+      try { await all.get(pods, 'on-cut-node'); return false; } catch (e) { return (e as { code?: number }).code === 404; }
+    }, 90_000);
+    await waitUntil('Ready after the second cut', async () => (await readyStatus(all, 'cut-node')) === 'True', 60_000);
+    report(t, `node agent cut off: NotReady after ${notReady.toFixed(1)} s (grace ${GRACE_S} s), Ready ${ready.toFixed(1)} s after the heal, its pod kept running: ${JSON.stringify(after) === JSON.stringify(before)}; a longer cut evicted the pod after ${evicted.toFixed(1)} s (grace + --pod-eviction-timeout ${EVICTION_S} s), gone ${gone.toFixed(1)} s after the heal`);
   });
 }
