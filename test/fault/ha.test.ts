@@ -12,7 +12,10 @@
 //     API servers): the leader's API server killed, then the leader: handed over within lease +
 //     retry, never two leaders;
 //  8. a node agent cut off from every API server: its pods keep running, the node goes NotReady
-//     after the grace period and comes back when the cut heals; a longer cut evicts its pods.
+//     after the grace period and comes back when the cut heals; a longer cut evicts its pods;
+//  9. an API server cut off from etcd (relays between it and the members): its writes fail with a
+//     clean 5xx, /readyz says not ready, a failing-over client is served by another server; healed,
+//     it recovers without a restart.
 // Counts are printed as "# fault: ..." lines. FAULT_CREATES sets case 1's creates (default 400;
 // `make fault` runs 2000).
 import t, { type Test } from 'tap';
@@ -28,7 +31,7 @@ import { kubectlRunner } from '../helpers/kubectl-run.js';
 import { CONFIGMAPS, lostWrites, waitUntil, WatchRecorder, Writer } from './load.js';
 import { LEADER_LOCK as CM_LOCK } from '../../src/daemons/controller-manager/main.js';
 import { LEADER_LOCK as SCHEDULER_LOCK } from '../../src/daemons/scheduler/main.js';
-import { startTcpCut } from '../helpers/tcp-cut.js';
+import { startTcpCut, type TcpCut } from '../helpers/tcp-cut.js';
 import { coreconfigVia, EVICTION_S, GRACE_S, podManifest, PODS, readyStatus, runningContainer, startFakeNode, startNodeLifecycle } from './nodes.js';
 import { LEASE_MS, leaseOf, RETRY_MS, startCandidate, type LeaseView } from './leaders.js';
 
@@ -46,8 +49,17 @@ t.setTimeout(1_500_000);
 if (!etcdAvailable()) {
   t.plan(0, 'etcd not installed');
 } else {
-  const ha: HaCluster = await startHaCluster({ haproxy: true, args: [`--request-timeout=${REQUEST_TIMEOUT_S}s`, '--service-cluster-ip-range=10.96.0.0/16'] });
-  t.teardown(() => ha.stop());
+  // API server 2 reaches etcd through relays (case 9 cuts them).
+  const etcdCuts: TcpCut[] = [];
+  const ha: HaCluster = await startHaCluster({
+    haproxy: true, args: [`--request-timeout=${REQUEST_TIMEOUT_S}s`, '--service-cluster-ip-range=10.96.0.0/16'],
+    kvstoreFor: async (i, endpoints) => {
+      if (i !== 2) return endpoints;
+      for (const e of endpoints) { const u = new URL(e); etcdCuts.push(await startTcpCut(u.hostname, Number(u.port))); }
+      return etcdCuts.map((c) => `http://${c.address}`);
+    },
+  });
+  t.teardown(async () => { await ha.stop(); for (const c of etcdCuts) await c.close(); });
   const clientFor = async (path: string, extra: Partial<ConstructorParameters<typeof RestClient>[0]> = {}): Promise<RestClient> => {
     const c = new RestClient({ connection: await loadCoreconfig({ path }), qps: 0, contentType: 'application/json', transport: { failbackMs: 600_000 }, ...extra });
     t.teardown(() => c.close());
@@ -299,5 +311,29 @@ if (!etcdAvailable()) {
     }, 90_000);
     await waitUntil('Ready after the second cut', async () => (await readyStatus(all, 'cut-node')) === 'True', 60_000);
     report(t, `node agent cut off: NotReady after ${notReady.toFixed(1)} s (grace ${GRACE_S} s), Ready ${ready.toFixed(1)} s after the heal, its pod kept running: ${JSON.stringify(after) === JSON.stringify(before)}; a longer cut evicted the pod after ${evicted.toFixed(1)} s (grace + --pod-eviction-timeout ${EVICTION_S} s), gone ${gone.toFixed(1)} s after the heal`);
+  });
+
+  t.test('9. an API server cut off from etcd', { skip: skipUnless('9'), timeout: 300_000 }, async (t) => {
+    for (const c of etcdCuts) c.cut();
+    const started = Date.now();
+    let status = 0;
+    try {
+      await per[2]!.create({ ...CONFIGMAPS, namespace: 'quorum' }, { metadata: { name: 'cut-from-etcd' } }, { signal: AbortSignal.timeout(120_000) });
+    } catch (e) { status = (e as { code?: number }).code ?? -1; }
+    const took = (Date.now() - started) / 1000;
+    t.ok(status >= 500 && status < 600, `a 5xx (${status})`);
+    t.ok(took < REQUEST_TIMEOUT_S + 10, `within the request timeout and margin (${took.toFixed(1)} s)`);
+    const notReady = await waitUntil('/readyz not ready', async () => (await ha.get(2, '/readyz', 10_000)).status !== 200, 60_000);
+    // A client preferring server 2: its consistent read is answered by another server.
+    const prefers2 = await clientFor(await ha.coreconfigOrdered([2, 0, 1]));
+    const readStart = Date.now();
+    const list = await prefers2.list({ group: '', version: 'v1', resource: 'namespaces' });
+    const served = (Date.now() - readStart) / 1000;
+    t.ok(list.items.length > 0, 'a consistent list served by another server');
+    t.not(prefers2.transport.server, ha.apiservers[2]!.url, 'the client moved to another server');
+    for (const c of etcdCuts) c.heal();
+    const healed = await waitUntil('server 2 ready again', async () => (await ha.get(2, '/readyz')).status === 200, 120_000);
+    await per[2]!.create({ ...CONFIGMAPS, namespace: 'quorum' }, { metadata: { name: 'after-etcd-cut' } });
+    report(t, `API server cut off from etcd: a write answered ${status} after ${took.toFixed(1)} s, /readyz not ready after ${notReady.toFixed(1)} s, a client preferring it served by another server in ${served.toFixed(1)} s; healed: ready ${healed.toFixed(1)} s later and writing, no restart`);
   });
 }

@@ -61,6 +61,8 @@ export interface HaClusterOptions {
   /** Where processes write their logs: a directory (kept), or nowhere. */
   logDir?: string;
   dir?: string;
+  /** The etcd client URLs API server i uses (default every member's): e.g. relays that can be cut. */
+  kvstoreFor?: (i: number, endpoints: readonly string[]) => Promise<readonly string[]>;
 }
 
 export function haproxyAvailable(): boolean {
@@ -113,6 +115,8 @@ export async function startHaCluster(o: HaClusterOptions = {}): Promise<HaCluste
     apiservers.push({ index: i, url: `https://127.0.0.1:${port}`, port, advertise: `10.250.0.${i + 1}`, child: undefined });
   }
   const running = (c: ChildProcess | undefined): c is ChildProcess => !!c && c.exitCode === null && c.signalCode === null;
+  const kvstore: string[][] = [];
+  for (let i = 0; i < n; i++) kvstore.push([...(o.kvstoreFor ? await o.kvstoreFor(i, etcd.endpoints) : etcd.endpoints)]);
   const spawnApiserver = (a: HaApiserver): void => {
     const out = logTo(`apiserver${a.index}`);
     a.child = spawn(process.execPath, [
@@ -121,7 +125,7 @@ export async function startHaCluster(o: HaClusterOptions = {}): Promise<HaCluste
       `--tls-cert-file=${f.cert}`, `--tls-private-key-file=${f.key}`, `--client-ca-file=${f.ca}`,
       // RBAC: anonymous /readyz (haproxy's check) is allowed, as in Kubernetes.
       '--authorization-mode=Node,RBAC',
-      `--kvstore-servers=${etcd.endpoints.join(',')}`, `--data-dir=${join(dir, `apiserver${a.index}`)}`, `--cert-dir=${join(dir, `certs${a.index}`)}`,
+      `--kvstore-servers=${kvstore[a.index]!.join(',')}`, `--data-dir=${join(dir, `apiserver${a.index}`)}`, `--cert-dir=${join(dir, `certs${a.index}`)}`,
       '--endpoint-reconciler-type=lease', `--apiserver-count=${n}`,
       '--disable-admission-plugins=ServiceAccount,StorageObjectInUseProtection',
       ...(o.args ?? []),
