@@ -6,8 +6,9 @@
  *   3 API servers   the same creates spread round-robin over three API servers.
  * 64 in flight, rounds alternate so drift on the machine hits every mode alike; medians and
  * the ratios to the ceiling are printed. On one machine the API servers, etcd and this client
- * share the cores: three servers add no cores, so their figure shows the cost of sharing one
- * etcd, not the gain of more machines.
+ * share the cores: the API servers a mode does not use are paused (SIGSTOP) so that their
+ * watch caches do not take CPU from it, and three servers add no cores, so their figure shows
+ * the cost of sharing one etcd, not the gain of more machines.
  * Run: node dist/bench/ha-creates.bench.js   (needs etcd on PATH)
  */
 import { Etcd3 } from 'etcd3';
@@ -51,13 +52,17 @@ async function main(): Promise<void> {
     // Warm-up (JIT, connections, watch caches), not counted.
     await Promise.all(Array.from({ length: 300 }, (_, i) => clients[i % 3]!.create(CM, { metadata: { name: `warm-${i}` }, data })));
     const rates: Record<'raw' | 'one' | 'three', number[]> = { raw: [], one: [], three: [] };
+    const only = (n: number): void => { for (const a of ha.apiservers) a.child?.kill(a.index < n ? 'SIGCONT' : 'SIGSTOP'); };
     for (let round = 0; round < ROUNDS; round++) {
       console.log(`round ${round + 1}/${ROUNDS} (${OPS} creates, ${IN_FLIGHT} in flight)`);
+      only(0);
       rates.raw.push(await measure('etcd3 ceiling', (i) => {
         const key = `/bench/r${round}/${i}`;
         return raw.if(key, 'Create', '==', 0).then(raw.put(key).value(value)).commit();
       }));
+      only(1);
       rates.one.push(await measure('1 API server', (i) => clients[0]!.create(CM, { metadata: { name: `one-${round}-${i}` }, data })));
+      only(3);
       rates.three.push(await measure('3 API servers', (i) => clients[i % 3]!.create(CM, { metadata: { name: `three-${round}-${i}` }, data })));
     }
     const [c, one, three] = [median(rates.raw), median(rates.one), median(rates.three)];
@@ -66,6 +71,7 @@ async function main(): Promise<void> {
     console.log(`  through 1 API server          ${one.toFixed(0)}  (${((100 * one) / c).toFixed(0)} % of the ceiling)`);
     console.log(`  through 3 API servers         ${three.toFixed(0)}  (${((100 * three) / c).toFixed(0)} % of the ceiling)`);
   } finally {
+    for (const a of ha.apiservers) a.child?.kill('SIGCONT');
     for (const c of clients) c.close();
     raw.close();
     await ha.stop();

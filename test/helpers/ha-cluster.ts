@@ -120,6 +120,8 @@ export async function startHaCluster(o: HaClusterOptions = {}): Promise<HaCluste
   const spawnApiserver = (a: HaApiserver): void => {
     const out = logTo(`apiserver${a.index}`);
     a.child = spawn(process.execPath, [
+      // HA_APISERVER_NODE_ARGS: extra Node options for the API servers (e.g. --cpu-prof, for profiling).
+      ...(process.env['HA_APISERVER_NODE_ARGS']?.split(' ').filter(Boolean) ?? []),
       '--input-type=module', '-e', `const m = await import(${JSON.stringify('file://' + CLI)}); process.exitCode = await m.main(process.argv);`,
       'corectl', 'apiserver', `--secure-port=${a.port}`, '--bind-address=127.0.0.1', `--advertise-address=${a.advertise}`,
       `--tls-cert-file=${f.cert}`, `--tls-private-key-file=${f.key}`, `--client-ca-file=${f.ca}`,
