@@ -119,7 +119,10 @@ if (!etcdAvailable()) {
     t.equal(dupIps, 0, 'no ClusterIP handed out twice');
     t.equal(dupPorts, 0, 'no NodePort handed out twice');
     t.ok(items.length >= acked, 'every acknowledged create is stored');
-    t.ok(acked >= CREATES * 0.9, `most creates succeed (${acked}/${CREATES})`);
+    // Creates may time out on a loaded machine (and are then counted as failed, not lost); the
+    // allocator must not refuse them.
+    t.notOk(reasons.has('Conflict') || reasons.has('InternalError'), 'no create refused by allocation contention');
+    t.ok(acked >= CREATES / 2, `most creates succeed (${acked}/${CREATES})`);
   });
 
   t.test('2. an API server SIGKILLed under load', { skip: skipUnless('2'), timeout: 300_000 }, async (t) => {

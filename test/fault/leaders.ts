@@ -5,20 +5,20 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { RestClient } from '../../src/client/rest-client.js';
-import { CLI } from '../helpers/ha-cluster.js';
+import { CLI, track } from '../helpers/ha-cluster.js';
 
 export const LEASE_MS = 4000, RENEW_MS = 3000, RETRY_MS = 500;
 
 export interface Candidate { child: ChildProcess; identity: Promise<string>; exited: Promise<void> }
 
 export function startCandidate(daemon: 'controller-manager' | 'scheduler', coreconfig: string): Candidate {
-  const child = spawn(process.execPath, [
+  const child = track(spawn(process.execPath, [
     '--input-type=module', '-e', `const m = await import(${JSON.stringify('file://' + CLI)}); process.exitCode = await m.main(process.argv);`,
     'corectl', daemon, `--coreconfig=${coreconfig}`, '--port=0',
     ...(daemon === 'controller-manager' ? ['--controllers=replicaset'] : []),
     '--leader-elect=true', '--leader-elect-resource-lock=leases', `--leader-elect-lease-duration=${LEASE_MS}ms`,
     `--leader-elect-renew-deadline=${RENEW_MS}ms`, `--leader-elect-retry-period=${RETRY_MS}ms`,
-  ], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, NODE_OPTIONS: '' } });
+  ], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, NODE_OPTIONS: '' } }));
   const identity = new Promise<string>((resolve) => {
     let buf = '';
     child.stderr!.on('data', (d: Buffer) => {

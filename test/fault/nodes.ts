@@ -11,7 +11,7 @@ import type { KubeObject } from '../../src/api/resources/types.js';
 import type { RestClient } from '../../src/client/rest-client.js';
 import { parseNodeagentArgs } from '../../src/flags/nodeagent.js';
 import { startNodeAgent, type NodeAgent } from '../../src/daemons/nodeagent/main.js';
-import { CLI } from '../helpers/ha-cluster.js';
+import { CLI, track } from '../helpers/ha-cluster.js';
 
 export const NODES = { group: '', version: 'v1', resource: 'nodes' };
 export const PODS = { group: '', version: 'v1', resource: 'pods' };
@@ -28,11 +28,11 @@ export async function startFakeNode(name: string, coreconfig: string, root: stri
 
 /** A controller manager with the node lifecycle controller only, grace GRACE_S, eviction after EVICTION_S. */
 export function startNodeLifecycle(coreconfig: string, logFile?: number): ChildProcess {
-  return spawn(process.execPath, [
+  return track(spawn(process.execPath, [
     '--input-type=module', '-e', `const m = await import(${JSON.stringify('file://' + CLI)}); process.exitCode = await m.main(process.argv);`,
     'corectl', 'controller-manager', `--coreconfig=${coreconfig}`, '--port=0', '--leader-elect=false', '--controllers=nodelifecycle',
     `--node-monitor-grace-period=${GRACE_S}s`, '--node-monitor-period=1s', `--node-startup-grace-period=${GRACE_S}s`, `--pod-eviction-timeout=${EVICTION_S}s`,
-  ], { stdio: ['ignore', logFile ?? 'ignore', logFile ?? 'ignore'], env: { ...process.env, NODE_OPTIONS: '' } });
+  ], { stdio: ['ignore', logFile ?? 'ignore', logFile ?? 'ignore'], env: { ...process.env, NODE_OPTIONS: '' } }));
 }
 
 /** A coreconfig naming these servers (comma-separated), with the admin credentials of `template`'s text. */

@@ -65,6 +65,19 @@ export interface HaClusterOptions {
   kvstoreFor?: (i: number, endpoints: readonly string[]) => Promise<readonly string[]>;
 }
 
+/** Processes started here and not stopped yet: killed when the test process exits without stopping them. */
+const live = new Set<ChildProcess>();
+let exitHooked = false;
+export function track(child: ChildProcess): ChildProcess {
+  live.add(child);
+  child.once('exit', () => live.delete(child));
+  if (!exitHooked) {
+    exitHooked = true;
+    process.once('exit', () => { for (const c of live) c.kill('SIGKILL'); });
+  }
+  return child;
+}
+
 export function haproxyAvailable(): boolean {
   return spawnSync('haproxy', ['-v'], { stdio: 'ignore', timeout: 10_000 }).status === 0;
 }
@@ -119,7 +132,7 @@ export async function startHaCluster(o: HaClusterOptions = {}): Promise<HaCluste
   for (let i = 0; i < n; i++) kvstore.push([...(o.kvstoreFor ? await o.kvstoreFor(i, etcd.endpoints) : etcd.endpoints)]);
   const spawnApiserver = (a: HaApiserver): void => {
     const out = logTo(`apiserver${a.index}`);
-    a.child = spawn(process.execPath, [
+    a.child = track(spawn(process.execPath, [
       // HA_APISERVER_NODE_ARGS: extra Node options for the API servers (e.g. --cpu-prof, for profiling).
       ...(process.env['HA_APISERVER_NODE_ARGS']?.split(' ').filter(Boolean) ?? []),
       '--input-type=module', '-e', `const m = await import(${JSON.stringify('file://' + CLI)}); process.exitCode = await m.main(process.argv);`,
@@ -131,7 +144,7 @@ export async function startHaCluster(o: HaClusterOptions = {}): Promise<HaCluste
       '--endpoint-reconciler-type=lease', `--apiserver-count=${n}`,
       '--disable-admission-plugins=ServiceAccount,StorageObjectInUseProtection',
       ...(o.args ?? []),
-    ], { stdio: ['ignore', out, out], env: { ...process.env, NODE_OPTIONS: '' } });
+    ], { stdio: ['ignore', out, out], env: { ...process.env, NODE_OPTIONS: '' } }));
   };
 
   const get = (i: number, path: string, timeoutMs = 5000): Promise<{ status: number; body: string }> => h2get(apiservers[i]!.url, path, ca.certPem, admin, timeoutMs);
@@ -170,7 +183,7 @@ export async function startHaCluster(o: HaClusterOptions = {}): Promise<HaCluste
       const port = await freePort();
       const cfg = join(dir, 'haproxy.cfg');
       await writeFile(cfg, haproxyConfig(port, apiservers));
-      haproxy = spawn('haproxy', ['-db', '-f', cfg], { stdio: ['ignore', logTo('haproxy'), logTo('haproxy')] });
+      haproxy = track(spawn('haproxy', ['-db', '-f', cfg], { stdio: ['ignore', logTo('haproxy'), logTo('haproxy')] }));
       haproxyUrl = `https://127.0.0.1:${port}`;
       haproxyCoreconfigPath = join(dir, 'coreconfig-haproxy');
       await writeFile(haproxyCoreconfigPath, coreconfigText(haproxyUrl, ca.certPem, admin), { mode: 0o600 });
