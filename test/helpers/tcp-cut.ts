@@ -12,12 +12,20 @@ export interface TcpCut {
   readonly port: number;
   cut(): void;
   heal(): void;
+  /**
+   * The next bytes a client sends are passed on, and `delayMs` later every connection is cut
+   * (new ones are accepted): a request that reached the server whose answer never comes back.
+   */
+  cutAfterNextRequest(delayMs: number): void;
   close(): Promise<void>;
 }
 
 export async function startTcpCut(targetHost: string, targetPort: number): Promise<TcpCut> {
   const live = new Set<Socket>();
   let isCut = false;
+  let armed: number | undefined;
+  /** Answers from the server are swallowed (a request is in flight whose answer must be lost). */
+  let swallow = false;
   const server: Server = createServer((inbound) => {
     if (isCut) { inbound.resetAndDestroy(); return; }
     const outbound = connect({ host: targetHost, port: targetPort });
@@ -29,7 +37,15 @@ export async function startTcpCut(targetHost: string, targetPort: number): Promi
     };
     inbound.on('error', drop); outbound.on('error', drop);
     inbound.on('close', drop); outbound.on('close', drop);
-    inbound.pipe(outbound); outbound.pipe(inbound);
+    inbound.on('data', () => {
+      if (armed === undefined) return;
+      const delay = armed;
+      armed = undefined;
+      swallow = true;
+      setTimeout(() => { for (const s of [...live]) s.resetAndDestroy(); live.clear(); swallow = false; }, delay);
+    });
+    inbound.pipe(outbound);
+    outbound.on('data', (chunk: Buffer) => { if (!swallow && !inbound.destroyed) inbound.write(chunk); });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as { port: number }).port;
@@ -42,6 +58,7 @@ export async function startTcpCut(targetHost: string, targetPort: number): Promi
       live.clear();
     },
     heal() { isCut = false; },
+    cutAfterNextRequest(delayMs) { armed = delayMs; },
     close: () => new Promise<void>((resolve) => {
       for (const s of live) s.destroy();
       server.close(() => resolve());
