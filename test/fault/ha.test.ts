@@ -140,10 +140,11 @@ if (!etcdAvailable()) {
     await writer.stop();
     const missing = await watcher.waitFor(writer.acked, 30_000);
     const lost = await lostWrites(all, 'load', writer.acked);
-    report(t, `API server SIGKILL: seconds to fail over ${failover.toFixed(2)}; acknowledged writes ${writer.acked.size}, lost ${lost.length}; watch gaps ${missing.length}, duplicates ${watcher.duplicates}, relists ${watcher.relists - 1}`);
+    report(t, `API server SIGKILL: seconds to fail over ${failover.toFixed(2)}; acknowledged writes ${writer.acked.size}, lost ${lost.length}; watch gaps ${missing.length}, duplicates ${watcher.duplicates}, out of order ${watcher.outOfOrder}, relists ${watcher.relists - 1}`);
     t.equal(lost.length, 0, 'no acknowledged write lost');
     t.equal(missing.length, 0, 'the watch missed nothing');
     t.equal(watcher.duplicates, 0, 'the watch repeated nothing');
+    t.equal(watcher.outOfOrder, 0, 'the watch stayed in order across servers');
     t.ok(failover < 30, `writes went on within 30 s (${failover.toFixed(2)} s)`);
     // --endpoint-reconciler-type=lease: the dead server's lease runs out and the kubernetes
     // endpoints list the live servers only; restarted, it is listed again.

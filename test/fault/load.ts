@@ -63,6 +63,9 @@ export class WatchRecorder {
   readonly seen = new Map<string, number>();
   duplicates = 0;
   relists = 0;
+  /** Events whose resourceVersion was not above the previous one's (etcd revisions order every change). */
+  outOfOrder = 0;
+  private lastRv = 0;
   private readonly ac = new AbortController();
   private readonly running: Promise<void>;
 
@@ -72,11 +75,15 @@ export class WatchRecorder {
       ref: { ...CONFIGMAPS, namespace },
       backoffInitialMs: 200,
       sink: {
-        replace: (items: KubeObject[]) => {
+        replace: (items: KubeObject[], rv: string) => {
           this.relists++;
+          this.lastRv = Number(rv);
           for (const o of items) this.seen.set(o.metadata!.name!, (this.seen.get(o.metadata!.name!) ?? 0));
         },
         apply: (type, o) => {
+          const rv = Number(o.metadata?.resourceVersion);
+          if (!(rv > this.lastRv)) this.outOfOrder++;
+          this.lastRv = rv;
           if (type !== 'ADDED') return;
           const name = o.metadata!.name!;
           const k = this.seen.get(name);
