@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 NODE_MODULES_STAMP := node_modules/.package-lock.json
 
-.PHONY: all install build test bench up down clean docs fuzz
+.PHONY: all install build test bench up down clean docs fuzz fault up-ha down-ha
 
 all: build
 
@@ -19,6 +19,10 @@ build: install
 test: build
 	node scripts/run-tests.mjs $(TESTS)
 
+# The HA fault suite at full size (make test runs it with 400 creates instead of 2000).
+fault: build
+	FAULT_CREATES=2000 node scripts/run-tests.mjs dist/test/fault
+
 bench: build
 	node scripts/run-bench.mjs $(BENCH)
 
@@ -33,6 +37,13 @@ up: build
 
 down:
 	bash scripts/down.sh
+
+# HA control plane on loopback ports: etcd x3, API servers x3, haproxy, 2+2 leaders, a node.
+up-ha: build
+	node scripts/up-ha.mjs
+
+down-ha:
+	bash scripts/down-ha.sh
 
 clean:
 	rm -rf dist

@@ -12,6 +12,12 @@ import { load as loadYaml } from 'js-yaml';
 export interface ClientConnection {
   /** https://host:port or http://host:port, without a trailing slash. */
   server: string;
+  /**
+   * Every API server to use, in order, `server` first, when several were given (a
+   * comma-separated `server` in the coreconfig or --master): the client fails over between them
+   * (see transport.ts). Absent or one entry: only `server`.
+   */
+  servers?: string[];
   ca?: Buffer;
   cert?: Buffer;
   key?: Buffer;
@@ -88,6 +94,16 @@ async function readPart(file: string, what: string, path: string | undefined, da
   }
 }
 
+/**
+ * A server value naming one API server or several, comma-separated (corectl's components fail
+ * over between them; kubectl reads only one, so for kubectl put a load balancer in front).
+ */
+export function serverList(value: string): Pick<ClientConnection, 'server' | 'servers'> {
+  const all = value.split(',').map((s) => s.trim()).filter(Boolean).map(normalizeServer);
+  if (all.length === 0) throw new CoreconfigError(`invalid API server address ${JSON.stringify(value)}`);
+  return all.length > 1 ? { server: all[0]!, servers: [...new Set(all)] } : { server: all[0]! };
+}
+
 /** Parses coreconfig text (YAML or JSON) found at `file` (for messages and relative paths). */
 export async function parseCoreconfig(text: string, file: string, opts: Omit<LoadCoreconfigOptions, 'path'> = {}): Promise<ClientConnection> {
   let doc: unknown;
@@ -111,7 +127,7 @@ export async function parseCoreconfig(text: string, file: string, opts: Omit<Loa
 
   const server = opts.master ?? str(cluster, 'server', cw, file);
   if (!server) throw new CoreconfigError(`coreconfig ${file}: ${cw} has no server`);
-  const conn: ClientConnection = { server: normalizeServer(server) };
+  const conn: ClientConnection = serverList(server);
   const ca = await readPart(file, 'certificate-authority', str(cluster, 'certificate-authority', cw, file), str(cluster, 'certificate-authority-data', cw, file), base);
   if (ca) conn.ca = ca;
   if (cluster['insecure-skip-tls-verify'] === true) conn.insecureSkipTlsVerify = true;
@@ -147,7 +163,7 @@ export async function parseCoreconfig(text: string, file: string, opts: Omit<Loa
 export async function loadCoreconfig(opts: LoadCoreconfigOptions): Promise<ClientConnection> {
   if (!opts.path) {
     if (!opts.master) throw new CoreconfigError('neither --coreconfig nor --master was given: no API server to talk to');
-    return { server: normalizeServer(opts.master) };
+    return serverList(opts.master);
   }
   let text: string;
   try {

@@ -57,6 +57,8 @@ export interface ReflectorOptions {
 }
 
 class RelistNeeded extends Error {}
+/** An ERROR event other than 410: the server refused the watch; back off and relist. */
+class WatchErrorEvent extends Error {}
 
 function isGone(e: unknown): boolean {
   return isApiError(e) && e.code === 410;
@@ -163,27 +165,41 @@ export class Reflector {
         throw e;
       }
       if (!this.healthySince) this.healthySince = this.clock.now();
-      for await (const ev of stream) {
-        if (signal.aborted) return;
-        const rv = ev.object?.metadata?.resourceVersion;
-        switch (ev.type) {
-          case 'ADDED': case 'MODIFIED': case 'DELETED':
-            this.o.sink.apply(ev.type, this.typed([ev.object], undefined, undefined)[0]);
-            if (rv) this.lastRv = rv;
-            break;
-          case 'BOOKMARK':
-            if (rv) this.lastRv = rv;
-            break;
-          case 'ERROR': {
-            const st = ev.object as unknown as Status;
-            if (st.code === 410) throw new RelistNeeded();
-            throw new Error(`watch error: ${st.message ?? JSON.stringify(st)}`);
-          }
-          default:
-            this.log.warn({ type: ev.type }, 'ignoring a watch event of unknown type');
-        }
+      try {
+        await this.consume(stream, signal);
+      } catch (e) {
+        if (e instanceof RelistNeeded || signal.aborted || e instanceof WatchErrorEvent) throw e;
+        // The connection broke mid-watch (the API server died, or the client moved to another
+        // server): resume from the last version seen, on whichever server answers now; the
+        // server's watch cache replays what came after it, so nothing is missed or repeated.
+        this.log.info({ err: (e as Error).message, rv: this.lastRv }, 'watch broke; resuming from the last resourceVersion');
+        await this.clock.sleep(100 + Math.random() * 400, signal);
+        continue;
       }
       // The server closed the watch (its timeout): reopen from where we are.
+    }
+  }
+
+  private async consume(stream: AsyncIterable<WatchEvent>, signal: AbortSignal): Promise<void> {
+    for await (const ev of stream) {
+      if (signal.aborted) return;
+      const rv = ev.object?.metadata?.resourceVersion;
+      switch (ev.type) {
+        case 'ADDED': case 'MODIFIED': case 'DELETED':
+          this.o.sink.apply(ev.type, this.typed([ev.object], undefined, undefined)[0]);
+          if (rv) this.lastRv = rv;
+          break;
+        case 'BOOKMARK':
+          if (rv) this.lastRv = rv;
+          break;
+        case 'ERROR': {
+          const st = ev.object as unknown as Status;
+          if (st.code === 410) throw new RelistNeeded();
+          throw new WatchErrorEvent(`watch error: ${st.message ?? JSON.stringify(st)}`);
+        }
+        default:
+          this.log.warn({ type: ev.type }, 'ignoring a watch event of unknown type');
+      }
     }
   }
 }

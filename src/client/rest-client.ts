@@ -9,6 +9,9 @@
  *  - 5xx with Retry-After: retried for idempotent methods (GET, HEAD, PUT, DELETE) only;
  *  - network failures: retried when the request never reached the server, or for idempotent
  *    methods; a POST or PATCH that may have been applied is never resent.
+ * With several API servers (ClientConnection.servers) a network failure or a 5xx moves the
+ * transport to the next server, where the retry goes; an idempotent request answered with a
+ * 5xx is retried on each other server once (a POST or PATCH is not: it may have been applied).
  */
 import { pino, type Logger } from 'pino';
 import { mediaTypeOf } from '../api/codec/body.js';
@@ -231,6 +234,7 @@ export class RestClient {
     if (contentType) headers['content-type'] = contentType;
     const idempotent = IDEMPOTENT.has(spec.method);
     let refreshedToken = false;
+    let otherServers = this.transport.servers.length - 1;
     for (let attempt = 0; ; attempt++) {
       await this.limiter.take(spec.signal);
       let wait: number | undefined;
@@ -248,6 +252,10 @@ export class RestClient {
         const ra = retryAfterMs(res.headers);
         if (res.status === 429) wait = ra ?? 1000;
         else if (res.status >= 500 && ra !== undefined && idempotent) wait = ra;
+        if (res.status >= 500 && res.status !== 501) {
+          this.transport.failover(res.server);
+          if (idempotent && wait === undefined && otherServers > 0) { otherServers--; wait = 0; }
+        }
         if (wait === undefined || attempt >= this.maxRetries) return res;
         res.close();
         this.log.debug({ method: spec.method, path, status: res.status, attempt, waitMs: wait }, 'retrying request');

@@ -3,6 +3,12 @@
  * after GOAWAY, close or error. TLS (CA, client certificate, server name, skip-verify) and
  * credentials (bearer token, basic auth) come from the ClientConnection.
  *
+ * Several API servers (ClientConnection.servers): requests go to one at a time. A connection
+ * that fails, a stream that breaks, or a 5xx the caller reports (failover()) moves the client
+ * to the next server; after `failbackMs` on another server it tries the first again (fail
+ * back), as k3s's agent load balancer prefers its configured server. Sessions left behind are
+ * closed gently: their running streams (watches) finish, and the caller resumes them.
+ *
  * Contract: the session holds the event loop open only while requests are in flight; a request
  * reports whether it may have reached the server (`sent`), so the caller knows whether a
  * retry could apply a non-idempotent request twice.
@@ -27,6 +33,8 @@ export interface TransportResponse {
   /** The body, streamed; consume it or call close(). */
   body: Readable;
   close(): void;
+  /** The API server that answered. */
+  server: string;
 }
 
 /** A network failure; `sent` tells whether the request may have reached the server. */
@@ -42,6 +50,8 @@ export interface TransportOptions {
   pingIntervalMs?: number;
   /** A ping unanswered for this long (ms) closes the session. @default 15000 */
   pingTimeoutMs?: number;
+  /** With several servers: after this long (ms) away from the first, try it again. @default 30000 */
+  failbackMs?: number;
 }
 
 export class Http2Transport {
@@ -53,15 +63,45 @@ export class Http2Transport {
   private readonly pingTimeoutMs: number;
 
   private conn: ClientConnection;
+  private readonly urls: string[];
+  private index = 0;
+  private failedOverAt = 0;
+  private readonly failbackMs: number;
+  private readonly urlOf = new WeakMap<http2.ClientHttp2Session, string>();
 
   constructor(conn: ClientConnection, opts: TransportOptions = {}) {
     // A copy: a credential swap (updateClientCertificate) must not change the caller's object.
     this.conn = { ...conn };
+    this.urls = conn.servers && conn.servers.length > 1 ? [...conn.servers] : [conn.server];
     this.pingIntervalMs = opts.pingIntervalMs ?? 30_000;
     this.pingTimeoutMs = opts.pingTimeoutMs ?? 15_000;
+    this.failbackMs = opts.failbackMs ?? 30_000;
   }
 
-  get server(): string { return this.conn.server; }
+  /** The API server requests go to now. */
+  get server(): string { return this.urls[this.index]!; }
+
+  /** Every API server this transport may use, in order. */
+  get servers(): readonly string[] { return this.urls; }
+
+  /**
+   * `url` failed (connection, broken stream, 5xx): later requests go to the next server. A
+   * report about a server already left behind changes nothing, so many streams breaking at
+   * once move the client one step.
+   */
+  failover(url: string): void {
+    if (this.urls.length < 2 || url !== this.urls[this.index]) return;
+    this.index = (this.index + 1) % this.urls.length;
+    this.failedOverAt = Date.now();
+    this.retire();
+  }
+
+  /** Stops sending new requests on the current session; its streams finish on it. */
+  private retire(): void {
+    const old = this.session;
+    this.session = undefined;
+    if (old && !old.closed && !old.destroyed) old.close();
+  }
 
   /**
    * Swaps the client certificate (certificate rotation, without a restart): connections opened
@@ -89,6 +129,11 @@ export class Http2Transport {
   }
 
   private getSession(): http2.ClientHttp2Session {
+    if (this.index !== 0 && Date.now() - this.failedOverAt > this.failbackMs) {
+      this.index = 0; // fail back; should the first still be down, its failure moves us on again
+      this.failedOverAt = Date.now();
+      this.retire();
+    }
     const s = this.session;
     if (s && !s.closed && !s.destroyed) return s;
     const opts: http2.SecureClientSessionOptions = {};
@@ -97,7 +142,9 @@ export class Http2Transport {
     if (this.conn.key) opts.key = this.conn.key;
     if (this.conn.insecureSkipTlsVerify) opts.rejectUnauthorized = false;
     if (this.conn.tlsServerName) opts.servername = this.conn.tlsServerName;
-    const session = http2.connect(this.conn.server, opts);
+    const url = this.server;
+    const session = http2.connect(url, opts);
+    this.urlOf.set(session, url);
     adoptStreamTable(session); // fewer finished streams promoted by young GCs (h2-stream-table.ts)
     const forget = (): void => { if (this.session === session) this.session = undefined; };
     this.sessions.add(session);
@@ -105,7 +152,7 @@ export class Http2Transport {
     // and the old session closes once its streams are done.
     session.on('goaway', () => { forget(); if (!session.closed) session.close(); });
     session.on('close', () => { forget(); this.sessions.delete(session); });
-    session.on('error', forget);
+    session.on('error', () => { forget(); this.failover(url); });
     session.unref();
     this.session = session;
     return session;
@@ -158,10 +205,11 @@ export class Http2Transport {
       try {
         session = this.getSession();
       } catch (e) {
-        rejectPromise(new TransportError(`cannot connect to ${this.conn.server}: ${(e as Error).message}`, false, { cause: e }));
+        rejectPromise(new TransportError(`cannot connect to ${this.server}: ${(e as Error).message}`, false, { cause: e }));
         return;
       }
       const release = this.hold(session);
+      const url = this.urlOf.get(session) ?? this.server;
       const headers: http2.OutgoingHttpHeaders = { ':method': req.method, ':path': req.path, ...req.headers };
       const auth = this.authorization();
       if (auth) headers.authorization = auth;
@@ -172,7 +220,8 @@ export class Http2Transport {
       } catch (e) {
         release();
         this.session = undefined;
-        rejectPromise(new TransportError(`request to ${this.conn.server} failed: ${(e as Error).message}`, false, { cause: e }));
+        this.failover(url);
+        rejectPromise(new TransportError(`request to ${url} failed: ${(e as Error).message}`, false, { cause: e }));
         return;
       }
       let sent = false;
@@ -188,7 +237,8 @@ export class Http2Transport {
         release();
         if (!settled) {
           settled = true;
-          rejectPromise(new TransportError(`request to ${this.conn.server} failed: stream closed without a response`, sent));
+          this.failover(url);
+          rejectPromise(new TransportError(`request to ${url} failed: stream closed without a response`, sent));
         }
       };
       stream.once('close', cleanup);
@@ -198,7 +248,8 @@ export class Http2Transport {
         const code = (e as NodeJS.ErrnoException).code ?? '';
         // A refused stream was never processed by the server.
         const neverSent = !sent || code === 'ERR_HTTP2_STREAM_CANCEL' && stream.rstCode === http2.constants.NGHTTP2_REFUSED_STREAM;
-        rejectPromise(new TransportError(`request to ${this.conn.server} failed: ${e.message}`, !neverSent, { cause: e }));
+        this.failover(url);
+        rejectPromise(new TransportError(`request to ${url} failed: ${e.message}`, !neverSent, { cause: e }));
       });
       stream.once('response', (h) => {
         if (settled) return;
@@ -212,6 +263,7 @@ export class Http2Transport {
           status: Number(h[':status']),
           headers: out,
           body: stream,
+          server: url,
           close: () => { if (!stream.closed) stream.close(http2.constants.NGHTTP2_CANCEL); },
         });
       });

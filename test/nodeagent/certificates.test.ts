@@ -91,3 +91,14 @@ t.test('bootstrap keeps a usable coreconfig and reuses a stored pair before aski
   t.equal(conn.server, 'https://127.0.0.1:1');
   t.notMatch(await readFile(coreconfig, 'utf8'), 'abcdef.0123456789abcdef', 'the token is not copied');
 });
+
+t.test('a bootstrap coreconfig naming several API servers: the written coreconfig names them all', async (t) => {
+  const certDir = join(dir, 'boot-pki-ha');
+  const servers = 'https://127.0.0.1:1,https://127.0.0.1:2';
+  const bootstrap = await writeTo('bootstrap-ha', bootstrapCoreconfigText({ server: servers, caPem: ca.certPem, token: 'abcdef.0123456789abcdef' }));
+  const pair = await issueCert({ ca, commonName: 'system:node:n2', organizations: ['system:nodes'], usages: 'client', validityMs: 3600_000 });
+  await storePair(certDir, CLIENT_PREFIX, pair.certPem, pair.keyPem);
+  const coreconfig = join(dir, 'coreconfig-ha');
+  t.equal(await bootstrapClientCertificate({ coreconfig, bootstrapCoreconfig: bootstrap, certDir, nodeName: 'n2', signal: AbortSignal.timeout(5000), log }), true);
+  t.same((await loadCoreconfig({ path: coreconfig })).servers, ['https://127.0.0.1:1', 'https://127.0.0.1:2']);
+});

@@ -35,6 +35,7 @@ export function sharedControllerClients(client: RestClient): ControllerClients {
 function anonymousConnection(c: ClientConnection): ClientConnection {
   return {
     server: c.server,
+    ...(c.servers ? { servers: c.servers } : {}),
     ...(c.ca ? { ca: c.ca } : {}),
     ...(c.insecureSkipTlsVerify ? { insecureSkipTlsVerify: true } : {}),
     ...(c.tlsServerName ? { tlsServerName: c.tlsServerName } : {}),

@@ -1,7 +1,10 @@
 /**
  * Node registration and status (KEP-589 style): the status is computed every
- * --node-status-update-frequency and posted only when it changed (heartbeat times aside) or
- * when the last post is older than 5 minutes; liveness is the Lease (lease.ts).
+ * --node-status-update-frequency and posted only when it changed (heartbeat times aside), when
+ * the Node's conditions in the API differ from ours (the node lifecycle controller set them
+ * Unknown while this agent could not reach any API server: it must say Ready again as soon as
+ * it can, as the kubelet compares with the Node it reads), or when the last post is older
+ * than 5 minutes; liveness is the Lease (lease.ts).
  * Contract: `run` never throws; API failures are logged and retried on the next tick.
  */
 import type { Logger } from 'pino';
@@ -161,12 +164,19 @@ export class NodeStatusManager {
     const status = await this.computeStatus();
     const key = JSON.stringify(status, (k, v: unknown) => (k === 'lastHeartbeatTime' ? undefined : v));
     const due = Date.now() - this.lastPosted >= NODE_STATUS_REPORT_MS;
-    if (!force && !due && key === this.lastKey) return false;
+    if (!force && !due && key === this.lastKey && !(await this.serverDiffers(status, signal))) return false;
     const node = await this.o.client.patch<KubeObject>(NODES, this.o.host.nodeName, 'merge', { status }, { subresource: 'status', ...(signal ? { signal } : {}) });
     if (node.metadata?.uid) this.uid = node.metadata.uid;
     this.lastKey = key;
     this.lastPosted = Date.now();
     return true;
+  }
+
+  /** True when the Node in the API (its cached state) carries other condition statuses than `status`. */
+  private async serverDiffers(status: Record<string, unknown>, signal?: AbortSignal): Promise<boolean> {
+    const node = await this.o.client.get(NODES, this.o.host.nodeName, { resourceVersion: '0', ...(signal ? { signal } : {}) });
+    const theirs = new Map((((node.status as { conditions?: Condition[] } | undefined)?.conditions) ?? []).map((c) => [c.type, c.status]));
+    return ((status.conditions ?? []) as Condition[]).some((c) => theirs.get(c.type) !== c.status);
   }
 
   async run(signal: AbortSignal): Promise<void> {

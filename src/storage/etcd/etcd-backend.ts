@@ -50,6 +50,19 @@ export interface EtcdBackendOptions {
 }
 
 const READ_RETRIES = 3;
+/**
+ * Attempts of a write that failed with Unavailable (a member died, a leader election): a
+ * create or compare-and-swap that may have been applied is sent again and, should the retry
+ * meet KeyExists/Conflict, the stored value is compared with ours (every write's value is
+ * unique: uid, timestamps, managed fields), so our own earlier success is recognised.
+ */
+const WRITE_RETRIES = 4;
+
+/** Failures where the request never reached etcd (gRPC found no connection, the breaker was open). */
+function neverSent(e: unknown): boolean {
+  const m = e instanceof Error ? e.message : String(e);
+  return m.includes('No connection established') || m.includes('circuit breaker is open');
+}
 const PROBE_KEY = Buffer.from('\0corectl/probe');
 
 export async function openEtcdBackend(opts: EtcdBackendOptions): Promise<Backend> {
@@ -162,13 +175,33 @@ class EtcdBackend implements Backend {
     }
   }
 
-  private async write<T>(what: string, key: string, signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
+  /**
+   * Runs a write. Unavailable failures are retried (bounded, with backoff): always when the
+   * request never reached etcd, and when `onAmbiguousRetry` is given also when it may have been
+   * applied — the caller is told, and checks a KeyExists/Conflict against its own value.
+   */
+  private async write<T>(what: string, key: string, signal: AbortSignal | undefined, fn: () => Promise<T>, onAmbiguousRetry?: () => void): Promise<T> {
     this.checkOpen();
-    try {
-      return await abortable(fn(), signal, `etcd ${what}`);
-    } catch (e) {
-      throw toStorageError(e, what, key);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await abortable(fn(), signal, `etcd ${what}`);
+      } catch (e) {
+        const err = toStorageError(e, what, key);
+        if (err.code !== 'Unavailable' || attempt >= WRITE_RETRIES - 1 || this.closed || signal?.aborted) throw err;
+        if (!neverSent(e)) {
+          if (!onAmbiguousRetry) throw err;
+          onAmbiguousRetry();
+        }
+        await sleep(150 * 2 ** attempt * (0.5 + Math.random()));
+      }
     }
+  }
+
+  /** The key's mod revision when its stored value is exactly `value` (our own write landed). */
+  private async ownWrite(k: Buffer, value: Buffer): Promise<number | undefined> {
+    const res = await this.read('get', undefined, undefined, () => this.client.kv.range({ key: k }, this.callOptions()));
+    const kv = res.kvs[0];
+    return kv && Buffer.from(kv.value).equals(value) ? rev(kv.mod_revision) : undefined;
   }
 
   async get(key: string, opts: ReadOptions = {}): Promise<{ kv: KeyValue | undefined; revision: number }> {
@@ -235,6 +268,7 @@ class EtcdBackend implements Backend {
   async create(key: string, value: Buffer, opts: WriteOptions = {}): Promise<WriteResult> {
     const k = keyBytes(key);
     this.checkValue(key, value);
+    let resent = false;
     const res = await this.write('create', key, opts.signal, () =>
       this.withLease(opts.ttlSeconds, (lease) =>
         this.client.kv.txn(
@@ -245,9 +279,14 @@ class EtcdBackend implements Backend {
           this.callOptions(),
         ),
       ),
+      () => { resent = true; },
     );
     const revision = rev(res.header.revision);
-    if (!res.succeeded) throw new StorageError('KeyExists', `key ${key} already exists`, { key, currentRevision: revision });
+    if (!res.succeeded) {
+      const mine = resent ? await this.ownWrite(k, value) : undefined;
+      if (mine !== undefined) return { revision: mine };
+      throw new StorageError('KeyExists', `key ${key} already exists`, { key, currentRevision: revision });
+    }
     return { revision };
   }
 
@@ -257,6 +296,7 @@ class EtcdBackend implements Backend {
     const compare: ICompare[] = [{ key: k, target: 'Mod', result: 'Equal', mod_revision: expectedModRevision }];
     // An absent key has mod_revision 0: without this, update(key, _, 0) would create it.
     if (expectedModRevision <= 0) compare.push({ key: k, target: 'Create', result: 'Greater', create_revision: 0 });
+    let resent = false;
     const res = await this.write('update', key, opts.signal, () =>
       this.withLease(opts.ttlSeconds, (lease) =>
         this.client.kv.txn(
@@ -268,9 +308,14 @@ class EtcdBackend implements Backend {
           this.callOptions(),
         ),
       ),
+      () => { resent = true; },
     );
     const revision = rev(res.header.revision);
-    if (!res.succeeded) throw this.casFailure(key, res, revision);
+    if (!res.succeeded) {
+      const mine = resent ? await this.ownWrite(k, value) : undefined;
+      if (mine !== undefined) return { revision: mine };
+      throw this.casFailure(key, res, revision);
+    }
     return { revision };
   }
 

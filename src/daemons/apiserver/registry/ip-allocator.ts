@@ -4,7 +4,7 @@
  * the first usable IP is reserved for the `kubernetes` service (allocated explicitly by it).
  */
 import type { ObjectStore } from '../../../storage/object-store-types.js';
-import { BitmapRange } from './bitmap-range.js';
+import { BitmapRange, type RangeSnapshot } from './bitmap-range.js';
 
 const MAX_SIZE = 1 << 20;
 
@@ -109,6 +109,9 @@ export class IpAllocator {
     const off = this.offsetOf(ip);
     return off !== undefined && this.range.isAllocated(off);
   }
+
+  snapshot(): Promise<RangeSnapshot> { return this.range.snapshot(); }
+  restore(snap: RangeSnapshot, offsets: Iterable<number>): Promise<boolean> { return this.range.restore(snap, offsets); }
 
   async reset(ips: Iterable<string>): Promise<void> {
     const offs: number[] = [];

@@ -1,6 +1,6 @@
 /** Service node ports from --service-node-port-range (persisted bitmap, see bitmap-range.ts). */
 import type { ObjectStore } from '../../../storage/object-store-types.js';
-import { BitmapRange } from './bitmap-range.js';
+import { BitmapRange, type RangeSnapshot } from './bitmap-range.js';
 
 export class PortAllocator {
   private readonly range: BitmapRange;
@@ -22,6 +22,11 @@ export class PortAllocator {
   async release(port: number): Promise<void> {
     if (this.contains(port)) await this.range.release(port - this.base);
   }
+
+  offsetOf(port: number): number | undefined { return this.contains(port) ? port - this.base : undefined; }
+  portAt(offset: number): number { return this.base + offset; }
+  snapshot(): Promise<RangeSnapshot> { return this.range.snapshot(); }
+  restore(snap: RangeSnapshot, offsets: Iterable<number>): Promise<boolean> { return this.range.restore(snap, offsets); }
 
   async reset(ports: Iterable<number>): Promise<void> {
     const offs: number[] = [];

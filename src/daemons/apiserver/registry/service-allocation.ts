@@ -173,8 +173,8 @@ export class ServiceAllocation {
     if (h !== undefined) await this.nodePorts.release(h);
   }
 
-  /** Rebuilds both bitmaps from the stored services (start-up repair). */
-  async repair(services: KubeObject[]): Promise<void> {
+  /** The cluster IPs and node ports (health-check ports included) these services hold. */
+  static usedBy(services: KubeObject[]): { ips: string[]; nodePorts: number[] } {
     const ips: string[] = [], nodePorts: number[] = [];
     for (const s of services) {
       const spec = rec(s.spec);
@@ -183,7 +183,13 @@ export class ServiceAllocation {
       const h = needsHealthCheckPort(s) ? healthPort(s) : undefined;
       if (h !== undefined) nodePorts.push(h);
     }
-    await this.ips.reset(ips);
-    await this.nodePorts.reset(nodePorts);
+    return { ips, nodePorts };
+  }
+
+  /** Rebuilds both bitmaps from these services outright (a lone server; see allocation-repair.ts). */
+  async repair(services: KubeObject[]): Promise<void> {
+    const used = ServiceAllocation.usedBy(services);
+    await this.ips.reset(used.ips);
+    await this.nodePorts.reset(used.nodePorts);
   }
 }

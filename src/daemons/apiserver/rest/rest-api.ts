@@ -17,6 +17,8 @@ import { setEventTtlSeconds } from '../../../api/resources/core/events.js';
 import type { ResourceDefinition } from '../../../api/resources/types.js';
 import type { ApiRequest, ApiResponse, RequestContext } from '../context.js';
 import { writeStatusToSocket } from '../filters/write-status.js';
+import { AllocationRepair } from '../registry/allocation-repair.js';
+import { ApiserverIdentity } from '../registry/apiserver-identity.js';
 import { IpAllocator } from '../registry/ip-allocator.js';
 import { KubernetesServiceReconciler } from '../registry/kubernetes-service.js';
 import { PortAllocator } from '../registry/port-allocator.js';
@@ -82,6 +84,7 @@ export function createRestApi(deps: RestDeps): RestApi {
   const ips = new IpAllocator(deps.store, cfg.serviceClusterIpRange);
   const nodePorts = new PortAllocator(deps.store, cfg.serviceNodePortRange.base, cfg.serviceNodePortRange.size);
   const services = new ServiceAllocation(ips, nodePorts);
+  const allocationRepair = new AllocationRepair({ store: deps.store, ips, nodePorts, log: log.child({ component: 'allocation-repair' }), ...(cfg.allocationRepairIntervalMs ? { intervalMs: cfg.allocationRepairIntervalMs } : {}) });
   const admission = new AdmissionChain(cfg.admissionPlugins ?? ['NamespaceLifecycle'], {
     store: deps.store,
     log: log.child({ component: 'admission' }),
@@ -107,6 +110,7 @@ export function createRestApi(deps: RestDeps): RestApi {
     reconcilerType: cfg.endpointReconcilerType, apiserverCount: cfg.apiserverCount, nodePort: cfg.coreServiceNodePort ?? 0,
     intervalMs: cfg.endpointReconcileIntervalMs ?? 10_000, log,
   });
+  const identity = new ApiserverIdentity({ registry, securePort: cfg.securePort, log: log.child({ component: 'apiserver-identity' }) });
   const openapi = new OpenApiHandler({ enabled: (def, version) => enablement.resourceEnabled(def, version), log: log.child({ component: 'openapi' }) });
   const crds = new CrdLoop({
     registry, log: log.child({ component: 'crd' }),
@@ -275,16 +279,20 @@ export function createRestApi(deps: RestDeps): RestApi {
     },
 
     async start() {
-      const { items } = await registry.list(findResource('', 'v1', 'services')!, { namespace: '' });
-      await services.repair(items);
+      // Other API servers may be allocating meanwhile: a compare-and-swap repair, then periodic ones.
+      await allocationRepair.runOnce();
+      allocationRepair.start();
       await ensureSystemNamespaces(registry);
       await ensureSystemPriorityClasses(registry);
       await crds.start();
       await reconciler.start();
+      await identity.start();
       log.info({ serviceClusterIpRange: ips.cidr.text, nodePorts: nodePorts.rangeText() }, 'REST API started');
     },
 
     async stop() {
+      identity.stop();
+      await allocationRepair.stop();
       await reconciler.stop();
       await crds.stop();
       wss.close();

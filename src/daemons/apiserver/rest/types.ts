@@ -40,6 +40,8 @@ export interface RestConfig {
   readonly admissionPluginConfigs?: ReadonlyMap<string, unknown>;
   /** Reconcile interval of the `kubernetes` service endpoints (ms, default 10 s). */
   readonly endpointReconcileIntervalMs?: number;
+  /** How often the ClusterIP/NodePort bitmaps are repaired from the services (default 3 min). */
+  readonly allocationRepairIntervalMs?: number;
   /** --proxy-client-cert-file and --proxy-client-key-file, read at start: the identity webhook calls present. */
   readonly proxyClientCert?: { readonly cert: Buffer; readonly key: Buffer };
 }

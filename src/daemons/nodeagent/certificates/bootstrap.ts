@@ -50,7 +50,8 @@ async function stillValid(path: string, now: number, log: Logger): Promise<boole
 }
 
 async function writeCoreconfig(o: BootstrapOptions, bootstrap: ClientConnection): Promise<void> {
-  const text = certificateCoreconfigText({ server: bootstrap.server, caPem: bootstrap.ca?.toString('utf8') ?? '', pairFile: currentPath(o.certDir, CLIENT_PREFIX) });
+  // Several API servers in the bootstrap coreconfig: the node's own lists them all (failover).
+  const text = certificateCoreconfigText({ server: bootstrap.servers?.join(',') ?? bootstrap.server, caPem: bootstrap.ca?.toString('utf8') ?? '', pairFile: currentPath(o.certDir, CLIENT_PREFIX) });
   await writePemFile(o.coreconfig, text, 0o600);
 }
 
