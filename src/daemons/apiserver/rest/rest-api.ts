@@ -27,7 +27,7 @@ import { ServiceAllocation } from '../registry/service-allocation.js';
 import { ensureSystemNamespaces } from '../registry/system-namespaces.js';
 import { ensureSystemPriorityClasses } from '../registry/system-priority-classes.js';
 import { handleDelete, handleDeleteCollection } from './delete-handlers.js';
-import { Discovery } from './discovery.js';
+import { Discovery, type ExternalGroup, type GroupInfo } from './discovery.js';
 import { ApiEnablement } from './enablement.js';
 import { allowCompression, toApiError, writeError, writeObject } from './http-io.js';
 import { negotiateOutput } from './negotiate.js';
@@ -60,6 +60,15 @@ export interface RestApi {
   addResourceHandler(def: ResourceDefinition, handler: SubresourceHandler): void;
   /** The generic registry (internal loops and other components write through it). */
   readonly registry: ResourceRegistry;
+  /** The groups this server serves itself, with their enabled versions (discovery's list). */
+  servedGroups(): GroupInfo[];
+  /** Extension servers' groups (the aggregator's) for discovery and OpenAPI. */
+  setExternalApis(source: ExternalApis): void;
+}
+
+/** What the aggregator tells discovery and OpenAPI about the extension servers. */
+export interface ExternalApis {
+  groups(): readonly ExternalGroup[];
 }
 
 const notFoundPath = (): ApiError => new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});
@@ -209,6 +218,12 @@ export function createRestApi(deps: RestDeps): RestApi {
 
   return {
     registry,
+
+    servedGroups: () => discovery.groups(),
+
+    setExternalApis(source) {
+      discovery.setExternal(() => source.groups());
+    },
 
     async handle(ctx, req, res) {
       let scope: Scope | undefined;
