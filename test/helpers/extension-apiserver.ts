@@ -58,6 +58,25 @@ const RESOURCE_LIST = {
   resources: [{ name: 'flunders', singularName: 'flunder', namespaced: true, kind: 'Flunder', verbs: ['create', 'get', 'list', 'watch'], shortNames: ['fl'] }],
 };
 
+const GVK = [{ group: WARDLE_GROUP, version: WARDLE_VERSION, kind: 'Flunder' }];
+const FLUNDER_SCHEMA = {
+  description: 'A flunder of the wardle fixture.', type: 'object', 'x-kubernetes-group-version-kind': GVK,
+  properties: { apiVersion: { type: 'string' }, kind: { type: 'string' }, metadata: { type: 'object' }, spec: { type: 'object', description: 'What the flunder wants.' } },
+};
+const LIST_PATH = `/apis/${WARDLE_GROUP}/${WARDLE_VERSION}/namespaces/{namespace}/flunders`;
+const OPENAPI_V2 = {
+  swagger: '2.0', info: { title: 'wardle', version: WARDLE_VERSION },
+  paths: { [LIST_PATH]: { get: { operationId: 'listWardleV1alpha1NamespacedFlunder', responses: { 200: { description: 'OK' } } } } },
+  definitions: { 'com.example.wardle.v1alpha1.Flunder': FLUNDER_SCHEMA },
+};
+const OPENAPI_V3_DOC = {
+  openapi: '3.0.0', info: { title: 'wardle', version: WARDLE_VERSION },
+  // kubectl explain finds the kind of a resource from its path's operations.
+  paths: { [`${LIST_PATH}/{name}`]: { get: { operationId: 'readWardleV1alpha1NamespacedFlunder', 'x-kubernetes-action': 'get', 'x-kubernetes-group-version-kind': GVK[0],
+    responses: { 200: { description: 'OK', content: { 'application/json': { schema: { $ref: '#/components/schemas/com.example.wardle.v1alpha1.Flunder' } } } } } } } },
+  components: { schemas: { 'com.example.wardle.v1alpha1.Flunder': FLUNDER_SCHEMA } },
+};
+
 export async function startExtensionApiserver(o: {
   apiserverUrl: string; creds: { ca: string; cert: string; key: string }; serviceName: string; namespace: string; host?: string;
 }): Promise<ExtensionApiserver> {
@@ -103,6 +122,9 @@ export async function startExtensionApiserver(o: {
       return;
     }
     if (url.pathname === `/apis/${WARDLE_GROUP}/${WARDLE_VERSION}`) { json(res, 200, RESOURCE_LIST); return; }
+    if (url.pathname === '/openapi/v2') { json(res, 200, OPENAPI_V2); return; }
+    if (url.pathname === '/openapi/v3') { json(res, 200, { paths: { [`apis/${WARDLE_GROUP}/${WARDLE_VERSION}`]: { serverRelativeURL: `/openapi/v3/apis/${WARDLE_GROUP}/${WARDLE_VERSION}?hash=1` } } }); return; }
+    if (url.pathname === `/openapi/v3/apis/${WARDLE_GROUP}/${WARDLE_VERSION}`) { json(res, 200, OPENAPI_V3_DOC); return; }
     // /apis/G/V/flunders or /apis/G/V/namespaces/NS/flunders[/NAME]
     if (parts[0] !== 'apis' || parts[1] !== WARDLE_GROUP || parts[2] !== WARDLE_VERSION) { status(res, 404, 'NotFound', 'not found'); return; }
     let rest = parts.slice(3);

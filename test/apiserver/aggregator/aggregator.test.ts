@@ -5,6 +5,7 @@
 // the front-proxy headers; a user without RBAC permission is refused before anything is
 // proxied; a stopped backend makes the APIService Available=False.
 import { spawn } from 'node:child_process';
+import * as https from 'node:https';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,6 +25,17 @@ function coreconfig(url: string, caPem: string, certPem: string, keyPem: string)
   return ['apiVersion: v1', 'kind: Config', 'current-context: c', 'clusters:', '- name: c', '  cluster:', `    server: ${url}`,
     `    certificate-authority-data: ${b64(caPem)}`, 'users:', '- name: u', '  user:', `    client-certificate-data: ${b64(certPem)}`,
     `    client-key-data: ${b64(keyPem)}`, 'contexts:', '- name: c', '  context:', '    cluster: c', '    user: u', ''].join('\n');
+}
+
+/** A GET's body (the v2 document is larger than execFile's output buffer). */
+function httpsGet(url: string, creds: { ca: string; cert: string; key: string }): Promise<string> {
+  return new Promise((resolve, reject) => {
+    https.get(url, { ...creds, headers: { accept: 'application/json' } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    }).on('error', reject);
+  });
 }
 
 t.test('aggregation through the API server to an extension server', { skip: !bin ? 'kubectl.1.33 not installed' : !hostIp ? 'no non-loopback IPv4 address' : false }, async (t) => {
@@ -77,6 +89,17 @@ t.test('aggregation through the API server to an extension server', { skip: !bin
   t.match(resources, /flunders\s+fl\s+wardle\.example\.com\/v1alpha1\s+true\s+Flunder/, 'api-resources shows the extension\'s resource');
   const groups = await k.ok(t, ['get', '--raw', '/apis']);
   t.ok((JSON.parse(groups) as { groups: { name: string }[] }).groups.some((g) => g.name === WARDLE_GROUP), 'legacy /apis lists the group');
+
+  // OpenAPI: the extension's documents are merged (v3 for kubectl explain, v2 paths and definitions).
+  const explained = await waitFor('kubectl explain of the extension\'s kind', async () => {
+    const r = await k.run(['explain', 'flunders']);
+    if (r.code !== 0) throw new Error(r.stderr);
+    return r.stdout;
+  });
+  t.match(explained, /A flunder of the wardle fixture/, 'kubectl explain reads the extension\'s OpenAPI v3 document');
+  const v2 = JSON.parse(await httpsGet(`${a.url}/openapi/v2`, { ca: a.ca.certPem, cert: admin.certPem, key: admin.keyPem })) as { paths: Record<string, unknown>; definitions: Record<string, unknown> };
+  t.ok(v2.paths[`/apis/${WARDLE_GROUP}/${WARDLE_VERSION}/namespaces/{namespace}/flunders`] && v2.definitions['com.example.wardle.v1alpha1.Flunder'], '/openapi/v2 has the extension\'s paths and definitions');
+  t.ok(v2.paths['/api/v1/namespaces/{namespace}/pods'], 'and still the built-in ones');
 
   // get and list through the API server, with the caller's identity in the front-proxy headers.
   const before = fx.requests.length;

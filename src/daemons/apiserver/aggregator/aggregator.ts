@@ -23,6 +23,7 @@ import { writeError, toApiError } from '../rest/http-io.js';
 import { availableCondition, checkApiService, writeAvailable, type CheckDeps } from './availability.js';
 import { BackendAgents, BackendError, DEFAULT_IDENTITY_HEADERS, resolveBackend, serviceRefOf, serviceUnavailable, type IdentityHeaderNames } from './backend.js';
 import { reconcileLocalApiServices } from './local-apiservices.js';
+import { OpenApiCopies } from './openapi-fetch.js';
 import { proxyToBackend } from './proxy.js';
 
 export interface AggregatorOptions {
@@ -52,6 +53,8 @@ export class Aggregator {
   private indexed = -1;
   /** The last discovery answer of each APIService's backend, by name. */
   private readonly resources = new Map<string, Obj[]>();
+  /** The extension servers' OpenAPI documents, for the API server's /openapi. */
+  readonly openapi = new OpenApiCopies();
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private again = false;
@@ -97,9 +100,17 @@ export class Aggregator {
       const name = a.metadata?.name ?? '';
       const r = await checkApiService(deps, a);
       if (r.resources) this.resources.set(name, r.resources);
+      const spec = (a.spec ?? {}) as Obj;
+      if (r.target) await this.openapi.refresh(name, String(spec.group ?? ''), String(spec.version ?? ''), this.agents.agentFor(a), r.target, this.names);
+      else this.openapi.forget(name);
       await writeAvailable(this.o.registry, a, r.condition, this.o.log);
     }));
-    for (const name of this.resources.keys()) if (!this.mirror.objects.has(name)) { this.resources.delete(name); this.agents.forget(name); }
+    for (const name of this.resources.keys()) {
+      if (this.mirror.objects.has(name)) continue;
+      this.resources.delete(name);
+      this.agents.forget(name);
+      this.openapi.forget(name);
+    }
   }
 
   private index(): Map<string, KubeObject> {

@@ -6,16 +6,14 @@
  * system:kube-aggregator in system:masters (else FailedDiscoveryCheck). The answer of that
  * check (an APIResourceList) is kept for discovery. The status is written only when it changed.
  */
-import * as https from 'node:https';
 import type { Logger } from 'pino';
 import { isApiError } from '../../../api/meta/status.js';
 import { apiservices } from '../../../api/resources/apiregistration/apiservices.js';
 import type { KubeObject } from '../../../api/resources/types.js';
 import { metaTime } from '../../../api/meta/time.js';
 import type { ResourceRegistry } from '../registry/resource-registry.js';
-import { BackendError, identityHeaders, resolveBackend, serviceRefOf, type BackendAgents, type BackendTarget, type IdentityHeaderNames } from './backend.js';
-
-const CHECK_TIMEOUT_MS = 5000;
+import { BackendError, resolveBackend, serviceRefOf, type BackendAgents, type BackendTarget, type IdentityHeaderNames } from './backend.js';
+import { backendGet } from './backend-get.js';
 
 export interface Condition { type: string; status: string; reason: string; message: string; lastTransitionTime?: string }
 
@@ -27,31 +25,7 @@ export interface CheckDeps {
 }
 
 /** Outcome of one check: the condition, and the discovery document when the backend answered. */
-export interface CheckResult { condition: Condition; resources?: Record<string, unknown>[] }
-
-/** GET url through `agent`; the parsed JSON body of a 2xx answer, or an Error. */
-function getJson(agent: https.Agent, target: BackendTarget, path: string, names: IdentityHeaderNames): Promise<unknown> {
-  return new Promise((resolve, reject) => {
-    const req = https.request({
-      host: target.host, port: target.port, path, method: 'GET', agent,
-      servername: /^[\d.]+$|:/.test(target.serverName) ? undefined : target.serverName,
-      headers: { accept: 'application/json', ...identityHeaders({ name: 'system:kube-aggregator', groups: ['system:masters'] }, names) },
-      timeout: CHECK_TIMEOUT_MS,
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const code = res.statusCode ?? 0;
-        if (code < 200 || code >= 300) { reject(new Error(`bad status from https://${target.host}:${target.port}${path}: ${code}`)); return; }
-        try { resolve(JSON.parse(Buffer.concat(chunks).toString('utf8'))); } catch { resolve(undefined); }
-      });
-      res.on('error', reject);
-    });
-    req.on('timeout', () => req.destroy(new Error(`no answer within ${CHECK_TIMEOUT_MS / 1000}s`)));
-    req.on('error', reject);
-    req.end();
-  });
-}
+export interface CheckResult { condition: Condition; resources?: Record<string, unknown>[]; target?: BackendTarget }
 
 /** Checks one APIService now. */
 export async function checkApiService(d: CheckDeps, apiService: KubeObject): Promise<CheckResult> {
@@ -67,9 +41,11 @@ export async function checkApiService(d: CheckDeps, apiService: KubeObject): Pro
     throw e;
   }
   try {
-    const body = await getJson(d.agents.agentFor(apiService), target, path, d.names) as { resources?: unknown } | undefined;
+    const raw = await backendGet(d.agents.agentFor(apiService), target, path, d.names);
+    let body: { resources?: unknown } | undefined;
+    try { body = JSON.parse(raw.toString('utf8')) as { resources?: unknown }; } catch { body = undefined; }
     const resources = Array.isArray(body?.resources) ? body!.resources.filter((r): r is Record<string, unknown> => typeof r === 'object' && r !== null) : [];
-    return { condition: { type: 'Available', status: 'True', reason: 'Passed', message: 'all checks passed' }, resources };
+    return { condition: { type: 'Available', status: 'True', reason: 'Passed', message: 'all checks passed' }, resources, target };
   } catch (e) {
     return { condition: { type: 'Available', status: 'False', reason: 'FailedDiscoveryCheck', message: `failing or missing response from https://${target.host}:${target.port}${path}: ${(e as Error).message}` } };
   }

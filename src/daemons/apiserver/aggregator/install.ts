@@ -44,7 +44,7 @@ export async function installAggregator(rest: RestApi, s: AggregatorSetup): Prom
     if (await aggregator.handle(ctx, req, res)) return;
     await inner(ctx, req, res);
   };
-  rest.setExternalApis({ groups: () => aggregator.externalGroups() });
+  rest.setExternalApis({ groups: () => aggregator.externalGroups(), openapi: aggregator.openapi });
   await aggregator.start();
   return aggregator;
 }

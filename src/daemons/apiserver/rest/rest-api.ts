@@ -37,7 +37,7 @@ import { handleEviction } from './eviction.js';
 import { handleBinding, handleFinalize, handleScale, unsupportedSubresource } from './subresource-handlers.js';
 import type { RestDeps } from './types.js';
 import { handleWatch, handleWebSocketWatch } from './watch-handler.js';
-import { OpenApiHandler } from './openapi-handler.js';
+import { OpenApiHandler, type ExternalOpenApi } from './openapi-handler.js';
 import { handleCreate, handlePatch, handleUpdate } from './write-handlers.js';
 import { queryBool } from '../request-info.js';
 import { CrdLoop } from '../crd/crd-loop.js';
@@ -69,6 +69,7 @@ export interface RestApi {
 /** What the aggregator tells discovery and OpenAPI about the extension servers. */
 export interface ExternalApis {
   groups(): readonly ExternalGroup[];
+  openapi: ExternalOpenApi;
 }
 
 const notFoundPath = (): ApiError => new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});
@@ -223,6 +224,7 @@ export function createRestApi(deps: RestDeps): RestApi {
 
     setExternalApis(source) {
       discovery.setExternal(() => source.groups());
+      openapi.setExternal(source.openapi);
     },
 
     async handle(ctx, req, res) {
