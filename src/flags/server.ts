@@ -39,6 +39,7 @@ export const SERVER_OPTIONS = [
   { name: 'disable-controller-manager', type: 'bool', group: S.parts, ours: true, description: 'Do not run the controller manager.' },
   { name: 'disable-cluster-dns', type: 'bool', group: S.parts, ours: true, description: 'Do not run the cluster DNS (the kube-dns Service\'s server); pods then get the host\'s resolvers.' },
   { name: 'cluster-dns-port', type: 'int', default: '53', group: S.parts, ours: true, description: 'Port of the cluster DNS on the node\'s address (UDP and TCP); pods\' resolv.conf can only name port 53, so another port serves only through the kube-dns Service.' },
+  { name: 'disable-metrics-server', type: 'bool', group: S.parts, ours: true, description: 'Do not run the metrics server (the metrics.k8s.io API of kubectl top and the autoscaler).' },
   { name: 'disable-proxy', type: 'bool', group: S.parts, ours: true, description: 'Do not run the service proxy (it runs only as root, with the nft command and a CRI runtime).' },
   { name: 'config', type: 'string', group: S.parts, ours: true, description: 'YAML file with maps apiserver:, controller-manager:, scheduler:, nodeagent:, proxy: of option name to value (lists repeat the option, maps become k=v,...); the --<daemon>-arg options win over it.' },
   { name: 'apiserver-arg', type: 'stringArray', group: S.parts, ours: true, description: 'One API server option, e.g. --apiserver-arg=--audit-log-path=- (repeatable; the leading -- may be left out).' },

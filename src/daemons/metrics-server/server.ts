@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import type { Logger } from 'pino';
 import type { RestClient } from '../../client/rest-client.js';
+import { isLoopbackIp } from '../../util/ip.js';
 import { createSelfSignedServing } from '../../util/pki.js';
 import { MetricsAccess, readFrontProxyConfig } from './access.js';
 import { createMetricsHandler } from './api.js';
@@ -45,8 +46,12 @@ export function firstNonLoopbackIpv4(): string | undefined {
 }
 
 export async function startMetricsServer(o: MetricsServerOptions): Promise<RunningMetricsServer> {
-  const frontProxy = await readFrontProxyConfig(o.client);
   const address = o.advertiseAddress || firstNonLoopbackIpv4();
+  // Endpoints refuse loopback addresses (as Kubernetes'): say so before anything starts.
+  if (o.register && (!address || isLoopbackIp(address))) {
+    throw new Error(`cannot register at ${address || 'no address'}: the API server reaches extension servers at a non-loopback address (--advertise-address)`);
+  }
+  const frontProxy = await readFrontProxyConfig(o.client);
   const serving = o.serving ?? await createSelfSignedServing({
     host: SERVICE_NAME, dnsNames: [`${SERVICE_NAME}.${SERVICE_NAMESPACE}.svc`, `${SERVICE_NAME}.${SERVICE_NAMESPACE}.svc.cluster.local`, 'localhost'],
     ips: ['127.0.0.1', ...(address ? [address] : [])],
@@ -69,20 +74,22 @@ export async function startMetricsServer(o: MetricsServerOptions): Promise<Runni
   };
   scrape();
   const timer = setInterval(scrape, o.resolutionMs);
+  const stop = async (): Promise<void> => {
+    clearInterval(timer);
+    abort.abort();
+    await round;
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  };
   if (o.register) {
-    if (!address) throw new Error('no address to register the metrics server at: set --advertise-address');
-    await registerApiService(o.client, { address, port, caPem: serving.caPem });
+    try {
+      await registerApiService(o.client, { address: address!, port, caPem: serving.caPem });
+    } catch (e) {
+      await stop();
+      throw e;
+    }
     o.log.info({ address, port }, 'registered v1beta1.metrics.k8s.io');
   }
   o.log.info({ port }, 'metrics server serving');
-  return {
-    port, store, scraper,
-    async stop() {
-      clearInterval(timer);
-      abort.abort();
-      await round;
-      server.closeAllConnections();
-      await new Promise((r) => server.close(r));
-    },
-  };
+  return { port, store, scraper, stop };
 }
