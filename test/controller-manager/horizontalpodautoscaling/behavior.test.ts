@@ -55,3 +55,8 @@ t.test('with behavior: stabilization windows', async (t) => {
   c.advance(55_000);
   t.equal(n.normalizeWithBehavior('k', 3, 8, 1, 10, b).replicas, 7, 'then the upscale, at the default rate (the larger of +4 and +100 %)');
 });
+
+t.test('horizontalpodautoscaling is selectable', async (t) => {
+  const { assertSelectable } = await import('../fixtures/controller-harness.js');
+  await assertSelectable(t, 'horizontalpodautoscaling');
+});
