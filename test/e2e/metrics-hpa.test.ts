@@ -68,13 +68,16 @@ t.test('kubectl top and an HPA on a CPU-burning Deployment', { skip, timeout: 60
   t.match(top, /^metrics-node\s+\d+m\s+\d+%\s+\d+Mi\s+\d+%/m, 'kubectl top node shows the node\'s CPU and memory');
   const pods = await waitFor('kubectl top pod --containers', () => { const r = run('top', 'pod', '--containers'); return r.code === 0 && /burn-/.test(r.out) && r.out; }, 90_000);
   const burning = Number(/^burn-\S+\s+burn\s+(\d+)m/m.exec(pods)?.[1] ?? 0);
-  t.ok(burning >= 300, `the burning container uses CPU (${burning}m)`);
+  // A busy loop gets what the (shared) machine leaves it; well above the 50 m the HPA aims at.
+  t.ok(burning >= 100, `the burning container uses CPU (${burning}m)`);
+  t.comment(`kubectl top node:\n${top}kubectl top pod --containers:\n${pods}`);
 
   k('autoscale', 'deployment', 'burn', '--cpu-percent=50', '--min=1', '--max=3');
   await waitFor('the scale-out to 3', () => k('get', 'deployment', 'burn', '-o', 'jsonpath={.spec.replicas}') === '3', 120_000);
   t.pass('scaled out to maxReplicas');
   const hpa = await waitFor('kubectl get hpa with a figure', () => { const o = k('get', 'hpa', 'burn'); return /cpu: \d+%\/50%/.test(o) && o; }, 60_000);
   t.match(hpa, /^burn\s+Deployment\/burn\s+cpu: \d+%\/50%\s+1\s+3\s+\d/m, 'kubectl get hpa shows current/target');
+  t.comment(`kubectl get hpa:\n${hpa}`);
   t.match(k('get', 'events', '--field-selector=reason=SuccessfulRescale', '-o', 'jsonpath={.items[*].message}'), /New size: \d; reason: cpu resource utilization \(percentage of request\) above target/);
 
   // The load stops in every pod.
