@@ -15,7 +15,7 @@ function startManager(args: string[]): { child: ReturnType<typeof spawn>; exited
     'corectl', 'controller-manager', ...args,
   ], { stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
-  child.stderr?.on('data', (d: Buffer) => { err = (err + d.toString()).slice(-8000); });
+  child.stderr?.on('data', (d: Buffer) => { err = (err + d.toString()).slice(-64000); });
   const exited = new Promise<number | null>((r) => child.once('close', (code) => r(code)));
   return { child, exited, stderr: () => err };
 }
