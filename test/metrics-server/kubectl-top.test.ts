@@ -109,6 +109,19 @@ t.test('kubectl top node and top pod --containers through the metrics server', {
   const total = await k.ok(t, ['top', 'pod', '-n', 'shop', '-l', 'app=web']);
   t.match(total, /^web\s+\d+m\s+72Mi/m, 'a pod\'s total is the sum of its containers');
 
+  // Straight to the metrics server, identity headers count for nothing without the front proxy's certificate.
+  const forged = { 'x-remote-user': 'admin', 'x-remote-group': 'system:masters' };
+  const direct = (cert?: { certPem: string; keyPem: string }): Promise<number> => new Promise((resolve, reject) => {
+    https.get(`https://127.0.0.1:${ms.port}/apis/metrics.k8s.io/v1beta1/nodes`, { rejectUnauthorized: false, headers: forged, ...(cert ? { cert: cert.certPem, key: cert.keyPem } : {}) }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    }).on('error', reject);
+  });
+  t.equal(await direct(), 401, 'no client certificate: 401');
+  t.equal(await direct(await a.issueClient('front-proxy-client')), 401, 'a certificate of the cluster CA (not the front-proxy CA), even named front-proxy-client: 401');
+  t.equal(await direct(await issueCert({ ca: frontCa, commonName: 'someone-else', usages: 'client' })), 401, 'the front-proxy CA but a name not in requestheader-allowed-names: 401');
+  t.equal(await direct(proxyClient), 200, 'the front proxy\'s own certificate: served');
+
   // Nobody's metrics without permission: refused at the API server.
   const bob = await a.issueClient('bob');
   const b64 = (s: string): string => Buffer.from(s).toString('base64');
