@@ -10,7 +10,9 @@
 import * as https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
+import { WebSocketServer, type WebSocket } from 'ws';
 import { createCA, issueCert } from '../../src/util/pki.js';
 
 export const WARDLE_GROUP = 'wardle.example.com';
@@ -25,6 +27,8 @@ export interface ExtensionApiserver {
   requests: SeenRequest[];
   /** Adds a flunder (watchers see ADDED). */
   addFlunder(namespace: string, name: string): void;
+  /** Open watches (streamed and WebSocket). */
+  watching(): number;
   close(): Promise<void>;
 }
 
@@ -92,6 +96,7 @@ export async function startExtensionApiserver(o: {
     const f = flunder(namespace, name, ++rv);
     store.set(`${namespace}/${name}`, f);
     for (const w of watchers) if (!w.namespace || w.namespace === namespace) w.res.write(JSON.stringify({ type: 'ADDED', object: f }) + '\n');
+    for (const ws of sockets) ws.send(JSON.stringify({ type: 'ADDED', object: f }));
   };
 
   const json = (res: ServerResponse, status: number, body: unknown): void => {
@@ -163,13 +168,29 @@ export async function startExtensionApiserver(o: {
   };
 
   const server = https.createServer({ cert: serving.certPem, key: serving.keyPem, ca: auth.caPem, requestCert: true, rejectUnauthorized: false }, handler);
+  // WebSocket watches: the same events as text frames.
+  const wss = new WebSocketServer({ noServer: true });
+  const sockets = new Set<WebSocket>();
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const trusted = (req.socket as TLSSocket).authorized === true;
+    const user = auth.userHeaders.map((h) => values(req.headersDistinct[h.toLowerCase()])[0]).find((u) => u);
+    const url = new URL(req.url ?? '/', 'https://wardle');
+    requests.push({ method: 'WATCH', path: url.pathname + url.search, ...(user ? { user } : {}), groups: auth.groupHeaders.flatMap((h) => values(req.headersDistinct[h.toLowerCase()])), extra: {}, trusted });
+    if (!trusted || !user) { socket.end('HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n'); return; }
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      sockets.add(ws);
+      ws.on('close', () => sockets.delete(ws));
+      for (const f of store.values()) ws.send(JSON.stringify({ type: 'ADDED', object: f }));
+    });
+  });
   await new Promise<void>((r) => server.listen(0, o.host ?? '0.0.0.0', r));
   return {
     port: (server.address() as AddressInfo).port,
     caBundle: Buffer.from(ca.certPem).toString('base64'),
-    requests, addFlunder,
+    requests, addFlunder, watching: () => watchers.size + sockets.size,
     async close() {
       for (const w of watchers) w.res.destroy();
+      for (const ws of sockets) ws.terminate();
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
     },

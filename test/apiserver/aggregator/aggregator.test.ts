@@ -6,6 +6,7 @@
 // proxied; a stopped backend makes the APIService Available=False.
 import { spawn } from 'node:child_process';
 import * as https from 'node:https';
+import { WebSocket } from 'ws';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -121,10 +122,25 @@ t.test('aggregation through the API server to an extension server', { skip: !bin
   let out = '';
   watch.stdout.on('data', (d: Buffer) => { out += d.toString(); });
   await waitFor('the watch to list the first flunder', () => out.includes('first'));
+  // kubectl lists, then watches from the list's version: add once its watch is open.
+  await waitFor('kubectl\'s watch to be open at the fixture', () => fx!.watching() > 0);
   fx.addFlunder('wardle', 'second');
   await waitFor('the watch to show the added flunder', () => out.includes('second'));
   t.pass('a watch event streamed through the API server');
   watch.kill();
+
+  // A WebSocket watch (HTTP/1.1 upgrade) goes through too.
+  const frames: string[] = [];
+  const socket = new WebSocket(`${a.url.replace('https:', 'wss:')}/apis/${WARDLE_GROUP}/${WARDLE_VERSION}/namespaces/wardle/flunders?watch=true`,
+    { ca: a.ca.certPem, cert: admin.certPem, key: admin.keyPem });
+  socket.on('message', (d: Buffer) => frames.push(d.toString()));
+  socket.on('error', () => undefined);
+  await waitFor('the WebSocket watch to list the flunders', () => frames.some((f) => f.includes('"second"')));
+  await waitFor('the WebSocket watch to be open at the fixture', () => fx!.watching() > 0);
+  fx.addFlunder('wardle', 'third');
+  await waitFor('the WebSocket watch to show the added flunder', () => frames.some((f) => f.includes('"third"')));
+  t.ok(fx.requests.some((r) => r.method === 'WATCH' && r.user === 'admin' && r.trusted), 'the fixture saw the upgrade with the caller\'s identity');
+  socket.close();
 
   // A user without RBAC permission is refused by the API server; the fixture sees no request for it.
   const bob = await a.issueClient('bob', ['devs']);

@@ -24,7 +24,9 @@ import { availableCondition, checkApiService, writeAvailable, type CheckDeps } f
 import { BackendAgents, BackendError, DEFAULT_IDENTITY_HEADERS, resolveBackend, serviceRefOf, serviceUnavailable, type IdentityHeaderNames } from './backend.js';
 import { reconcileLocalApiServices } from './local-apiservices.js';
 import { OpenApiCopies } from './openapi-fetch.js';
-import { proxyToBackend } from './proxy.js';
+import { proxyToBackend, proxyUpgradeToBackend } from './proxy.js';
+import { writeStatusToSocket } from '../filters/write-status.js';
+import type { Duplex } from 'node:stream';
 
 export interface AggregatorOptions {
   registry: ResourceRegistry;
@@ -159,6 +161,30 @@ export class Aggregator {
       ctx.audit?.noteStatus(err.status);
       if (!res.headersSent) writeError(res, err); else if (!res.writableEnded) res.end();
     }
+    return true;
+  }
+
+  /** Takes over an upgrade for an extension's group/version (owning the socket); false when not one. */
+  handleUpgrade(ctx: RequestContext, req: ApiRequest, socket: Duplex, head: Buffer): boolean {
+    const a = this.backendOf(ctx.info.path);
+    if (!a) return false;
+    void (async () => {
+      if (availableCondition(a)?.status !== 'True') throw serviceUnavailable();
+      let target;
+      try {
+        target = await resolveBackend(this.o.registry, serviceRefOf(a)!, this.o.routeToEndpoints);
+      } catch (e) {
+        throw e instanceof BackendError ? serviceUnavailable(e.message) : e;
+      }
+      const agent = this.agents.upgradeAgentFor(a, target.serverName);
+      try {
+        await proxyUpgradeToBackend(ctx, req, socket, head, agent, target, this.names);
+      } finally {
+        agent.destroy();
+      }
+    })().catch((e: unknown) => {
+      if (!socket.destroyed) writeStatusToSocket(socket, toApiError(e));
+    });
     return true;
   }
 

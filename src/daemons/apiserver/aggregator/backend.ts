@@ -99,6 +99,20 @@ export class BackendAgents {
     return agent;
   }
 
+  /**
+   * A one-connection agent for an upgrade (the connection leaves the pool for good), with the
+   * name the backend's certificate is checked against (requests by URL would check the IP).
+   */
+  upgradeAgentFor(apiService: KubeObject, serverName: string): https.Agent {
+    const spec = (apiService.spec ?? {}) as Rec;
+    const caBundle = typeof spec.caBundle === 'string' && spec.caBundle ? Buffer.from(spec.caBundle, 'base64') : undefined;
+    return new https.Agent({
+      keepAlive: false, servername: serverName, rejectUnauthorized: spec.insecureSkipTLSVerify !== true,
+      ...(caBundle ? { ca: caBundle } : {}),
+      ...(this.clientCert ? { cert: this.clientCert.cert, key: this.clientCert.key } : {}),
+    });
+  }
+
   forget(name: string): void {
     this.agents.get(name)?.agent.destroy();
     this.agents.delete(name);

@@ -44,6 +44,10 @@ export async function installAggregator(rest: RestApi, s: AggregatorSetup): Prom
     if (await aggregator.handle(ctx, req, res)) return;
     await inner(ctx, req, res);
   };
+  const innerUpgrade = rest.handleUpgrade.bind(rest);
+  rest.handleUpgrade = (ctx, req, socket, head) => {
+    if (!aggregator.handleUpgrade(ctx, req, socket, head)) innerUpgrade(ctx, req, socket, head);
+  };
   rest.setExternalApis({ groups: () => aggregator.externalGroups(), openapi: aggregator.openapi });
   await aggregator.start();
   return aggregator;

@@ -8,6 +8,8 @@
  */
 import * as https from 'node:https';
 import type { OutgoingHttpHeaders } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { headerPairs, relayResponse, requestUpgrade, splice, UpgradeError, writeResponseHead } from '../../../util/upgrade-proxy.js';
 import type { ApiRequest, ApiResponse, RequestContext } from '../context.js';
 import { bodyStream } from '../proxy/http-proxy.js';
 import { streamThrough } from '../proxy/pod-log.js';
@@ -29,10 +31,12 @@ function hostPort(t: BackendTarget): string {
 }
 
 /** The headers sent to the backend for `req` on behalf of ctx.user. */
-export function backendHeaders(ctx: RequestContext, req: ApiRequest, target: BackendTarget, names: IdentityHeaderNames): OutgoingHttpHeaders {
+export function backendHeaders(ctx: RequestContext, req: ApiRequest, target: BackendTarget, names: IdentityHeaderNames, upgrade = false): OutgoingHttpHeaders {
   const out: OutgoingHttpHeaders = {};
   for (const [k, v] of Object.entries(req.headers)) {
-    if (v === undefined || k.startsWith(':') || k === 'host' || k === 'authorization' || k.startsWith('impersonate-') || HOP_BY_HOP.has(k)) continue;
+    if (v === undefined || k.startsWith(':') || k === 'host' || k === 'authorization' || k.startsWith('impersonate-')) continue;
+    // An upgrade keeps what asks for it (Connection: Upgrade, Upgrade: websocket).
+    if (HOP_BY_HOP.has(k) && !(upgrade && (k === 'connection' || k === 'upgrade'))) continue;
     if (isIdentityHeader(k, names)) continue;
     out[k] = v;
   }
@@ -88,4 +92,26 @@ export function proxyToBackend(ctx: RequestContext, req: ApiRequest, res: ApiRes
 
 function isIp(s: string): boolean {
   return /^[\d.]+$/.test(s) || s.includes(':');
+}
+
+/**
+ * An HTTP/1.1 upgrade (WebSocket watch, streaming subresources of the extension) proxied to
+ * `target`: on the backend's 101 the two connections are spliced; any other answer is relayed
+ * and both connections end.
+ */
+export async function proxyUpgradeToBackend(ctx: RequestContext, req: ApiRequest, socket: Duplex, head: Buffer, agent: https.Agent,
+  target: BackendTarget, names: IdentityHeaderNames): Promise<void> {
+  const method = String(req.method ?? 'GET').toUpperCase();
+  let out;
+  try {
+    out = await requestUpgrade({
+      url: `https://${hostPort(target)}${req.url ?? '/'}`, method, headers: backendHeaders(ctx, req, target, names, true),
+      agent, timeoutMs: CONNECT_TIMEOUT_MS, signal: ctx.signal,
+    });
+  } catch (e) {
+    throw serviceUnavailable(`error trying to reach service: ${e instanceof UpgradeError ? e.message : String(e)}`);
+  }
+  if (out.kind === 'response') { await relayResponse(socket, out.res); return; }
+  writeResponseHead(socket, 101, 'Switching Protocols', headerPairs(out.res));
+  await splice(socket, head, out.socket, out.head);
 }
