@@ -65,6 +65,13 @@ t.test('aggregation through the API server to an extension server', { skip: !bin
   t.match(local, /^v1\.\s+Local\s+True/m, 'v1. is local and available');
   t.match(local, /^v1\.apiregistration\.k8s\.io\s+Local\s+True/m);
 
+  // A CRD's group/version gets a local APIService too.
+  await k.ok(t, ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'widgets.stable.example.com' },
+    spec: { group: 'stable.example.com', scope: 'Namespaced', names: { plural: 'widgets', singular: 'widget', kind: 'Widget' },
+      versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }] } }));
+  await waitFor('the CRD\'s local APIService', async () => /^v1\.stable\.example\.com\s+Local\s+True/m.test((await k.run(['get', 'apiservices'])).stdout), 20_000);
+  t.pass('v1.stable.example.com is a local APIService');
+
   let fx: ExtensionApiserver | undefined = await startExtensionApiserver({
     apiserverUrl: a.url, creds: { ca: a.ca.certPem, cert: admin.certPem, key: admin.keyPem }, serviceName: 'api', namespace: 'wardle',
   });

@@ -50,5 +50,7 @@ export async function installAggregator(rest: RestApi, s: AggregatorSetup): Prom
   };
   rest.setExternalApis({ groups: () => aggregator.externalGroups(), openapi: aggregator.openapi });
   await aggregator.start();
+  // A custom resource served or withdrawn gets or loses its local APIService at once.
+  rest.onServedGroupsChange(() => aggregator.kick());
   return aggregator;
 }

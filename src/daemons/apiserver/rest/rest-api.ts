@@ -64,6 +64,8 @@ export interface RestApi {
   servedGroups(): GroupInfo[];
   /** Extension servers' groups (the aggregator's) for discovery and OpenAPI. */
   setExternalApis(source: ExternalApis): void;
+  /** Calls `cb` whenever the served groups change (a custom resource served or withdrawn). */
+  onServedGroupsChange(cb: () => void): void;
 }
 
 /** What the aggregator tells discovery and OpenAPI about the extension servers. */
@@ -118,11 +120,13 @@ export function createRestApi(deps: RestDeps): RestApi {
     intervalMs: cfg.endpointReconcileIntervalMs ?? 10_000, log,
   });
   const openapi = new OpenApiHandler({ enabled: (def, version) => enablement.resourceEnabled(def, version), log: log.child({ component: 'openapi' }) });
+  const servedGroupsListeners: Array<() => void> = [];
   const crds = new CrdLoop({
     registry, log: log.child({ component: 'crd' }),
     serve(group, plural, def) {
       if (def) registerResource(def); else unregisterResource(group, plural);
       openapi.invalidate();
+      for (const cb of servedGroupsListeners) cb();
     },
   });
   const wss = new WebSocketServer({ noServer: true });
@@ -221,6 +225,10 @@ export function createRestApi(deps: RestDeps): RestApi {
     registry,
 
     servedGroups: () => discovery.groups(),
+
+    onServedGroupsChange(cb) {
+      servedGroupsListeners.push(cb);
+    },
 
     setExternalApis(source) {
       discovery.setExternal(() => source.groups());
