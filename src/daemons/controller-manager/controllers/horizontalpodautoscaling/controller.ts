@@ -110,7 +110,6 @@ export class HorizontalPodAutoscalingController implements Controller {
     const status = obj(hpa.status);
     const conds: Condition[] = (Array.isArray(status.conditions) ? status.conditions as Condition[] : []).map((x) => ({ ...x }));
     const target = obj(spec.scaleTargetRef);
-    const reference = `${String(target.kind)}/${String(target.name)}`;
     const minReplicas = typeof spec.minReplicas === 'number' ? spec.minReplicas : 1;
     const maxReplicas = Number(spec.maxReplicas ?? 1);
     const next: Obj = { ...status, conditions: conds };
