@@ -29,6 +29,7 @@ type AnyFlagSet = DaemonFlagSet<unknown>;
 const DAEMONS: Readonly<Record<string, (() => Promise<AnyFlagSet>) | null>> = {
   apiserver: async () => (await import('./flags/apiserver.js')).APISERVER_FLAGS as unknown as AnyFlagSet,
   'controller-manager': async () => (await import('./flags/controller-manager.js')).CONTROLLER_MANAGER_FLAGS as unknown as AnyFlagSet,
+  'metrics-server': async () => (await import('./flags/metrics-server.js')).METRICS_SERVER_FLAGS as unknown as AnyFlagSet,
   nodeagent: async () => (await import('./flags/nodeagent.js')).NODEAGENT_FLAGS as unknown as AnyFlagSet,
   proxy: async () => (await import('./flags/proxy.js')).PROXY_FLAGS as unknown as AnyFlagSet,
   scheduler: async () => (await import('./flags/scheduler.js')).SCHEDULER_FLAGS as unknown as AnyFlagSet,
@@ -46,6 +47,7 @@ function topLevelHelp(): string {
     'Daemons:',
     '  apiserver            validates and stores API objects and serves the REST API',
     '  controller-manager   runs the core control loops',
+    '  metrics-server       serves the metrics.k8s.io API (kubectl top) from the node agents\' resource metrics',
     '  nodeagent            runs the pods of one node',
     '  proxy                routes Service addresses to their endpoints (nftables)',
     '  scheduler            binds pending pods to nodes',

@@ -151,7 +151,6 @@ export const APISERVER_NOT_ACTED_ON: Readonly<Record<string, string>> = {
   'vendor-container-registry-config': CLOUD,
   'contention-profiling': 'Node.js has no lock contention profile',
   'deserialization-cache-size': 'there is no deserialization cache: reads are served from the stored bytes',
-  'enable-aggregator-routing': 'the aggregation layer is not built yet',
 
   'external-hostname': 'no externalized URLs are generated',
   'master-service-namespace': 'the kubernetes service always lives in default',

@@ -111,7 +111,6 @@ export const CONTROLLER_MANAGER_OPTIONS = [
 export type ControllerManagerConfig = ConfigOf<typeof CONTROLLER_MANAGER_OPTIONS>;
 
 const CLOUD = 'no cloud provider is built in';
-const HPA = 'the horizontal pod autoscaler is not built yet';
 const RECYCLER = 'the Recycle reclaim policy (deprecated in Kubernetes) is not built';
 
 /** The reference's options this controller manager does not act on (see DaemonFlagSet.notActedOn). */
@@ -126,11 +125,6 @@ export const CONTROLLER_MANAGER_NOT_ACTED_ON: Readonly<Record<string, string>> =
   'external-cloud-volume-plugin': CLOUD,
   'contention-profiling': 'Node.js has no lock contention profile',
   'flex-volume-plugin-dir': 'no FlexVolume plugins are loaded',
-  'horizontal-pod-autoscaler-downscale-delay': HPA,
-  'horizontal-pod-autoscaler-sync-period': HPA,
-  'horizontal-pod-autoscaler-tolerance': HPA,
-  'horizontal-pod-autoscaler-upscale-delay': HPA,
-  'horizontal-pod-autoscaler-use-rest-clients': HPA,
   'insecure-experimental-approve-all-kubelet-csrs-for-group': 'it has no effect in Kubernetes either (kept for compatibility)',
   'pv-recycler-increment-timeout-nfs': RECYCLER,
   'pv-recycler-minimum-timeout-hostpath': RECYCLER,

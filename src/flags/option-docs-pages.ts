@@ -1,6 +1,7 @@
 /** Which page under docs/options/ documents which option table. */
 import { APISERVER_FLAGS } from './apiserver.js';
 import { CONTROLLER_MANAGER_FLAGS } from './controller-manager.js';
+import { METRICS_SERVER_FLAGS } from './metrics-server.js';
 import { NODEAGENT_FLAGS } from './nodeagent.js';
 import { optionDocsPage } from './option-docs.js';
 import { PROXY_FLAGS } from './proxy.js';
@@ -14,6 +15,7 @@ export function optionDocsPages(): Array<{ file: string; text: string }> {
     { file: 'scheduler.md', text: optionDocsPage(SCHEDULER_FLAGS, 'corectl scheduler options') },
     { file: 'nodeagent.md', text: optionDocsPage(NODEAGENT_FLAGS, 'corectl nodeagent options') },
     { file: 'proxy.md', text: optionDocsPage(PROXY_FLAGS, 'corectl proxy options') },
+    { file: 'metrics-server.md', text: optionDocsPage(METRICS_SERVER_FLAGS, 'corectl metrics-server options') },
     { file: 'server.md', text: optionDocsPage(SERVER_FLAGS, 'corectl server options') },
   ];
 }

@@ -39,6 +39,7 @@ export const SERVER_OPTIONS = [
   { name: 'disable-controller-manager', type: 'bool', group: S.parts, ours: true, description: 'Do not run the controller manager.' },
   { name: 'disable-cluster-dns', type: 'bool', group: S.parts, ours: true, description: 'Do not run the cluster DNS (the kube-dns Service\'s server); pods then get the host\'s resolvers.' },
   { name: 'cluster-dns-port', type: 'int', default: '53', group: S.parts, ours: true, description: 'Port of the cluster DNS on the node\'s address (UDP and TCP); pods\' resolv.conf can only name port 53, so another port serves only through the kube-dns Service.' },
+  { name: 'disable-metrics-server', type: 'bool', group: S.parts, ours: true, description: 'Do not run the metrics server (the metrics.k8s.io API of kubectl top and the autoscaler).' },
   { name: 'disable-proxy', type: 'bool', group: S.parts, ours: true, description: 'Do not run the service proxy (it runs only as root, with the nft command and a CRI runtime).' },
   { name: 'disable-local-storage', type: 'bool', group: S.parts, ours: true, description: 'Do not create the default StorageClass local-path (claims then need volumes or a class of their own).' },
   { name: 'local-storage-helper-image', type: 'string', default: 'docker.io/library/busybox:1.36', group: S.parts, ours: true, description: 'Image of the helper pod that removes a deleted local-path volume\'s directory on its node (needs rm).' },

@@ -52,8 +52,8 @@ t.test('setting a listed option warns, naming it; defaults do not', async (t) =>
     'warning: --chaos-chance is accepted but not acted on yet: no fault injection is built in',
   ]);
   t.same(parseNodeagentArgs([]).warnings, []);
-  t.same(parseControllerManagerArgs(['--horizontal-pod-autoscaler-sync-period=10s', '--tls-sni-cert-key=a.crt,a.key']).warnings, [
-    'warning: --horizontal-pod-autoscaler-sync-period is accepted but not acted on yet: the horizontal pod autoscaler is not built yet',
+  t.same(parseControllerManagerArgs(['--flex-volume-plugin-dir=/x', '--tls-sni-cert-key=a.crt,a.key']).warnings, [
+    'warning: --flex-volume-plugin-dir is accepted but not acted on yet: no FlexVolume plugins are loaded',
   ]);
   t.same(parseControllerManagerArgs([]).warnings, []);
 });

@@ -48,6 +48,7 @@ import { customresourcedefinitions } from './apiextensions/customresourcedefinit
 import { endpointslices } from './discovery/endpointslices.js';
 import { mutatingwebhookconfigurations } from './admissionregistration/mutatingwebhookconfigurations.js';
 import { validatingwebhookconfigurations } from './admissionregistration/validatingwebhookconfigurations.js';
+import { apiservices } from './apiregistration/apiservices.js';
 
 const ALL: readonly ResourceDefinition[] = [
   pods, podtemplates, services, replicationcontrollers, namespaces, nodes, endpoints, configmaps, secrets,
@@ -57,7 +58,7 @@ const ALL: readonly ResourceDefinition[] = [
   storageclasses, volumeattachments, csidrivers, csinodes, csistoragecapacities, roles, rolebindings, clusterroles, clusterrolebindings,
   poddisruptionbudgets, leases, networkpolicies, ingresses, eventsV1, customresourcedefinitions, endpointslices,
   mutatingwebhookconfigurations, validatingwebhookconfigurations,
-  ingressclasses, priorityclasses, runtimeclasses,
+  ingressclasses, priorityclasses, runtimeclasses, apiservices,
   // extensions/v1beta1: views onto the apps and networking stores (off unless --runtime-config enables them).
   deploymentsExtensionsV1beta1, daemonsetsExtensionsV1beta1, replicasetsExtensionsV1beta1,
   ingressesExtensionsV1beta1, networkpoliciesExtensionsV1beta1,
@@ -65,7 +66,7 @@ const ALL: readonly ResourceDefinition[] = [
 
 /** Group names in the order discovery lists them (Kubernetes' priority order). */
 export const GROUP_ORDER: readonly string[] = [
-  '', 'apps', 'events.k8s.io', 'autoscaling', 'batch', 'certificates.k8s.io', 'networking.k8s.io',
+  '', 'apiregistration.k8s.io', 'apps', 'events.k8s.io', 'autoscaling', 'batch', 'certificates.k8s.io', 'networking.k8s.io',
   'policy', 'rbac.authorization.k8s.io', 'storage.k8s.io', 'admissionregistration.k8s.io', 'apiextensions.k8s.io',
   'scheduling.k8s.io', 'coordination.k8s.io', 'node.k8s.io', 'discovery.k8s.io',
 ];

@@ -8,7 +8,9 @@
  * from the Go struct tags in the binary and are in src/api/schema/generated/ already; an entry
  * here overrides them.
  */
-import type { FieldDecl } from './types.js';
+import type { FieldDecl, MessageDecl } from './types.js';
+import { addedMessages as newerMessages } from './newer-fields.js';
+import { APIREGISTRATION_V1, apiregistrationV1Messages } from './apiregistration-v1.js';
 
 const CORE = 'k8s.io.api.core.v1';
 const META = 'k8s.io.apimachinery.pkg.apis.meta.v1';
@@ -40,6 +42,7 @@ export const packageGroupVersions: Readonly<Record<string, { group: string; vers
   'k8s.io.api.admission.v1': { group: 'admission.k8s.io', version: 'v1' },
   'k8s.io.api.scheduling.v1': { group: 'scheduling.k8s.io', version: 'v1' },
   'k8s.io.api.node.v1': { group: 'node.k8s.io', version: 'v1' },
+  [APIREGISTRATION_V1]: { group: 'apiregistration.k8s.io', version: 'v1' },
   [META]: { group: 'meta.k8s.io', version: 'v1' },
 };
 
@@ -73,6 +76,7 @@ export const servedKinds: Readonly<Record<string, readonly string[]>> = {
   'k8s.io.api.admission.v1': ['AdmissionReview'],
   'k8s.io.api.scheduling.v1': ['PriorityClass'],
   'k8s.io.api.node.v1': ['RuntimeClass'],
+  [APIREGISTRATION_V1]: ['APIService'],
   [META]: ['Table', 'PartialObjectMetadata', 'PartialObjectMetadataList', 'Status', 'WatchEvent', 'DeleteOptions',
     'ListOptions', 'GetOptions', 'CreateOptions', 'UpdateOptions', 'PatchOptions', 'APIResourceList', 'APIGroup',
     'APIGroupList', 'APIVersions', 'List'],
@@ -106,6 +110,7 @@ export const kindDescriptions: Readonly<Record<string, string>> = {
   CronJob: 'Creates jobs on a time schedule.',
   HorizontalPodAutoscaler: 'Adjusts the replica count of a workload from observed metrics.',
   Scale: 'The replica count of a scalable resource (the scale subresource).',
+  APIService: 'Where an API group/version is served: by this API server, or by an extension API server behind a service.',
   CertificateSigningRequest: 'A request for a signed certificate, approved and signed by a signer.',
   StorageClass: 'A class of storage that dynamic provisioning can create volumes from.',
   VolumeAttachment: 'A request to attach a volume to a node.',
@@ -297,4 +302,6 @@ export const fieldPatches: Readonly<Record<string, Readonly<Record<string, Field
   'k8s.io.api.events.v1.Event': { eventTime: required },
 };
 
-export { addedFields, addedMessages } from './newer-fields.js';
+export { addedFields } from './newer-fields.js';
+/** Hand-declared messages: newer fields' types, and groups kubectl's binary lacks (apiregistration). */
+export const addedMessages: readonly MessageDecl[] = [...newerMessages, ...apiregistrationV1Messages];

@@ -35,6 +35,7 @@ import { buildAuthorizerModes } from './authorizer-modes.js';
 import { startRbacBootstrap } from './rbac-bootstrap.js';
 import { oidcOptionsFromConfig } from './oidc-setup.js';
 import { AuthenticationInfoPublisher } from './registry/extension-apiserver-authentication.js';
+import { installAggregator } from './aggregator/install.js';
 
 /** ApiserverConfig → the serving subset (the option parser keeps '' for unset strings). */
 export function servingOptionsFromConfig(c: ApiserverConfig): ServingOptions {
@@ -255,6 +256,14 @@ export async function startApiserverParts(config: ApiserverConfig, log: Logger, 
     const authInfo = new AuthenticationInfoPublisher({ registry: rest.registry, store, published: prepared.authn.published, log: log.child({ component: 'authentication-info' }) });
     await authInfo.start();
     cleanups.unshift(() => authInfo.stop());
+    // The aggregation layer: local APIServices, and extension servers' group/versions proxied to them.
+    const aggregator = await installAggregator(rest, {
+      store, log: log.child({ component: 'aggregator' }), enableAggregatorRouting: config.enableAggregatorRouting,
+      requestheaderUsernameHeaders: options.requestheaderUsernameHeaders, requestheaderGroupHeaders: options.requestheaderGroupHeaders,
+      requestheaderExtraHeadersPrefix: options.requestheaderExtraHeadersPrefix,
+      ...(restConfig.proxyClientCert ? { proxyClientCert: restConfig.proxyClientCert } : {}),
+    });
+    cleanups.unshift(() => aggregator.stop());
     // Authorizers that read the store answer once their caches are synced, before serving.
     await authzModes.start(store);
     cleanups.unshift(() => authzModes.stop());

@@ -107,5 +107,6 @@ export const IMPLEMENTED: ControllerFactories = {
   ttl: async () => (await import('./controllers/ttl.js')).newTtlController(),
   bootstrapsigner: async () => (await import('./controllers/bootstrapsigner.js')).newBootstrapSigner(),
   tokencleaner: async () => (await import('./controllers/tokencleaner.js')).newTokenCleaner(),
+  horizontalpodautoscaling: async () => (await import('./controllers/horizontalpodautoscaling/controller.js')).newHorizontalPodAutoscalingController(),
   'clusterrole-aggregation': async () => (await import('./controllers/clusterrole-aggregation.js')).newClusterRoleAggregationController(),
 };

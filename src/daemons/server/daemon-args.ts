@@ -19,6 +19,7 @@ import type { ServerCoreconfigs } from './admin-coreconfig.js';
 import type { PkiPaths } from './pki-bootstrap.js';
 import { isLoopbackIp } from '../../util/ip.js';
 import { proxyDerivedArgs } from './proxy-part.js';
+import { frontProxyApiserverArgs } from './front-proxy-pki.js';
 
 export type PartArgs = Record<ServerPart, string[]>;
 
@@ -126,6 +127,8 @@ export function derivedArgs(d: DeriveInput): PartArgs {
     ...(nodeOnLoopback(nodeIp) ? ['--nodeagent-allow-loopback=true'] : []),
     // As kubeadm: node-level workloads (network plugins, proxies) run privileged containers.
     '--allow-privileged=true',
+    // The aggregation layer (extension API servers, the metrics server) with its own front-proxy CA.
+    ...frontProxyApiserverArgs(pki.dir),
   ];
   // One process holds every daemon: leader election only delays the start. The health
   // listeners of the controller manager and scheduler stay off (the API server's /readyz and

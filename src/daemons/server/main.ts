@@ -29,6 +29,8 @@ import { ensureLocalStorageClass } from './local-storage-setup.js';
 import { RestClient } from '../../client/rest-client.js';
 import { loadPart, startPart, type RunningPart } from './part-runner.js';
 import { APISERVER_LEAVES, bootstrapPki } from './pki-bootstrap.js';
+import { ensureFrontProxyPki } from './front-proxy-pki.js';
+import { startServerMetrics, type ServerMetrics } from './metrics-server-setup.js';
 import { planServer, type ServerPlan } from './plan.js';
 import { waitForNodeReady, waitForReadyz } from './readiness.js';
 
@@ -165,6 +167,8 @@ async function runCluster(plan: ServerPlan, ctx: ServerRunContext, io: Io): Prom
   // On a first start the leaves only the other parts need are issued after the API server is
   // ready (certificate generation is most of a first start's extra time).
   const pki = await bootstrapPki({ dir: plan.layout.pkiDir, ...plan.certificates, only: APISERVER_LEAVES });
+  const frontProxy = await ensureFrontProxyPki(plan.layout.pkiDir);
+  if (frontProxy.length && !pki.caCreated) say(`front-proxy PKI written: ${frontProxy.join(', ')}`);
   const shortFp = pki.caFingerprint.slice(0, 23);
   if (pki.caCreated) say(`PKI created in ${plan.layout.pkiDir} (CA SHA-256 ${shortFp}..., ${at()})`);
   else if (pki.written.length) say(`PKI reused from ${plan.layout.pkiDir}, renewed: ${pki.written.join(', ')} (CA SHA-256 ${shortFp}..., ${at()})`);
@@ -175,8 +179,10 @@ async function runCluster(plan: ServerPlan, ctx: ServerRunContext, io: Io): Prom
   const running: RunningPart[] = [];
   const stopping = new AbortController();
   let clusterDns: RunningClusterDns | undefined;
+  let metrics: ServerMetrics | undefined;
   const stopAll = async (): Promise<void> => {
     stopping.abort();
+    await metrics?.stop();
     await clusterDns?.stop();
     const order = (p: RunningPart): number => SERVER_PARTS.indexOf(p.name);
     for (const part of [...running].sort((a, b) => order(b) - order(a))) {
@@ -262,6 +268,14 @@ async function runCluster(plan: ServerPlan, ctx: ServerRunContext, io: Io): Prom
     if (part === 'nodeagent') say(`nodeagent started for node ${plan.nodeName} with ${runtimeText(plan)} (${at()})`);
     else say(`${part} started (${at()})`);
   }
+  if (plan.metricsServer) {
+    try {
+      metrics = await startServerMetrics({ connection: admin, advertiseAddress: new URL(plan.advertisedUrl).hostname.replace(/^\[|\]$/g, ''), log: ctx.log.child({ part: 'metrics-server' }) });
+      say(`metrics-server started on port ${metrics.port} (${at()})`);
+    } catch (e) {
+      say(`metrics-server not started: ${(e as Error).message}; kubectl top and the autoscaler have no metrics (--disable-metrics-server)`);
+    }
+  } else say('metrics-server disabled (--disable-metrics-server)');
   say(`cluster admin credentials: export KUBECONFIG=${coreconfigs.admin}`);
   const approval = approveServingCsrs(admin, stopping.signal, log);
 

@@ -45,6 +45,8 @@ export interface ServerPlan {
   readonly certificates: Omit<PkiRequest, 'dir'>;
   /** The parts to run, in start order. */
   readonly enabled: readonly ServerPart[];
+  /** Whether the in-process metrics server runs (not with --disable-metrics-server). */
+  readonly metricsServer: boolean;
   /** The cluster DNS (cluster-dns-setup.ts); undefined with --disable-cluster-dns. */
   readonly clusterDns?: ClusterDnsPlan;
   /** The default local-path StorageClass (local-storage-setup.ts); undefined with --disable-local-storage. */
@@ -114,6 +116,7 @@ export async function planServer(config: ServerConfig): Promise<ServerPlan> {
     if (agentClusterDns.length) nodeagent = { ...nodeagent, config: { ...n, clusterDns: [...agentClusterDns], clusterDomain: clusterDns.domain } };
   }
   return {
+    metricsServer: !config.disableMetricsServer,
     layout, pki, coreconfigs, nodeName, runtime, runtimeDefaulted: config.containerRuntime === '', apiserver, nodeagent, enabled, proxyOff,
     proxy: parts.proxy as ComposedPart<ProxyConfig>,
     ...(clusterDns ? { clusterDns } : {}),

@@ -10,6 +10,13 @@ type Obj = Record<string, unknown>;
 
 export interface GroupInfo { name: string; versions: string[] }
 
+/**
+ * A group served elsewhere (an extension API server behind an APIService): its versions,
+ * preferred first, each with the APIResourceList `resources` the server's discovery last gave
+ * (absent while unknown: aggregated discovery then lists the version as Stale, without resources).
+ */
+export interface ExternalGroup { name: string; versions: { version: string; resources?: Obj[] }[] }
+
 function subresourceEntries(def: ResourceDefinition, version: string): Array<{ name: string; verbs: string[]; group?: string; version?: string; kind: string }> {
   const out: Array<{ name: string; verbs: string[]; group?: string; version?: string; kind: string }> = [];
   const sub = def.subresources ?? {};
@@ -29,7 +36,19 @@ function subresourceEntries(def: ResourceDefinition, version: string): Array<{ n
 }
 
 export class Discovery {
+  /** Groups of extension API servers (the aggregator's), listed after the built-in ones. */
+  private external: () => readonly ExternalGroup[] = () => [];
+
   constructor(private readonly enablement: ApiEnablement, private readonly serverAddress: () => string) {}
+
+  setExternal(source: () => readonly ExternalGroup[]): void {
+    this.external = source;
+  }
+
+  private externalGroups(): readonly ExternalGroup[] {
+    const own = new Set(this.groups().map((g) => g.name));
+    return this.external().filter((g) => !own.has(g.name) && g.versions.length > 0);
+  }
 
   /** Non-core groups with their enabled versions, preferred first, in discovery order. */
   groups(): GroupInfo[] {
@@ -63,11 +82,13 @@ export class Discovery {
   }
 
   apiGroupList(): Obj {
-    return { kind: 'APIGroupList', apiVersion: 'v1', groups: this.groups().filter((g) => g.name !== '').map((g) => this.apiGroup(g)) };
+    const external = this.externalGroups().map((g) => this.apiGroup({ name: g.name, versions: g.versions.map((v) => v.version) }));
+    return { kind: 'APIGroupList', apiVersion: 'v1', groups: [...this.groups().filter((g) => g.name !== '').map((g) => this.apiGroup(g)), ...external] };
   }
 
   apiGroupOf(group: string): Obj | undefined {
-    const g = this.groups().find((x) => x.name === group && group !== '');
+    const g = this.groups().find((x) => x.name === group && group !== '')
+      ?? this.externalGroups().filter((x) => x.name === group).map((x) => ({ name: x.name, versions: x.versions.map((v) => v.version) }))[0];
     return g ? { kind: 'APIGroup', apiVersion: 'v1', ...this.apiGroup(g) } : undefined;
   }
 
@@ -93,7 +114,7 @@ export class Discovery {
 
   /** Aggregated discovery for /api (core only) or /apis (every other group). */
   aggregated(core: boolean, discoveryVersion: 'v2' | 'v2beta1'): Obj {
-    const items = this.groups().filter((g) => (g.name === '') === core).map((g) => ({
+    const items: Obj[] = this.groups().filter((g) => (g.name === '') === core).map((g) => ({
       metadata: { name: g.name, creationTimestamp: null },
       versions: g.versions.map((v) => ({
         version: v,
@@ -118,6 +139,39 @@ export class Discovery {
         freshness: 'Current',
       })),
     }));
+    if (!core) for (const g of this.externalGroups()) items.push(externalDiscovery(g));
     return { kind: 'APIGroupDiscoveryList', apiVersion: `apidiscovery.k8s.io/${discoveryVersion}`, metadata: {}, items };
   }
+}
+
+/** An extension server's group in aggregated discovery, from its legacy APIResourceLists. */
+function externalDiscovery(g: ExternalGroup): { metadata: Obj; versions: Obj[] } {
+  return {
+    metadata: { name: g.name, creationTimestamp: null },
+    versions: g.versions.map((v) => {
+      if (!v.resources) return { version: v.version, freshness: 'Stale' };
+      const list = v.resources.filter((r) => typeof r.name === 'string');
+      const mains = list.filter((r) => !(r.name as string).includes('/'));
+      const resources = mains.map((r) => {
+        const name = r.name as string;
+        const out: Obj = {
+          resource: name,
+          responseKind: { group: typeof r.group === 'string' ? r.group : g.name, version: typeof r.version === 'string' ? r.version : v.version, kind: r.kind },
+          scope: r.namespaced ? 'Namespaced' : 'Cluster',
+          singularResource: r.singularName ?? '',
+          verbs: r.verbs ?? [],
+        };
+        if (Array.isArray(r.shortNames) && r.shortNames.length) out.shortNames = r.shortNames;
+        if (Array.isArray(r.categories) && r.categories.length) out.categories = r.categories;
+        const subs = list.filter((s) => (s.name as string).startsWith(`${name}/`)).map((s) => ({
+          subresource: (s.name as string).slice(name.length + 1),
+          responseKind: { group: typeof s.group === 'string' ? s.group : g.name, version: typeof s.version === 'string' ? s.version : v.version, kind: s.kind },
+          verbs: s.verbs ?? [],
+        }));
+        if (subs.length) out.subresources = subs;
+        return out;
+      });
+      return { version: v.version, resources, freshness: 'Current' };
+    }),
+  };
 }

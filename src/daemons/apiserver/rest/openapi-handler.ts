@@ -24,6 +24,17 @@ export interface OpenApiHandlerOptions {
 
 interface Body { bytes: Buffer; gzipped?: Buffer; hash: string; contentType: string }
 
+/**
+ * OpenAPI of extension servers (the aggregator's copies of their documents): `generation`
+ * changes whenever any of them does; `v2` gives the paths and definitions to merge into
+ * /openapi/v2; `v3` the documents by key (`apis/<group>/<version>`).
+ */
+export interface ExternalOpenApi {
+  generation(): number;
+  v2(): readonly { paths: Record<string, unknown>; definitions: Record<string, unknown> }[];
+  v3(): ReadonlyMap<string, Buffer>;
+}
+
 function body(bytes: Buffer | Uint8Array, contentType: string): Body {
   const b = Buffer.from(bytes);
   return { bytes: b, contentType, hash: createHash('sha512').update(b).digest('hex').toUpperCase() };
@@ -37,6 +48,8 @@ export class OpenApiHandler {
   private v2json?: Body;
   private v2pb?: Body;
   private readonly log: Logger;
+  private external: ExternalOpenApi | undefined;
+  private externalGeneration = -1;
 
   constructor(private readonly opts: OpenApiHandlerOptions = {}) {
     this.log = opts.log ?? pino({ level: 'silent' });
@@ -47,15 +60,29 @@ export class OpenApiHandler {
     return path === '/openapi/v2' || path === '/openapi/v3' || path.startsWith('/openapi/v3/');
   }
 
+  /** Extension servers' documents, merged in (the aggregator's). */
+  setExternal(external: ExternalOpenApi): void {
+    this.external = external;
+    this.invalidate();
+  }
+
+  /** Drops the documents when an extension server's changed since they were made. */
+  private refreshExternal(): void {
+    const g = this.external?.generation() ?? -1;
+    if (g !== this.externalGeneration) { this.externalGeneration = g; this.invalidate(); }
+  }
+
   /** Drops the generated documents (e.g. after registering a resource). */
   invalidate(): void {
     this.v3 = undefined; this.v2json = undefined; this.v2pb = undefined;
   }
 
   private v3Docs(): { index: Body; docs: Map<string, Body> } {
+    this.refreshExternal();
     if (!this.v3) {
       const docs = new Map<string, Body>();
       for (const [key, doc] of buildAllGroupVersionsV3(this.opts.enabled)) docs.set(key, body(Buffer.from(JSON.stringify(doc)), 'application/json'));
+      for (const [key, bytes] of this.external?.v3() ?? []) if (!docs.has(key)) docs.set(key, body(bytes, 'application/json'));
       const hashes = new Map([...docs].map(([k, b]) => [k, b.hash]));
       this.v3 = { index: body(Buffer.from(JSON.stringify(buildIndexV3(hashes))), 'application/json'), docs };
       this.log.debug({ groupVersions: docs.size }, 'generated OpenAPI v3 documents');
@@ -64,12 +91,28 @@ export class OpenApiHandler {
   }
 
   private v2(protobuf: boolean): Body {
+    this.refreshExternal();
     if (protobuf) {
-      this.v2pb ??= body(encodeOpenApiV2(buildOpenApiV2(this.opts.enabled)), OPENAPI_V2_PROTOBUF_CONTENT_TYPE);
+      this.v2pb ??= body(encodeOpenApiV2(this.v2Document()), OPENAPI_V2_PROTOBUF_CONTENT_TYPE);
       return this.v2pb;
     }
-    this.v2json ??= body(Buffer.from(JSON.stringify(buildOpenApiV2(this.opts.enabled))), 'application/json');
+    this.v2json ??= body(Buffer.from(JSON.stringify(this.v2Document())), 'application/json');
     return this.v2json;
+  }
+
+  /** Our document with the extension servers' paths and definitions added (ours win on a clash). */
+  private v2Document(): ReturnType<typeof buildOpenApiV2> {
+    const doc = buildOpenApiV2(this.opts.enabled);
+    const parts = this.external?.v2() ?? [];
+    if (!parts.length) return doc;
+    const paths = { ...(doc.paths as Record<string, unknown>) };
+    const definitions = { ...(doc.definitions as Record<string, unknown>) };
+    for (const p of parts) {
+      for (const [k, v] of Object.entries(p.paths)) if (!(k in paths)) paths[k] = v;
+      for (const [k, v] of Object.entries(p.definitions)) if (!(k in definitions)) definitions[k] = v;
+    }
+    const sorted = Object.fromEntries(Object.entries(paths).sort(([a], [b]) => a.localeCompare(b)));
+    return { ...doc, paths: sorted, definitions };
   }
 
   /** Answers one request for a path `handles` accepted. */

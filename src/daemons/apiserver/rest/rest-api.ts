@@ -29,7 +29,7 @@ import { ServiceAllocation } from '../registry/service-allocation.js';
 import { ensureSystemNamespaces } from '../registry/system-namespaces.js';
 import { ensureSystemPriorityClasses } from '../registry/system-priority-classes.js';
 import { handleDelete, handleDeleteCollection } from './delete-handlers.js';
-import { Discovery } from './discovery.js';
+import { Discovery, type ExternalGroup, type GroupInfo } from './discovery.js';
 import { ApiEnablement } from './enablement.js';
 import { allowCompression, toApiError, writeError, writeObject } from './http-io.js';
 import { negotiateOutput } from './negotiate.js';
@@ -39,7 +39,7 @@ import { handleEviction } from './eviction.js';
 import { handleBinding, handleFinalize, handleScale, unsupportedSubresource } from './subresource-handlers.js';
 import type { RestDeps } from './types.js';
 import { handleWatch, handleWebSocketWatch } from './watch-handler.js';
-import { OpenApiHandler } from './openapi-handler.js';
+import { OpenApiHandler, type ExternalOpenApi } from './openapi-handler.js';
 import { handleCreate, handlePatch, handleUpdate } from './write-handlers.js';
 import { queryBool } from '../request-info.js';
 import { CrdLoop } from '../crd/crd-loop.js';
@@ -62,6 +62,18 @@ export interface RestApi {
   addResourceHandler(def: ResourceDefinition, handler: SubresourceHandler): void;
   /** The generic registry (internal loops and other components write through it). */
   readonly registry: ResourceRegistry;
+  /** The groups this server serves itself, with their enabled versions (discovery's list). */
+  servedGroups(): GroupInfo[];
+  /** Extension servers' groups (the aggregator's) for discovery and OpenAPI. */
+  setExternalApis(source: ExternalApis): void;
+  /** Calls `cb` whenever the served groups change (a custom resource served or withdrawn). */
+  onServedGroupsChange(cb: () => void): void;
+}
+
+/** What the aggregator tells discovery and OpenAPI about the extension servers. */
+export interface ExternalApis {
+  groups(): readonly ExternalGroup[];
+  openapi: ExternalOpenApi;
 }
 
 const notFoundPath = (): ApiError => new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});
@@ -112,11 +124,13 @@ export function createRestApi(deps: RestDeps): RestApi {
   });
   const identity = new ApiserverIdentity({ registry, securePort: cfg.securePort, log: log.child({ component: 'apiserver-identity' }) });
   const openapi = new OpenApiHandler({ enabled: (def, version) => enablement.resourceEnabled(def, version), log: log.child({ component: 'openapi' }) });
+  const servedGroupsListeners: Array<() => void> = [];
   const crds = new CrdLoop({
     registry, log: log.child({ component: 'crd' }),
     serve(group, plural, def) {
       if (def) registerResource(def); else unregisterResource(group, plural);
       openapi.invalidate();
+      for (const cb of servedGroupsListeners) cb();
     },
   });
   const wss = new WebSocketServer({ noServer: true });
@@ -213,6 +227,17 @@ export function createRestApi(deps: RestDeps): RestApi {
 
   return {
     registry,
+
+    servedGroups: () => discovery.groups(),
+
+    onServedGroupsChange(cb) {
+      servedGroupsListeners.push(cb);
+    },
+
+    setExternalApis(source) {
+      discovery.setExternal(() => source.groups());
+      openapi.setExternal(source.openapi);
+    },
 
     async handle(ctx, req, res) {
       let scope: Scope | undefined;

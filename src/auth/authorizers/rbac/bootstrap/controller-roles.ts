@@ -28,6 +28,7 @@ export const CONTROLLER_SERVICE_ACCOUNTS: Readonly<Record<string, string>> = {
   endpoint: 'endpoint-controller',
   endpointslice: 'endpointslice-controller',
   garbagecollector: 'generic-garbage-collector',
+  horizontalpodautoscaling: 'horizontal-pod-autoscaler',
   job: 'job-controller',
   namespace: 'namespace-controller',
   nodeipam: 'node-controller',
@@ -179,6 +180,17 @@ const CONTROLLER_RULES: Readonly<Record<string, () => PolicyRule[]>> = {
     rule(['list', 'watch', 'delete'], [G.core], ['pods']),
     rule(READ, [G.core], ['nodes']),
     rule(['patch'], [G.core], ['pods/status']),
+  ],
+  // Kubernetes' system:controller:horizontal-pod-autoscaler: the scale of any target, the metrics APIs.
+  'horizontal-pod-autoscaler': () => [
+    rule(['get', 'list', 'watch'], [G.autoscaling], ['horizontalpodautoscalers']),
+    rule(['update'], [G.autoscaling], ['horizontalpodautoscalers/status']),
+    rule(['get', 'update'], ['*'], ['*/scale']),
+    rule(['list', 'watch'], [G.core], ['pods']),
+    rule(['list', 'watch'], ['metrics.k8s.io'], ['pods']),
+    rule(['get', 'list', 'watch'], ['custom.metrics.k8s.io'], ['*']),
+    rule(['get', 'list', 'watch'], ['external.metrics.k8s.io'], ['*']),
+    eventsRule(),
   ],
   'pv-protection-controller': () => [rule(['get', 'list', 'watch', 'update'], [G.core], ['persistentvolumes']), eventsRule()],
   'pvc-protection-controller': () => [

@@ -24,7 +24,6 @@ const CONTROLLERS_NOT_RUN: Readonly<Record<string, string>> = {
   'device-taint-eviction-controller': 'dynamic resource allocation (resource.k8s.io) is not served',
   'endpointslicemirroring-controller': 'no mirroring of custom Endpoints into EndpointSlices',
   'ephemeral-volume-controller': 'generic ephemeral volumes are not provisioned by a controller',
-  'horizontal-pod-autoscaler': 'horizontalpodautoscaling is not implemented',
   'legacy-service-account-token-cleaner': 'no legacy token tracking',
   'podcheckpoint-controller': 'pod checkpoints are not served',
   'resource-claim-controller': 'dynamic resource allocation (resource.k8s.io) is not served',
