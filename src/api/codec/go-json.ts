@@ -54,7 +54,7 @@ function planFor(messageName: string, topLevel: boolean): Plan {
       if (seen.has(f.name)) continue;
       seen.add(f.name);
       keys.push(f.name);
-      if (!f.emitEmpty) {
+      if (!f.emitEmpty && !f.keepEmpty) {
         if (f.repeated || f.map) omit[f.name] = 'empty';
         else if (f.optional) omit[f.name] = 'nil';
         else if (!('message' in ref)) omit[f.name] = 'zero';
