@@ -106,6 +106,8 @@ function fieldDecl(m, f, goStruct) {
     if (inline) d.inline = true;
     const scalarGo = ['bool', 'int32', 'int64', 'uint32', 'uint64', 'float32', 'float64', 'string'].includes(gk);
     if (scalarGo && d.type.scalar && !d.repeated && !d.map && jsonTag[0] && !jsonTag.slice(1).includes('omitempty')) d.emitEmpty = true;
+    // A slice or map without omitempty: Go writes it even when empty (null or []).
+    if ((d.repeated || d.map) && jsonTag[0] && !jsonTag.slice(1).includes('omitempty')) d.keepEmpty = true;
     if (tags.patchStrategy) d.patchStrategy = tags.patchStrategy;
     if (tags.patchMergeKey) d.patchMergeKey = tags.patchMergeKey;
   } else if (goStruct && goStruct.kind === 'struct' && goStruct.fields.length) {
@@ -119,7 +121,7 @@ const q = (s) => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 function render(d) {
   const parts = [`name: ${q(d.name)}`, `number: ${d.number}`,
     d.type.scalar ? `type: { scalar: '${d.type.scalar}' }` : `type: { message: '${d.type.message}' }`];
-  for (const k of ['repeated', 'map', 'optional', 'inline', 'emitEmpty']) if (d[k]) parts.push(`${k}: true`);
+  for (const k of ['repeated', 'map', 'optional', 'inline', 'emitEmpty', 'keepEmpty']) if (d[k]) parts.push(`${k}: true`);
   if (d.patchStrategy) parts.push(`patchStrategy: ${q(d.patchStrategy)}`);
   if (d.patchMergeKey) parts.push(`patchMergeKey: ${q(d.patchMergeKey)}`);
   return `{ ${parts.join(', ')} }`;

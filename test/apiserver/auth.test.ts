@@ -138,7 +138,7 @@ t.test('AlwaysDeny → 403 in Kubernetes wording', async (t) => {
   t.same(JSON.parse(list.body), {
     kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure',
     message: 'pods is forbidden: User "alice" cannot list resource "pods" in API group "" in the namespace "default": Everything is forbidden.',
-    reason: 'Forbidden', details: { group: '', kind: 'pods' }, code: 403,
+    reason: 'Forbidden', details: { kind: 'pods' }, code: 403,
   });
   const get = await h2request(s.url, { path: '/apis/apps/v1/deployments/web/scale', ...as });
   t.equal(JSON.parse(get.body).message,

@@ -13,7 +13,8 @@ import { openEtcdBackend } from '../../src/storage/etcd/etcd-backend.js';
 import { skipWithoutEtcd, startEtcd } from '../helpers/etcd.js';
 
 const pod = (name: string, labels: Record<string, string> = { app: 'a' }): KubeObject =>
-  ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default', labels }, spec: {} });
+  // A kind without a schema declaration: stored as given (built-in kinds are put in Go's form).
+  ({ apiVersion: 'test.corectl.io/v1', kind: 'Widget', metadata: { name, namespace: 'default', labels }, spec: {} });
 const ref = (name: string): ObjectRef => ({ group: '', resource: 'pods', namespace: 'default', name });
 const q = (extra: Partial<WatchQuery> = {}): WatchQuery => ({ group: '', resource: 'pods', namespace: 'default', ...extra });
 

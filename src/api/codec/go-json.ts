@@ -28,6 +28,13 @@ interface Plan {
   readonly keys: readonly string[];
   /** Members Go leaves out when empty, and what empty is for each (emitEmpty fields are never left out). */
   readonly omit: Readonly<Record<string, Omit>>;
+  /**
+   * Members Go writes even when the object lacks them, with the value it writes: a non-pointer
+   * struct (its zero struct, e.g. `"resources":{}`), a non-pointer Time (`null`, as in a
+   * template's `"creationTimestamp":null`), a scalar without omitempty (its zero), a list or
+   * map without omitempty (`null`).
+   */
+  readonly fill: readonly { readonly key: string; readonly zero: () => unknown }[];
   /** Position of each key in `keys`. */
   readonly position: Readonly<Record<string, number>>;
   readonly children: Readonly<Record<string, Child>>;
@@ -44,6 +51,7 @@ function planFor(messageName: string, topLevel: boolean): Plan {
   const children: Record<string, Child> = Object.create(null);
   const seen = new Set<string>(keys);
   const omit: Record<string, Omit> = Object.create(null);
+  const fill: { key: string; zero: () => unknown }[] = [];
   const add = (m: MessageDecl): void => {
     for (const f of m.fields) {
       const ref = f.type;
@@ -54,13 +62,15 @@ function planFor(messageName: string, topLevel: boolean): Plan {
       if (seen.has(f.name)) continue;
       seen.add(f.name);
       keys.push(f.name);
-      if (!f.emitEmpty) {
+      if (!f.emitEmpty && !f.keepEmpty) {
         if (f.repeated || f.map) omit[f.name] = 'empty';
         else if (f.optional) omit[f.name] = 'nil';
         else if (!('message' in ref)) omit[f.name] = 'zero';
       }
       const nested = 'message' in ref ? ref.message : undefined;
       const special = nested === undefined ? undefined : SPECIAL_MESSAGES[nested];
+      const zero = zeroOf(f, nested, special);
+      if (zero) fill.push({ key: f.name, zero });
       if (f.map) children[f.name] = { kind: 'map', plan: nested === undefined || special !== undefined ? undefined : () => planFor(nested, false) };
       else if (nested === undefined) continue;
       else if (special === 'RawExtension') children[f.name] = { kind: 'embedded', repeated: f.repeated === true };
@@ -70,9 +80,25 @@ function planFor(messageName: string, topLevel: boolean): Plan {
   const decl = schema.message(messageName);
   if (decl) add(decl);
   keys.forEach((k, i) => { position[k] = i; });
-  plan = { keys, position, children, omit };
+  plan = { keys, position, children, omit, fill };
   plans.set(key, plan);
   return plan;
+}
+
+const SPECIAL_ZEROS: Readonly<Record<string, unknown>> = { Time: null, MicroTime: null, Quantity: '0', IntOrString: 0, Duration: '0s', RawExtension: null, FieldsV1: null, JSON: null };
+
+/** How Go writes a member the object lacks, or undefined when it leaves it out (see Plan.fill). */
+function zeroOf(f: MessageDecl['fields'][number], nested: string | undefined, special: string | undefined): (() => unknown) | undefined {
+  if (f.repeated || f.map) return f.keepEmpty ? () => null : undefined;
+  if (nested === undefined) {
+    if (!f.emitEmpty) return undefined;
+    const s = 'scalar' in f.type ? f.type.scalar : 'string';
+    const z = s === 'string' ? '' : s === 'bool' ? false : s === 'bytes' ? null : 0;
+    return () => z;
+  }
+  if (f.optional) return undefined;
+  if (special !== undefined) { const z = SPECIAL_ZEROS[special] ?? null; return () => z; }
+  return () => orderMessage({}, planFor(nested, false));
 }
 
 function isObject(v: unknown): v is Json {
@@ -154,6 +180,10 @@ function orderMessage(v: unknown, plan: Plan): unknown {
       if (o !== value) (changed ??= new Map()).set(k, o);
     }
   }
+  let missing = false;
+  const fill = plan.fill;
+  for (let i = 0; i < fill.length; i++) if (!(fill[i]!.key in v)) { missing = true; break; }
+  if (missing) inOrder = false;
   if (inOrder && !changed && !drop) return v;
   const out: Json = {};
   const take = (k: string): unknown => (changed?.has(k) ? changed.get(k) : v[k]);
@@ -161,7 +191,13 @@ function orderMessage(v: unknown, plan: Plan): unknown {
     for (const k in v) if (!drop?.has(k)) out[k] = take(k);
     return out;
   }
-  for (const k of plan.keys) if (Object.prototype.hasOwnProperty.call(v, k) && !drop?.has(k)) out[k] = take(k);
+  const zeros = missing ? new Map(fill.map((f) => [f.key, f.zero])) : undefined;
+  for (const k of plan.keys) {
+    if (Object.prototype.hasOwnProperty.call(v, k)) { if (!drop?.has(k)) out[k] = take(k); } else {
+      const z = zeros?.get(k);
+      if (z) out[k] = z();
+    }
+  }
   for (const k in v) if (position[k] === undefined) out[k] = v[k];
   return out;
 }

@@ -72,7 +72,8 @@ function qualifiedResource(q: Qualified): string {
 function detailsOf(q: Qualified): StatusDetails {
   const d: StatusDetails = { kind: q.resource };
   if (q.name !== undefined) d.name = q.name;
-  d.group = q.group ?? '';
+  // Go leaves an empty group out (omitempty): audit events and every encoding see the same details.
+  if (q.group) d.group = q.group;
   return d;
 }
 

@@ -68,6 +68,11 @@ export interface FieldDecl {
    * produce JSON from protobuf keep such zero values, as Go does.
    */
   readonly emitEmpty?: true;
+  /**
+   * A list or map whose Go json tag has no `omitempty` (e.g. PodSpec.containers, Role.rules, a
+   * list's items): Go's JSON writes it even when empty, so the encoder never leaves it out.
+   */
+  readonly keepEmpty?: true;
   /** Required in OpenAPI and validation. */
   readonly required?: true;
   /** Allowed values, where Kubernetes declares an enum. */

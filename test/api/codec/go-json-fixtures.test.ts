@@ -57,11 +57,17 @@ t.test('the encoder writes every served kind of Kubernetes\' fixtures in their k
 
 t.test('Go\'s encoder details', async (t) => {
   const cm = { data: { b: '<a&b>', a: '\u2028' }, metadata: { name: 'x' }, apiVersion: 'v1', kind: 'ConfigMap' };
-  t.equal(encodeGoJson(cm).toString(), '{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"x"},"data":{"a":"\\u2028","b":"\\u003ca\\u0026b\\u003e"}}\n',
+  t.equal(encodeGoJson(cm).toString(), '{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"x","creationTimestamp":null},"data":{"a":"\\u2028","b":"\\u003ca\\u0026b\\u003e"}}\n',
     'struct fields in Go order, map keys sorted, HTML characters escaped, a newline at the end');
-  const same = { kind: 'ConfigMap', apiVersion: 'v1', metadata: { name: 'x' }, data: { a: '1' } };
+  const same = { kind: 'ConfigMap', apiVersion: 'v1', metadata: { name: 'x', creationTimestamp: '2026-12-07T00:00:00Z' }, data: { a: '1' } };
   const { goOrder } = await import('../../../src/api/codec/go-json.js');
   t.equal(goOrder(same), same, 'an object already in order is not copied');
+  const deployment = { kind: 'Deployment', apiVersion: 'apps/v1', metadata: { name: 'd', creationTimestamp: '2026-12-07T00:00:00Z' },
+    spec: { selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'i', ports: [{ containerPort: 80 }] }] } } } };
+  t.equal(encodeGoJson(deployment).toString(), '{"kind":"Deployment","apiVersion":"apps/v1","metadata":{"name":"d","creationTimestamp":"2026-12-07T00:00:00Z"},'
+    + '"spec":{"selector":{"matchLabels":{"a":"b"}},"template":{"metadata":{"creationTimestamp":null,"labels":{"a":"b"}},'
+    + '"spec":{"containers":[{"name":"c","image":"i","ports":[{"containerPort":80}],"resources":{}}]}},"strategy":{}},"status":{}}\n',
+    'what Go writes for members the object lacks: zero structs, a zero Time as null');
   const custom = { spec: { z: 1, a: 2 }, kind: 'Widget', apiVersion: 'example.com/v1' };
   t.equal(encodeGoJson(custom).toString(), `${JSON.stringify(custom)}\n`, 'a kind without a declaration keeps its order');
 });

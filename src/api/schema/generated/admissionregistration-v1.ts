@@ -34,7 +34,7 @@ export const messages: readonly MessageDecl[] = [
     { name: 'objectSelector', number: 11, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelector' }, optional: true },
     { name: 'sideEffects', number: 6, type: { scalar: 'string' }, optional: true },
     { name: 'timeoutSeconds', number: 7, type: { scalar: 'int32' }, optional: true },
-    { name: 'admissionReviewVersions', number: 8, type: { scalar: 'string' }, repeated: true },
+    { name: 'admissionReviewVersions', number: 8, type: { scalar: 'string' }, repeated: true, keepEmpty: true },
     { name: 'reinvocationPolicy', number: 10, type: { scalar: 'string' }, optional: true },
     { name: 'matchConditions', number: 12, type: { message: 'k8s.io.api.admissionregistration.v1.MatchCondition' }, repeated: true, patchStrategy: 'merge', patchMergeKey: 'name' },
   ] },
@@ -44,7 +44,7 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.admissionregistration.v1.MutatingWebhookConfigurationList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.admissionregistration.v1.MutatingWebhookConfiguration' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.admissionregistration.v1.MutatingWebhookConfiguration' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.admissionregistration.v1.NamedRuleWithOperations', fields: [
     { name: 'resourceNames', number: 1, type: { scalar: 'string' }, repeated: true },
@@ -90,7 +90,7 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicyBindingList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicyBinding' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicyBinding' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicyBindingSpec', fields: [
     { name: 'policyName', number: 1, type: { scalar: 'string' } },
@@ -100,7 +100,7 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicyList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicy' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicy' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicySpec', fields: [
     { name: 'paramKind', number: 1, type: { message: 'k8s.io.api.admissionregistration.v1.ParamKind' }, optional: true },
@@ -126,7 +126,7 @@ export const messages: readonly MessageDecl[] = [
     { name: 'objectSelector', number: 10, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelector' }, optional: true },
     { name: 'sideEffects', number: 6, type: { scalar: 'string' }, optional: true },
     { name: 'timeoutSeconds', number: 7, type: { scalar: 'int32' }, optional: true },
-    { name: 'admissionReviewVersions', number: 8, type: { scalar: 'string' }, repeated: true },
+    { name: 'admissionReviewVersions', number: 8, type: { scalar: 'string' }, repeated: true, keepEmpty: true },
     { name: 'matchConditions', number: 11, type: { message: 'k8s.io.api.admissionregistration.v1.MatchCondition' }, repeated: true, patchStrategy: 'merge', patchMergeKey: 'name' },
   ] },
   { name: 'k8s.io.api.admissionregistration.v1.ValidatingWebhookConfiguration', fields: [
@@ -135,7 +135,7 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.admissionregistration.v1.ValidatingWebhookConfigurationList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.admissionregistration.v1.ValidatingWebhookConfiguration' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.admissionregistration.v1.ValidatingWebhookConfiguration' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.admissionregistration.v1.Validation', fields: [
     { name: 'expression', number: 1, type: { scalar: 'string' }, emitEmpty: true },

@@ -11,14 +11,14 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.apidiscovery.v2beta1.APIGroupDiscoveryList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.apidiscovery.v2beta1.APIGroupDiscovery' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.apidiscovery.v2beta1.APIGroupDiscovery' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.apidiscovery.v2beta1.APIResourceDiscovery', fields: [
     { name: 'resource', number: 1, type: { scalar: 'string' }, emitEmpty: true },
     { name: 'responseKind', number: 2, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.GroupVersionKind' }, optional: true },
     { name: 'scope', number: 3, type: { scalar: 'string' }, emitEmpty: true },
     { name: 'singularResource', number: 4, type: { scalar: 'string' }, emitEmpty: true },
-    { name: 'verbs', number: 5, type: { scalar: 'string' }, repeated: true },
+    { name: 'verbs', number: 5, type: { scalar: 'string' }, repeated: true, keepEmpty: true },
     { name: 'shortNames', number: 6, type: { scalar: 'string' }, repeated: true },
     { name: 'categories', number: 7, type: { scalar: 'string' }, repeated: true },
     { name: 'subresources', number: 8, type: { message: 'k8s.io.api.apidiscovery.v2beta1.APISubresourceDiscovery' }, repeated: true },
@@ -27,7 +27,7 @@ export const messages: readonly MessageDecl[] = [
     { name: 'subresource', number: 1, type: { scalar: 'string' }, emitEmpty: true },
     { name: 'responseKind', number: 2, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.GroupVersionKind' }, optional: true },
     { name: 'acceptedTypes', number: 3, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.GroupVersionKind' }, repeated: true },
-    { name: 'verbs', number: 4, type: { scalar: 'string' }, repeated: true },
+    { name: 'verbs', number: 4, type: { scalar: 'string' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.apidiscovery.v2beta1.APIVersionDiscovery', fields: [
     { name: 'version', number: 1, type: { scalar: 'string' }, emitEmpty: true },

@@ -12,7 +12,7 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.apps.v1.ControllerRevisionList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.apps.v1.ControllerRevision' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.apps.v1.ControllerRevision' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.apps.v1.DaemonSet', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta' } },
@@ -28,7 +28,7 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.apps.v1.DaemonSetList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.apps.v1.DaemonSet' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.apps.v1.DaemonSet' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.apps.v1.DaemonSetSpec', fields: [
     { name: 'selector', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelector' }, optional: true },
@@ -68,7 +68,7 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.apps.v1.DeploymentList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.apps.v1.Deployment' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.apps.v1.Deployment' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.apps.v1.DeploymentSpec', fields: [
     { name: 'replicas', number: 1, type: { scalar: 'int32' }, optional: true },
@@ -109,7 +109,7 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.apps.v1.ReplicaSetList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.apps.v1.ReplicaSet' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.apps.v1.ReplicaSet' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.apps.v1.ReplicaSetSpec', fields: [
     { name: 'replicas', number: 1, type: { scalar: 'int32' }, optional: true },
@@ -152,7 +152,7 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.apps.v1.StatefulSetList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.apps.v1.StatefulSet' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.apps.v1.StatefulSet' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.apps.v1.StatefulSetOrdinals', fields: [
     { name: 'start', number: 1, type: { scalar: 'int32' }, emitEmpty: true },

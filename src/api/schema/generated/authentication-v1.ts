@@ -27,7 +27,7 @@ export const messages: readonly MessageDecl[] = [
     { name: 'status', number: 3, type: { message: 'k8s.io.api.authentication.v1.TokenRequestStatus' } },
   ] },
   { name: 'k8s.io.api.authentication.v1.TokenRequestSpec', fields: [
-    { name: 'audiences', number: 1, type: { scalar: 'string' }, repeated: true },
+    { name: 'audiences', number: 1, type: { scalar: 'string' }, repeated: true, keepEmpty: true },
     { name: 'expirationSeconds', number: 4, type: { scalar: 'int64' }, optional: true },
     { name: 'boundObjectRef', number: 3, type: { message: 'k8s.io.api.authentication.v1.BoundObjectReference' }, optional: true },
   ] },

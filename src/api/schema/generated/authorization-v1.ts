@@ -26,7 +26,7 @@ export const messages: readonly MessageDecl[] = [
     { name: 'verb', number: 2, type: { scalar: 'string' } },
   ] },
   { name: 'k8s.io.api.authorization.v1.NonResourceRule', fields: [
-    { name: 'verbs', number: 1, type: { scalar: 'string' }, repeated: true },
+    { name: 'verbs', number: 1, type: { scalar: 'string' }, repeated: true, keepEmpty: true },
     { name: 'nonResourceURLs', number: 2, type: { scalar: 'string' }, repeated: true },
   ] },
   { name: 'k8s.io.api.authorization.v1.ResourceAttributes', fields: [
@@ -41,7 +41,7 @@ export const messages: readonly MessageDecl[] = [
     { name: 'labelSelector', number: 9, type: { message: 'k8s.io.api.authorization.v1.LabelSelectorAttributes' }, optional: true },
   ] },
   { name: 'k8s.io.api.authorization.v1.ResourceRule', fields: [
-    { name: 'verbs', number: 1, type: { scalar: 'string' }, repeated: true },
+    { name: 'verbs', number: 1, type: { scalar: 'string' }, repeated: true, keepEmpty: true },
     { name: 'apiGroups', number: 2, type: { scalar: 'string' }, repeated: true },
     { name: 'resources', number: 3, type: { scalar: 'string' }, repeated: true },
     { name: 'resourceNames', number: 4, type: { scalar: 'string' }, repeated: true },
@@ -83,8 +83,8 @@ export const messages: readonly MessageDecl[] = [
     { name: 'evaluationError', number: 3, type: { scalar: 'string' } },
   ] },
   { name: 'k8s.io.api.authorization.v1.SubjectRulesReviewStatus', fields: [
-    { name: 'resourceRules', number: 1, type: { message: 'k8s.io.api.authorization.v1.ResourceRule' }, repeated: true },
-    { name: 'nonResourceRules', number: 2, type: { message: 'k8s.io.api.authorization.v1.NonResourceRule' }, repeated: true },
+    { name: 'resourceRules', number: 1, type: { message: 'k8s.io.api.authorization.v1.ResourceRule' }, repeated: true, keepEmpty: true },
+    { name: 'nonResourceRules', number: 2, type: { message: 'k8s.io.api.authorization.v1.NonResourceRule' }, repeated: true, keepEmpty: true },
     { name: 'incomplete', number: 3, type: { scalar: 'bool' }, emitEmpty: true },
     { name: 'evaluationError', number: 4, type: { scalar: 'string' } },
   ] },

@@ -48,7 +48,7 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.autoscaling.v1.HorizontalPodAutoscalerList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.autoscaling.v1.HorizontalPodAutoscaler' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.autoscaling.v1.HorizontalPodAutoscaler' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.autoscaling.v1.HorizontalPodAutoscalerSpec', fields: [
     { name: 'scaleTargetRef', number: 1, type: { message: 'k8s.io.api.autoscaling.v1.CrossVersionObjectReference' } },

@@ -57,7 +57,7 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.autoscaling.v2.HorizontalPodAutoscalerList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.autoscaling.v2.HorizontalPodAutoscaler' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.autoscaling.v2.HorizontalPodAutoscaler' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.autoscaling.v2.HorizontalPodAutoscalerSpec', fields: [
     { name: 'scaleTargetRef', number: 1, type: { message: 'k8s.io.api.autoscaling.v2.CrossVersionObjectReference' } },
@@ -71,7 +71,7 @@ export const messages: readonly MessageDecl[] = [
     { name: 'lastScaleTime', number: 2, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.Time' }, optional: true },
     { name: 'currentReplicas', number: 3, type: { scalar: 'int32' } },
     { name: 'desiredReplicas', number: 4, type: { scalar: 'int32' }, emitEmpty: true },
-    { name: 'currentMetrics', number: 5, type: { message: 'k8s.io.api.autoscaling.v2.MetricStatus' }, repeated: true },
+    { name: 'currentMetrics', number: 5, type: { message: 'k8s.io.api.autoscaling.v2.MetricStatus' }, repeated: true, keepEmpty: true },
     { name: 'conditions', number: 6, type: { message: 'k8s.io.api.autoscaling.v2.HorizontalPodAutoscalerCondition' }, repeated: true, patchStrategy: 'merge', patchMergeKey: 'type' },
   ] },
   { name: 'k8s.io.api.autoscaling.v2.MetricIdentifier', fields: [

@@ -12,7 +12,7 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.batch.v1.CronJobList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.batch.v1.CronJob' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.batch.v1.CronJob' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.batch.v1.CronJobSpec', fields: [
     { name: 'schedule', number: 1, type: { scalar: 'string' }, emitEmpty: true },
@@ -44,7 +44,7 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.batch.v1.JobList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.batch.v1.Job' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.batch.v1.Job' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.batch.v1.JobSpec', fields: [
     { name: 'parallelism', number: 1, type: { scalar: 'int32' }, optional: true },
@@ -82,12 +82,12 @@ export const messages: readonly MessageDecl[] = [
     { name: 'spec', number: 2, type: { message: 'k8s.io.api.batch.v1.JobSpec' } },
   ] },
   { name: 'k8s.io.api.batch.v1.PodFailurePolicy', fields: [
-    { name: 'rules', number: 1, type: { message: 'k8s.io.api.batch.v1.PodFailurePolicyRule' }, repeated: true },
+    { name: 'rules', number: 1, type: { message: 'k8s.io.api.batch.v1.PodFailurePolicyRule' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.batch.v1.PodFailurePolicyOnExitCodesRequirement', fields: [
     { name: 'containerName', number: 1, type: { scalar: 'string' }, optional: true },
     { name: 'operator', number: 2, type: { scalar: 'string' }, emitEmpty: true },
-    { name: 'values', number: 3, type: { scalar: 'int32' }, repeated: true },
+    { name: 'values', number: 3, type: { scalar: 'int32' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.batch.v1.PodFailurePolicyOnPodConditionsPattern', fields: [
     { name: 'type', number: 1, type: { scalar: 'string' }, emitEmpty: true },
@@ -99,7 +99,7 @@ export const messages: readonly MessageDecl[] = [
     { name: 'onPodConditions', number: 3, type: { message: 'k8s.io.api.batch.v1.PodFailurePolicyOnPodConditionsPattern' }, repeated: true },
   ] },
   { name: 'k8s.io.api.batch.v1.SuccessPolicy', fields: [
-    { name: 'rules', number: 1, type: { message: 'k8s.io.api.batch.v1.SuccessPolicyRule' }, repeated: true },
+    { name: 'rules', number: 1, type: { message: 'k8s.io.api.batch.v1.SuccessPolicyRule' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.batch.v1.SuccessPolicyRule', fields: [
     { name: 'succeededIndexes', number: 1, type: { scalar: 'string' }, optional: true },

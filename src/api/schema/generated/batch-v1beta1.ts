@@ -12,7 +12,7 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.batch.v1beta1.CronJobList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.batch.v1beta1.CronJob' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.batch.v1beta1.CronJob' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.batch.v1beta1.CronJobSpec', fields: [
     { name: 'schedule', number: 1, type: { scalar: 'string' }, emitEmpty: true },

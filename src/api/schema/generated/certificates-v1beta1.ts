@@ -20,7 +20,7 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.certificates.v1beta1.CertificateSigningRequestList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.certificates.v1beta1.CertificateSigningRequest' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.certificates.v1beta1.CertificateSigningRequest' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.certificates.v1beta1.CertificateSigningRequestSpec', fields: [
     { name: 'request', number: 1, type: { scalar: 'bytes' } },
@@ -42,7 +42,7 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.certificates.v1beta1.ClusterTrustBundleList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.certificates.v1beta1.ClusterTrustBundle' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.certificates.v1beta1.ClusterTrustBundle' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.certificates.v1beta1.ClusterTrustBundleSpec', fields: [
     { name: 'signerName', number: 1, type: { scalar: 'string' } },

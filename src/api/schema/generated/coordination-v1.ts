@@ -11,7 +11,7 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.coordination.v1.LeaseList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.coordination.v1.Lease' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.coordination.v1.Lease' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.coordination.v1.LeaseSpec', fields: [
     { name: 'holderIdentity', number: 1, type: { scalar: 'string' }, optional: true },

@@ -74,7 +74,7 @@ export const messages: readonly MessageDecl[] = [
     { name: 'drop', number: 2, type: { scalar: 'string' }, repeated: true },
   ] },
   { name: 'k8s.io.api.core.v1.CephFSPersistentVolumeSource', fields: [
-    { name: 'monitors', number: 1, type: { scalar: 'string' }, repeated: true },
+    { name: 'monitors', number: 1, type: { scalar: 'string' }, repeated: true, keepEmpty: true },
     { name: 'path', number: 2, type: { scalar: 'string' } },
     { name: 'user', number: 3, type: { scalar: 'string' } },
     { name: 'secretFile', number: 4, type: { scalar: 'string' } },
@@ -82,7 +82,7 @@ export const messages: readonly MessageDecl[] = [
     { name: 'readOnly', number: 6, type: { scalar: 'bool' } },
   ] },
   { name: 'k8s.io.api.core.v1.CephFSVolumeSource', fields: [
-    { name: 'monitors', number: 1, type: { scalar: 'string' }, repeated: true },
+    { name: 'monitors', number: 1, type: { scalar: 'string' }, repeated: true, keepEmpty: true },
     { name: 'path', number: 2, type: { scalar: 'string' } },
     { name: 'user', number: 3, type: { scalar: 'string' } },
     { name: 'secretFile', number: 4, type: { scalar: 'string' } },
@@ -123,7 +123,7 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.core.v1.ComponentStatusList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.core.v1.ComponentStatus' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.core.v1.ComponentStatus' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.core.v1.ConfigMap', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta' } },
@@ -142,7 +142,7 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.core.v1.ConfigMapList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.core.v1.ConfigMap' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.core.v1.ConfigMap' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.core.v1.ConfigMapNodeConfigSource', fields: [
     { name: 'namespace', number: 1, type: { scalar: 'string' }, emitEmpty: true },
@@ -189,7 +189,7 @@ export const messages: readonly MessageDecl[] = [
     { name: 'tty', number: 18, type: { scalar: 'bool' } },
   ] },
   { name: 'k8s.io.api.core.v1.ContainerImage', fields: [
-    { name: 'names', number: 1, type: { scalar: 'string' }, repeated: true },
+    { name: 'names', number: 1, type: { scalar: 'string' }, repeated: true, keepEmpty: true },
     { name: 'sizeBytes', number: 2, type: { scalar: 'int64' } },
   ] },
   { name: 'k8s.io.api.core.v1.ContainerPort', fields: [
@@ -287,7 +287,7 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.core.v1.EndpointsList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.core.v1.Endpoints' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.core.v1.Endpoints' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.core.v1.EnvFromSource', fields: [
     { name: 'prefix', number: 1, type: { scalar: 'string' } },
@@ -357,7 +357,7 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.core.v1.EventList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.core.v1.Event' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.core.v1.Event' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.core.v1.EventSeries', fields: [
     { name: 'count', number: 1, type: { scalar: 'int32' } },
@@ -503,10 +503,10 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.core.v1.LimitRangeList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.core.v1.LimitRange' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.core.v1.LimitRange' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.core.v1.LimitRangeSpec', fields: [
-    { name: 'limits', number: 1, type: { message: 'k8s.io.api.core.v1.LimitRangeItem' }, repeated: true },
+    { name: 'limits', number: 1, type: { message: 'k8s.io.api.core.v1.LimitRangeItem' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.core.v1.LinuxContainerUser', fields: [
     { name: 'uid', number: 1, type: { scalar: 'int64' }, emitEmpty: true },
@@ -515,7 +515,7 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.core.v1.List', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.apimachinery.pkg.runtime.RawExtension' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.apimachinery.pkg.runtime.RawExtension' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.core.v1.LoadBalancerIngress', fields: [
     { name: 'ip', number: 1, type: { scalar: 'string' } },
@@ -556,7 +556,7 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.core.v1.NamespaceList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.core.v1.Namespace' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.core.v1.Namespace' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.core.v1.NamespaceSpec', fields: [
     { name: 'finalizers', number: 1, type: { scalar: 'string' }, repeated: true },
@@ -603,7 +603,7 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.core.v1.NodeList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.core.v1.Node' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.core.v1.Node' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.core.v1.NodeProxyOptions', fields: [
     { name: 'path', number: 1, type: { scalar: 'string' } },
@@ -617,7 +617,7 @@ export const messages: readonly MessageDecl[] = [
     { name: 'userNamespaces', number: 2, type: { scalar: 'bool' }, optional: true },
   ] },
   { name: 'k8s.io.api.core.v1.NodeSelector', fields: [
-    { name: 'nodeSelectorTerms', number: 1, type: { message: 'k8s.io.api.core.v1.NodeSelectorTerm' }, repeated: true },
+    { name: 'nodeSelectorTerms', number: 1, type: { message: 'k8s.io.api.core.v1.NodeSelectorTerm' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.core.v1.NodeSelectorRequirement', fields: [
     { name: 'key', number: 1, type: { scalar: 'string' }, emitEmpty: true },
@@ -701,7 +701,7 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.core.v1.PersistentVolumeClaimList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.core.v1.PersistentVolumeClaim' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.core.v1.PersistentVolumeClaim' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.core.v1.PersistentVolumeClaimSpec', fields: [
     { name: 'accessModes', number: 1, type: { scalar: 'string' }, repeated: true },
@@ -734,7 +734,7 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.core.v1.PersistentVolumeList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.core.v1.PersistentVolume' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.core.v1.PersistentVolume' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.core.v1.PersistentVolumeSource', fields: [
     { name: 'gcePersistentDisk', number: 1, type: { message: 'k8s.io.api.core.v1.GCEPersistentDiskVolumeSource' }, optional: true },
@@ -834,14 +834,14 @@ export const messages: readonly MessageDecl[] = [
     { name: 'stderr', number: 3, type: { scalar: 'bool' } },
     { name: 'tty', number: 4, type: { scalar: 'bool' } },
     { name: 'container', number: 5, type: { scalar: 'string' } },
-    { name: 'command', number: 6, type: { scalar: 'string' }, repeated: true },
+    { name: 'command', number: 6, type: { scalar: 'string' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.core.v1.PodIP', fields: [
     { name: 'ip', number: 1, type: { scalar: 'string' }, emitEmpty: true },
   ] },
   { name: 'k8s.io.api.core.v1.PodList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.core.v1.Pod' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.core.v1.Pod' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.core.v1.PodLogOptions', fields: [
     { name: 'container', number: 1, type: { scalar: 'string' } },
@@ -900,7 +900,7 @@ export const messages: readonly MessageDecl[] = [
   { name: 'k8s.io.api.core.v1.PodSpec', fields: [
     { name: 'volumes', number: 1, type: { message: 'k8s.io.api.core.v1.Volume' }, repeated: true, patchStrategy: 'merge,retainKeys', patchMergeKey: 'name' },
     { name: 'initContainers', number: 20, type: { message: 'k8s.io.api.core.v1.Container' }, repeated: true, patchStrategy: 'merge', patchMergeKey: 'name' },
-    { name: 'containers', number: 2, type: { message: 'k8s.io.api.core.v1.Container' }, repeated: true, patchStrategy: 'merge', patchMergeKey: 'name' },
+    { name: 'containers', number: 2, type: { message: 'k8s.io.api.core.v1.Container' }, repeated: true, keepEmpty: true, patchStrategy: 'merge', patchMergeKey: 'name' },
     { name: 'ephemeralContainers', number: 34, type: { message: 'k8s.io.api.core.v1.EphemeralContainer' }, repeated: true, patchStrategy: 'merge', patchMergeKey: 'name' },
     { name: 'restartPolicy', number: 3, type: { scalar: 'string' } },
     { name: 'terminationGracePeriodSeconds', number: 4, type: { scalar: 'int64' }, optional: true },
@@ -968,7 +968,7 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.core.v1.PodTemplateList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.core.v1.PodTemplate' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.core.v1.PodTemplate' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.core.v1.PodTemplateSpec', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta' } },
@@ -1013,7 +1013,7 @@ export const messages: readonly MessageDecl[] = [
     { name: 'grpc', number: 4, type: { message: 'k8s.io.api.core.v1.GRPCAction' }, optional: true },
   ] },
   { name: 'k8s.io.api.core.v1.ProjectedVolumeSource', fields: [
-    { name: 'sources', number: 1, type: { message: 'k8s.io.api.core.v1.VolumeProjection' }, repeated: true },
+    { name: 'sources', number: 1, type: { message: 'k8s.io.api.core.v1.VolumeProjection' }, repeated: true, keepEmpty: true },
     { name: 'defaultMode', number: 2, type: { scalar: 'int32' }, optional: true },
   ] },
   { name: 'k8s.io.api.core.v1.QuobyteVolumeSource', fields: [
@@ -1025,7 +1025,7 @@ export const messages: readonly MessageDecl[] = [
     { name: 'tenant', number: 6, type: { scalar: 'string' } },
   ] },
   { name: 'k8s.io.api.core.v1.RBDPersistentVolumeSource', fields: [
-    { name: 'monitors', number: 1, type: { scalar: 'string' }, repeated: true },
+    { name: 'monitors', number: 1, type: { scalar: 'string' }, repeated: true, keepEmpty: true },
     { name: 'image', number: 2, type: { scalar: 'string' }, emitEmpty: true },
     { name: 'fsType', number: 3, type: { scalar: 'string' } },
     { name: 'pool', number: 4, type: { scalar: 'string' } },
@@ -1035,7 +1035,7 @@ export const messages: readonly MessageDecl[] = [
     { name: 'readOnly', number: 8, type: { scalar: 'bool' } },
   ] },
   { name: 'k8s.io.api.core.v1.RBDVolumeSource', fields: [
-    { name: 'monitors', number: 1, type: { scalar: 'string' }, repeated: true },
+    { name: 'monitors', number: 1, type: { scalar: 'string' }, repeated: true, keepEmpty: true },
     { name: 'image', number: 2, type: { scalar: 'string' }, emitEmpty: true },
     { name: 'fsType', number: 3, type: { scalar: 'string' } },
     { name: 'pool', number: 4, type: { scalar: 'string' } },
@@ -1063,7 +1063,7 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.core.v1.ReplicationControllerList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.core.v1.ReplicationController' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.core.v1.ReplicationController' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.core.v1.ReplicationControllerSpec', fields: [
     { name: 'replicas', number: 1, type: { scalar: 'int32' }, optional: true },
@@ -1099,7 +1099,7 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.core.v1.ResourceQuotaList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.core.v1.ResourceQuota' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.core.v1.ResourceQuota' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.core.v1.ResourceQuotaSpec', fields: [
     { name: 'hard', number: 1, type: { message: 'k8s.io.apimachinery.pkg.api.resource.Quantity' }, map: true },
@@ -1179,7 +1179,7 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.core.v1.SecretList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.core.v1.Secret' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.core.v1.Secret' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.core.v1.SecretProjection', fields: [
     { name: 'localObjectReference', number: 1, type: { message: 'k8s.io.api.core.v1.LocalObjectReference' }, inline: true },
@@ -1226,7 +1226,7 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.core.v1.ServiceAccountList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.core.v1.ServiceAccount' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.core.v1.ServiceAccount' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.core.v1.ServiceAccountTokenProjection', fields: [
     { name: 'audience', number: 1, type: { scalar: 'string' } },
@@ -1235,7 +1235,7 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.core.v1.ServiceList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.core.v1.Service' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.core.v1.Service' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.core.v1.ServicePort', fields: [
     { name: 'name', number: 1, type: { scalar: 'string' } },
@@ -1317,7 +1317,7 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.core.v1.TopologySelectorLabelRequirement', fields: [
     { name: 'key', number: 1, type: { scalar: 'string' }, emitEmpty: true },
-    { name: 'values', number: 2, type: { scalar: 'string' }, repeated: true },
+    { name: 'values', number: 2, type: { scalar: 'string' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.core.v1.TopologySelectorTerm', fields: [
     { name: 'matchLabelExpressions', number: 1, type: { message: 'k8s.io.api.core.v1.TopologySelectorLabelRequirement' }, repeated: true },

@@ -6,7 +6,7 @@ import type { MessageDecl } from '../types.js';
 
 export const messages: readonly MessageDecl[] = [
   { name: 'k8s.io.api.discovery.v1.Endpoint', fields: [
-    { name: 'addresses', number: 1, type: { scalar: 'string' }, repeated: true },
+    { name: 'addresses', number: 1, type: { scalar: 'string' }, repeated: true, keepEmpty: true },
     { name: 'conditions', number: 2, type: { message: 'k8s.io.api.discovery.v1.EndpointConditions' } },
     { name: 'hostname', number: 3, type: { scalar: 'string' }, optional: true },
     { name: 'targetRef', number: 4, type: { message: 'k8s.io.api.core.v1.ObjectReference' }, optional: true },
@@ -33,12 +33,12 @@ export const messages: readonly MessageDecl[] = [
   { name: 'k8s.io.api.discovery.v1.EndpointSlice', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta' } },
     { name: 'addressType', number: 4, type: { scalar: 'string' }, emitEmpty: true },
-    { name: 'endpoints', number: 2, type: { message: 'k8s.io.api.discovery.v1.Endpoint' }, repeated: true },
-    { name: 'ports', number: 3, type: { message: 'k8s.io.api.discovery.v1.EndpointPort' }, repeated: true },
+    { name: 'endpoints', number: 2, type: { message: 'k8s.io.api.discovery.v1.Endpoint' }, repeated: true, keepEmpty: true },
+    { name: 'ports', number: 3, type: { message: 'k8s.io.api.discovery.v1.EndpointPort' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.discovery.v1.EndpointSliceList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.discovery.v1.EndpointSlice' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.discovery.v1.EndpointSlice' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.discovery.v1.ForNode', fields: [
     { name: 'name', number: 1, type: { scalar: 'string' }, emitEmpty: true },

@@ -24,7 +24,7 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.events.v1.EventList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.events.v1.Event' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.events.v1.Event' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.events.v1.EventSeries', fields: [
     { name: 'count', number: 1, type: { scalar: 'int32' }, emitEmpty: true },

@@ -19,7 +19,7 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.extensions.v1beta1.DaemonSetList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.extensions.v1beta1.DaemonSet' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.extensions.v1beta1.DaemonSet' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.extensions.v1beta1.DaemonSetSpec', fields: [
     { name: 'selector', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelector' }, optional: true },
@@ -60,7 +60,7 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.extensions.v1beta1.DeploymentList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.extensions.v1beta1.Deployment' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.extensions.v1beta1.Deployment' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.extensions.v1beta1.DeploymentRollback', fields: [
     { name: 'name', number: 1, type: { scalar: 'string' }, emitEmpty: true },
@@ -99,7 +99,7 @@ export const messages: readonly MessageDecl[] = [
     { name: 'backend', number: 2, type: { message: 'k8s.io.api.extensions.v1beta1.IngressBackend' } },
   ] },
   { name: 'k8s.io.api.extensions.v1beta1.HTTPIngressRuleValue', fields: [
-    { name: 'paths', number: 1, type: { message: 'k8s.io.api.extensions.v1beta1.HTTPIngressPath' }, repeated: true },
+    { name: 'paths', number: 1, type: { message: 'k8s.io.api.extensions.v1beta1.HTTPIngressPath' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.extensions.v1beta1.IPBlock', fields: [
     { name: 'cidr', number: 1, type: { scalar: 'string' }, emitEmpty: true },
@@ -117,7 +117,7 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.extensions.v1beta1.IngressList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.extensions.v1beta1.Ingress' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.extensions.v1beta1.Ingress' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.extensions.v1beta1.IngressLoadBalancerIngress', fields: [
     { name: 'ip', number: 1, type: { scalar: 'string' } },
@@ -166,7 +166,7 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.extensions.v1beta1.NetworkPolicyList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.extensions.v1beta1.NetworkPolicy' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.extensions.v1beta1.NetworkPolicy' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.extensions.v1beta1.NetworkPolicyPeer', fields: [
     { name: 'podSelector', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelector' }, optional: true },
@@ -198,7 +198,7 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.extensions.v1beta1.ReplicaSetList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.extensions.v1beta1.ReplicaSet' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.extensions.v1beta1.ReplicaSet' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.extensions.v1beta1.ReplicaSetSpec', fields: [
     { name: 'replicas', number: 1, type: { scalar: 'int32' }, optional: true },

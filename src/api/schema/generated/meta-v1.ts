@@ -7,12 +7,12 @@ import type { MessageDecl } from '../types.js';
 export const messages: readonly MessageDecl[] = [
   { name: 'k8s.io.apimachinery.pkg.apis.meta.v1.APIGroup', fields: [
     { name: 'name', number: 1, type: { scalar: 'string' }, emitEmpty: true },
-    { name: 'versions', number: 2, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.GroupVersionForDiscovery' }, repeated: true },
+    { name: 'versions', number: 2, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.GroupVersionForDiscovery' }, repeated: true, keepEmpty: true },
     { name: 'preferredVersion', number: 3, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.GroupVersionForDiscovery' } },
     { name: 'serverAddressByClientCIDRs', number: 4, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ServerAddressByClientCIDR' }, repeated: true },
   ] },
   { name: 'k8s.io.apimachinery.pkg.apis.meta.v1.APIGroupList', fields: [
-    { name: 'groups', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.APIGroup' }, repeated: true },
+    { name: 'groups', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.APIGroup' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.apimachinery.pkg.apis.meta.v1.APIResource', fields: [
     { name: 'name', number: 1, type: { scalar: 'string' }, emitEmpty: true },
@@ -28,11 +28,11 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.apimachinery.pkg.apis.meta.v1.APIResourceList', fields: [
     { name: 'groupVersion', number: 1, type: { scalar: 'string' }, emitEmpty: true },
-    { name: 'resources', number: 2, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.APIResource' }, repeated: true },
+    { name: 'resources', number: 2, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.APIResource' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.apimachinery.pkg.apis.meta.v1.APIVersions', fields: [
-    { name: 'versions', number: 1, type: { scalar: 'string' }, repeated: true },
-    { name: 'serverAddressByClientCIDRs', number: 2, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ServerAddressByClientCIDR' }, repeated: true },
+    { name: 'versions', number: 1, type: { scalar: 'string' }, repeated: true, keepEmpty: true },
+    { name: 'serverAddressByClientCIDRs', number: 2, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ServerAddressByClientCIDR' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.apimachinery.pkg.apis.meta.v1.ApplyOptions', fields: [
     { name: 'dryRun', number: 1, type: { scalar: 'string' }, repeated: true },
@@ -111,7 +111,7 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.apimachinery.pkg.apis.meta.v1.List', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.apimachinery.pkg.runtime.RawExtension' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.apimachinery.pkg.runtime.RawExtension' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta', fields: [
     { name: 'selfLink', number: 1, type: { scalar: 'string' } },
@@ -174,7 +174,7 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.apimachinery.pkg.apis.meta.v1.PartialObjectMetadataList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.PartialObjectMetadata' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.PartialObjectMetadata' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.apimachinery.pkg.apis.meta.v1.Patch', fields: [
   ] },
@@ -189,7 +189,7 @@ export const messages: readonly MessageDecl[] = [
     { name: 'resourceVersion', number: 2, type: { scalar: 'string' }, optional: true },
   ] },
   { name: 'k8s.io.apimachinery.pkg.apis.meta.v1.RootPaths', fields: [
-    { name: 'paths', number: 1, type: { scalar: 'string' }, repeated: true },
+    { name: 'paths', number: 1, type: { scalar: 'string' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.apimachinery.pkg.apis.meta.v1.ServerAddressByClientCIDR', fields: [
     { name: 'clientCIDR', number: 1, type: { scalar: 'string' }, emitEmpty: true },

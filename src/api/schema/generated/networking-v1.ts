@@ -11,7 +11,7 @@ export const messages: readonly MessageDecl[] = [
     { name: 'backend', number: 2, type: { message: 'k8s.io.api.networking.v1.IngressBackend' } },
   ] },
   { name: 'k8s.io.api.networking.v1.HTTPIngressRuleValue', fields: [
-    { name: 'paths', number: 1, type: { message: 'k8s.io.api.networking.v1.HTTPIngressPath' }, repeated: true },
+    { name: 'paths', number: 1, type: { message: 'k8s.io.api.networking.v1.HTTPIngressPath' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.networking.v1.IPAddress', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta' } },
@@ -19,7 +19,7 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.networking.v1.IPAddressList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.networking.v1.IPAddress' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.networking.v1.IPAddress' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.networking.v1.IPAddressSpec', fields: [
     { name: 'parentRef', number: 1, type: { message: 'k8s.io.api.networking.v1.ParentReference' }, optional: true },
@@ -43,7 +43,7 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.networking.v1.IngressClassList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.networking.v1.IngressClass' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.networking.v1.IngressClass' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.networking.v1.IngressClassParametersReference', fields: [
     { name: 'apiGroup', number: 1, type: { scalar: 'string' }, optional: true },
@@ -58,7 +58,7 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.networking.v1.IngressList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.networking.v1.Ingress' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.networking.v1.Ingress' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.networking.v1.IngressLoadBalancerIngress', fields: [
     { name: 'ip', number: 1, type: { scalar: 'string' } },
@@ -111,7 +111,7 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.networking.v1.NetworkPolicyList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.networking.v1.NetworkPolicy' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.networking.v1.NetworkPolicy' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.networking.v1.NetworkPolicyPeer', fields: [
     { name: 'podSelector', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelector' }, optional: true },
@@ -146,7 +146,7 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.networking.v1.ServiceCIDRList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.networking.v1.ServiceCIDR' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.networking.v1.ServiceCIDR' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.networking.v1.ServiceCIDRSpec', fields: [
     { name: 'cidrs', number: 1, type: { scalar: 'string' }, repeated: true },

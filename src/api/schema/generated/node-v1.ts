@@ -16,7 +16,7 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.node.v1.RuntimeClassList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.node.v1.RuntimeClass' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.node.v1.RuntimeClass' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.node.v1.Scheduling', fields: [
     { name: 'nodeSelector', number: 1, type: { scalar: 'string' }, map: true },

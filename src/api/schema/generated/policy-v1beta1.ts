@@ -16,7 +16,7 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.policy.v1beta1.PodDisruptionBudgetList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.policy.v1beta1.PodDisruptionBudget' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.policy.v1beta1.PodDisruptionBudget' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.policy.v1beta1.PodDisruptionBudgetSpec', fields: [
     { name: 'minAvailable', number: 1, type: { message: 'k8s.io.apimachinery.pkg.util.intstr.IntOrString' }, optional: true },

@@ -10,7 +10,7 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.rbac.v1.ClusterRole', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta' } },
-    { name: 'rules', number: 2, type: { message: 'k8s.io.api.rbac.v1.PolicyRule' }, repeated: true },
+    { name: 'rules', number: 2, type: { message: 'k8s.io.api.rbac.v1.PolicyRule' }, repeated: true, keepEmpty: true },
     { name: 'aggregationRule', number: 3, type: { message: 'k8s.io.api.rbac.v1.AggregationRule' }, optional: true },
   ] },
   { name: 'k8s.io.api.rbac.v1.ClusterRoleBinding', fields: [
@@ -20,14 +20,14 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.rbac.v1.ClusterRoleBindingList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.rbac.v1.ClusterRoleBinding' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.rbac.v1.ClusterRoleBinding' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.rbac.v1.ClusterRoleList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.rbac.v1.ClusterRole' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.rbac.v1.ClusterRole' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.rbac.v1.PolicyRule', fields: [
-    { name: 'verbs', number: 1, type: { scalar: 'string' }, repeated: true },
+    { name: 'verbs', number: 1, type: { scalar: 'string' }, repeated: true, keepEmpty: true },
     { name: 'apiGroups', number: 2, type: { scalar: 'string' }, repeated: true },
     { name: 'resources', number: 3, type: { scalar: 'string' }, repeated: true },
     { name: 'resourceNames', number: 4, type: { scalar: 'string' }, repeated: true },
@@ -35,7 +35,7 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.rbac.v1.Role', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta' } },
-    { name: 'rules', number: 2, type: { message: 'k8s.io.api.rbac.v1.PolicyRule' }, repeated: true },
+    { name: 'rules', number: 2, type: { message: 'k8s.io.api.rbac.v1.PolicyRule' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.rbac.v1.RoleBinding', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta' } },
@@ -44,11 +44,11 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.rbac.v1.RoleBindingList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.rbac.v1.RoleBinding' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.rbac.v1.RoleBinding' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.rbac.v1.RoleList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.rbac.v1.Role' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.rbac.v1.Role' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.rbac.v1.RoleRef', fields: [
     { name: 'apiGroup', number: 1, type: { scalar: 'string' }, emitEmpty: true },

@@ -14,6 +14,6 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.scheduling.v1.PriorityClassList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.scheduling.v1.PriorityClass' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.scheduling.v1.PriorityClass' }, repeated: true, keepEmpty: true },
   ] },
 ];

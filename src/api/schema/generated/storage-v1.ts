@@ -11,7 +11,7 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.storage.v1.CSIDriverList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.storage.v1.CSIDriver' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.storage.v1.CSIDriver' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.storage.v1.CSIDriverSpec', fields: [
     { name: 'attachRequired', number: 1, type: { scalar: 'bool' }, optional: true },
@@ -31,15 +31,15 @@ export const messages: readonly MessageDecl[] = [
   { name: 'k8s.io.api.storage.v1.CSINodeDriver', fields: [
     { name: 'name', number: 1, type: { scalar: 'string' }, emitEmpty: true },
     { name: 'nodeID', number: 2, type: { scalar: 'string' }, emitEmpty: true },
-    { name: 'topologyKeys', number: 3, type: { scalar: 'string' }, repeated: true },
+    { name: 'topologyKeys', number: 3, type: { scalar: 'string' }, repeated: true, keepEmpty: true },
     { name: 'allocatable', number: 4, type: { message: 'k8s.io.api.storage.v1.VolumeNodeResources' }, optional: true },
   ] },
   { name: 'k8s.io.api.storage.v1.CSINodeList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.storage.v1.CSINode' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.storage.v1.CSINode' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.storage.v1.CSINodeSpec', fields: [
-    { name: 'drivers', number: 1, type: { message: 'k8s.io.api.storage.v1.CSINodeDriver' }, repeated: true, patchStrategy: 'merge', patchMergeKey: 'name' },
+    { name: 'drivers', number: 1, type: { message: 'k8s.io.api.storage.v1.CSINodeDriver' }, repeated: true, keepEmpty: true, patchStrategy: 'merge', patchMergeKey: 'name' },
   ] },
   { name: 'k8s.io.api.storage.v1.CSIStorageCapacity', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta' } },
@@ -50,7 +50,7 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.storage.v1.CSIStorageCapacityList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.storage.v1.CSIStorageCapacity' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.storage.v1.CSIStorageCapacity' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.storage.v1.StorageClass', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta' } },
@@ -64,7 +64,7 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.storage.v1.StorageClassList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.storage.v1.StorageClass' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.storage.v1.StorageClass' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.storage.v1.TokenRequest', fields: [
     { name: 'audience', number: 1, type: { scalar: 'string' }, emitEmpty: true },
@@ -77,7 +77,7 @@ export const messages: readonly MessageDecl[] = [
   ] },
   { name: 'k8s.io.api.storage.v1.VolumeAttachmentList', fields: [
     { name: 'metadata', number: 1, type: { message: 'k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta' } },
-    { name: 'items', number: 2, type: { message: 'k8s.io.api.storage.v1.VolumeAttachment' }, repeated: true },
+    { name: 'items', number: 2, type: { message: 'k8s.io.api.storage.v1.VolumeAttachment' }, repeated: true, keepEmpty: true },
   ] },
   { name: 'k8s.io.api.storage.v1.VolumeAttachmentSource', fields: [
     { name: 'persistentVolumeName', number: 1, type: { scalar: 'string' }, optional: true },

@@ -40,8 +40,11 @@ export function forbiddenError(a: AuthorizationAttributes, reason: string): ApiE
   const message = !qualified ? `forbidden: ${what}`
     : a.name ? `${qualified} "${a.name}" is forbidden: ${what}`
       : `${qualified} is forbidden: ${what}`;
-  const details: { name?: string; group: string; kind: string } = { group: a.apiGroup, kind: a.resource };
+  // In Go's order, empty members left out (omitempty), as every encoding and audit show them.
+  const details: { name?: string; group?: string; kind?: string } = {};
   if (a.name) details.name = a.name;
+  if (a.apiGroup) details.group = a.apiGroup;
+  if (a.resource) details.kind = a.resource;
   return new ApiError(403, 'Forbidden', message, details);
 }
 
