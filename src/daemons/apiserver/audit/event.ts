@@ -6,6 +6,7 @@
  *
  * Fields are assigned in Kubernetes' order so `JSON.stringify` writes them as its encoder does.
  */
+import { decodeBody, mediaTypeOf } from '../../../api/codec/body.js';
 import type { ApiRequest } from '../context.js';
 import type { UserInfo } from '../../../auth/user.js';
 import { verbForMethod, type RequestInfo } from '../request-info.js';
@@ -137,12 +138,21 @@ export function omitManagedFields(obj: unknown): unknown {
   return obj;
 }
 
-/** A JSON body as an object, or undefined (protobuf and other encodings are not logged). */
-export function parseJsonBody(body: Buffer | undefined, contentType: string | undefined): unknown {
+/**
+ * A request or response body as the object it carries, whatever its encoding (JSON, YAML,
+ * protobuf), as Kubernetes logs the decoded object; undefined for an empty body or one that
+ * does not decode (the handler's own answer says what was wrong with it).
+ */
+export function decodeAuditBody(body: Buffer | undefined, contentType: string | undefined): unknown {
   if (!body || body.length === 0) return undefined;
-  const ct = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
-  if (ct !== '' && !ct.endsWith('json')) return undefined;
-  try { return JSON.parse(body.toString('utf8')); } catch { return undefined; }
+  const ct = mediaTypeOf(contentType);
+  try {
+    // JSON (nearly every body, and every patch but apply's YAML) straight; the rest as the REST layer decodes them.
+    if (ct === '' || ct.endsWith('json')) return JSON.parse(body.toString('utf8'));
+    return decodeBody(ct, body);
+  } catch {
+    return undefined;
+  }
 }
 
 /** One request's audit state. */
@@ -221,11 +231,11 @@ export class AuditRecord {
     if (this.objectRef) ev.objectRef = (this.refOut ??= orderedRef(this.objectRef));
     if (stage !== 'RequestReceived' && this.responseStatus) ev.responseStatus = this.responseStatus;
     if (this.requestBody && this.wantsRequestBody) {
-      const o = parseJsonBody(this.requestBody, reqContentType);
+      const o = decodeAuditBody(this.requestBody, reqContentType);
       if (o !== undefined) ev.requestObject = this.decision.omitManagedFields ? omitManagedFields(o) : o;
     }
     if (stage === 'ResponseComplete' && this.responseBody && this.wantsResponseBody) {
-      const o = parseJsonBody(Buffer.concat(this.responseBody), resContentType);
+      const o = decodeAuditBody(Buffer.concat(this.responseBody), resContentType);
       if (o !== undefined) ev.responseObject = this.decision.omitManagedFields ? omitManagedFields(o) : o;
     }
     ev.requestReceivedTimestamp = b.requestReceivedTimestamp;
