@@ -131,7 +131,7 @@ export async function setupAudit(c: AuditConfig, log: Logger, registry: Registry
         throw new StartupError('--audit-log-path', `cannot open ${c.auditLogPath}: ${(e as Error).message}`);
       }
     }
-    const b = new LogBackend(sink, c.auditLogFormat as LogFormat, alog, (n) => errorsTotal.inc({ plugin: 'log' }, n));
+    const b = new LogBackend(sink, c.auditLogFormat as LogFormat, alog, (n) => errorsTotal.inc({ plugin: 'log' }, n), !logBatch);
     backends.push(logBatch ? new BufferedBackend(b, logBatch, alog, (n) => errorsTotal.inc({ plugin: 'buffered' }, n)) : b);
   }
   if (wantWebhook) {
