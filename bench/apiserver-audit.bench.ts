@@ -92,8 +92,8 @@ async function main(): Promise<void> {
       const share = i === 0 ? '' : ` = ${(100 * rate[i]! / rate[0]!).toFixed(1)}% of audit off`;
       const size = s.log ? `; log ${((await stat(s.log)).size / 1048576).toFixed(1)} MiB` : '';
       // A batch buffer that drops events would flatter the throughput: the bench says so.
-      const counts = s.log ? await auditCounts(s) : undefined;
-      const lost = counts ? `; ${counts.events} events, ${counts.errors} lost` : '';
+      const counts = s.log ? await auditCounts(s).catch((e: Error) => e) : undefined;
+      const lost = counts instanceof Error ? `; events not counted (${counts.message})` : counts ? `; ${counts.events} events, ${counts.errors} lost` : '';
       console.log(`  GET x50 audit ${s.label}: ${rate[i]!.toFixed(0)}/s${share}; p50 ${percentile(r.lat, 50).toFixed(2)} p99 ${percentile(r.lat, 99).toFixed(2)} ms; server CPU ${cpuPer[i]!.toFixed(1)} µs per request${r.errors ? `; ${r.errors} errors` : ''}${size}${lost}`);
     }
     const batchShare = rate[1]! / rate[0]!;
