@@ -186,6 +186,20 @@ function peerAddress(req: ApiRequest): string | undefined {
   return remote?.startsWith('::ffff:') ? remote.slice(7) : remote;
 }
 
+/** sourceIPs of a connection without proxy headers: one frozen list per socket (an HTTP/2 session's requests share it). */
+const peerLists = new WeakMap<object, string[]>();
+function peerList(req: ApiRequest): string[] {
+  const sock = req.socket as object | undefined;
+  let list = sock ? peerLists.get(sock) : undefined;
+  if (!list) {
+    const peer = peerAddress(req);
+    list = Object.freeze(peer ? [peer] : []) as string[];
+    // An address is known once connected; until then nothing is kept.
+    if (sock && peer) peerLists.set(sock, list);
+  }
+  return list;
+}
+
 /** One request's audit state. */
 export class AuditRecord {
   readonly level: Level;
@@ -220,10 +234,7 @@ export class AuditRecord {
     this.verb = auditVerb(info, req.method);
     const h = req.headers;
     // Nearly every request: no proxy headers, the peer alone.
-    if (h['x-forwarded-for'] === undefined && h['x-real-ip'] === undefined) {
-      const peer = peerAddress(req);
-      this.sourceIPs = peer ? [peer] : [];
-    } else this.sourceIPs = sourceIPs(req);
+    this.sourceIPs = h['x-forwarded-for'] === undefined && h['x-real-ip'] === undefined ? peerList(req) : sourceIPs(req);
     const ua = h['user-agent'];
     this.userAgent = ua ? ua : undefined;
     this.requestReceivedTimestamp = microTime(this.receivedAt);

@@ -161,8 +161,27 @@ export function addressesJson(ips: string[]): string {
   return j;
 }
 
+const refPrefixes = new Trie();
+const refSuffixes = new Trie();
+const refPath: string[] = [];
+
 /** JSON.stringify of an object reference with Kubernetes' field order and its empty fields left out. */
 export function objectRefJson(r: ObjectReference): string {
+  // The usual reference: resource and namespace, a name, the group and version (and subresource),
+  // each side of the name kept by value.
+  if (!r.uid && !r.resourceVersion && r.resource) {
+    refPath.length = 0;
+    refPath.push(r.resource, r.namespace ?? '');
+    const pre = refPrefixes.walk(refPath);
+    refPath.length = 0;
+    refPath.push(r.apiGroup ?? '', r.apiVersion ?? '', r.subresource ?? '');
+    const post = refSuffixes.walk(refPath);
+    if (pre && post) {
+      pre.json ??= `{"resource":${str(r.resource)}${r.namespace ? `,"namespace":${str(r.namespace)}` : ''}`;
+      post.json ??= `${r.apiGroup ? `,"apiGroup":${str(r.apiGroup)}` : ''}${r.apiVersion ? `,"apiVersion":${str(r.apiVersion)}` : ''}${r.subresource ? `,"subresource":${str(r.subresource)}` : ''}}`;
+      return r.name ? `${pre.json},"name":${str(r.name)}${post.json}` : pre.json + post.json;
+    }
+  }
   let s = '';
   if (r.resource) s += `,"resource":${str(r.resource)}`;
   if (r.namespace) s += `,"namespace":${str(r.namespace)}`;
