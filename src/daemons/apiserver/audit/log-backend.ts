@@ -119,7 +119,7 @@ export class StdoutSink implements LineSink {
  * at a time: no joined string of the batch, no buffer per write (a batch of 400 lines joined
  * was a 200 KB string in the large-object space and a fresh 200 KB Buffer, every batch).
  */
-const WRITE_BUFFER_BYTES = 1 << 20;
+const WRITE_BUFFER_BYTES = 1 << 16;
 
 class LineWriter {
   private readonly buf = Buffer.allocUnsafe(WRITE_BUFFER_BYTES);
