@@ -23,9 +23,6 @@ export function closeServers(servers: readonly Server[]): Promise<void> {
   return Promise.all(servers.map((s) => new Promise<void>((resolve) => { s.close(() => resolve()); s.closeAllConnections(); }))).then(() => undefined);
 }
 
-/** The CPU profile now lives with the rest of /debug/pprof (src/util/pprof.ts). */
-export { cpuProfile } from './pprof.js';
-
 /** What both response kinds offer (node:http's ServerResponse and the API server's HTTP/2 one), for handlers that stream a body. */
 export interface StreamingResponse {
   statusCode: number;

@@ -8,6 +8,7 @@ import { connect } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
+import { encodeProtobuf } from '../../src/api/codec/protobuf.js';
 import { h2request, startApiserver, type TestRequest } from '../helpers/apiserver.js';
 import { waitFor } from '../helpers/wait-for.js';
 
@@ -179,6 +180,27 @@ t.test('a create at Request level and at Metadata level', async (t) => {
     responseStatus: { metadata: {}, code: 201 },
     annotations: { 'authorization.k8s.io/decision': 'allow', 'authorization.k8s.io/reason': '' },
   });
+});
+
+// Kubernetes logs the decoded object whatever the body's encoding.
+t.test('a body in YAML or protobuf: the decoded object is the requestObject', async (t) => {
+  const yaml = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-yaml\n  namespace: req\ndata:\n  k: v\n';
+  const r1 = await req({ path: '/api/v1/namespaces/req/configmaps', method: 'POST', headers: { 'content-type': 'application/yaml' }, body: yaml });
+  t.equal(r1.status, 201, r1.body);
+  const [y] = await eventsOf(r1.headers['audit-id'] as string, 1);
+  t.same(y.requestObject, cm('req', 'from-yaml'), 'YAML');
+  t.same(y.objectRef, { resource: 'configmaps', namespace: 'req', name: 'from-yaml', apiVersion: 'v1' });
+  const pb = encodeProtobuf(cm('req', 'from-pb') as Any);
+  const r2 = await req({ path: '/api/v1/namespaces/req/configmaps', method: 'POST', headers: { 'content-type': 'application/vnd.kubernetes.protobuf', accept: 'application/json' }, body: pb });
+  t.equal(r2.status, 201, r2.body);
+  const [p] = await eventsOf(r2.headers['audit-id'] as string, 1);
+  t.same(p.requestObject, cm('req', 'from-pb'), 'protobuf');
+  // An apply patch in YAML is logged as the patch object (the body, decoded).
+  const apply = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\n  namespace: req\ndata:\n  a: b\n';
+  const r3 = await req({ path: '/api/v1/namespaces/req/configmaps/applied?fieldManager=me', method: 'PATCH', headers: { 'content-type': 'application/apply-patch+yaml' }, body: apply });
+  t.equal(r3.status, 201, r3.body);
+  const [a] = await eventsOf(r3.headers['audit-id'] as string, 1);
+  t.same(a.requestObject, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'applied', namespace: 'req' }, data: { a: 'b' } }, 'an apply patch in YAML');
 });
 
 t.test('a denied request: the Status and the decision', async (t) => {

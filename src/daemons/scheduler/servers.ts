@@ -1,6 +1,8 @@
 /**
  * The scheduler's HTTP endpoints: /healthz, /livez, /readyz, /metrics and, with --profiling,
- * /debug/pprof/ (a V8 CPU profile at /debug/pprof/profile?seconds=N, JSON .cpuprofile).
+ * /debug/pprof/ (src/util/pprof.ts, as the API server and the controller manager: an index, a
+ * V8 CPU profile at /debug/pprof/profile?seconds=N as .cpuprofile JSON, and on the secure port,
+ * where the caller was authenticated and authorized, a heap snapshot at /debug/pprof/heap).
  *
  *  - `--port` (when > 0): plain HTTP on --bind-address, no authentication (as the old
  *    kube-scheduler --port was);
@@ -16,7 +18,8 @@ import type { Logger } from 'pino';
 import type { DelegatedAccess } from '../../auth/delegated.js';
 import type { Registry } from 'prom-client';
 import { createSelfSignedServing } from '../../util/pki.js';
-import { cpuProfile, listen, send, closeServers } from '../../util/http-serving.js';
+import { listen, send, closeServers } from '../../util/http-serving.js';
+import { servePprof } from '../../util/pprof.js';
 
 export interface ServingConfig {
   port: number;
@@ -54,37 +57,34 @@ export async function startServers(cfg: ServingConfig, registry: Registry, log: 
       if (healthy && ready) send(res, 200, 'ok'); else send(res, 500, `[-]scheduler not ready${reason ? `: ${reason}` : ''}\nreadyz check failed\n`);
       return;
     }
-    if (!secure) { serve(req, res, url, path); return; }
+    if (!secure) { serve(req, res, url, path, false); return; }
     if (!cfg.access) {
       if (!(req.socket as TLSSocket).authorized) { send(res, 401, 'Unauthorized: a client certificate signed by the cluster CA is required\n'); return; }
-      serve(req, res, url, path);
+      serve(req, res, url, path, true);
       return;
     }
     cfg.access.check(req, path).then((r) => {
-      if (r.ok) serve(req, res, url, path);
+      if (r.ok) serve(req, res, url, path, true);
       else send(res, r.code, `${r.message}\n`);
     }, (e: Error) => send(res, 500, `${e.message}\n`));
   };
 
-  const serve = (req: IncomingMessage, res: ServerResponse, url: URL, path: string): void => {
+  /** `secure`: on the secure port, the caller authenticated and authorized for the path. */
+  const serve = (req: IncomingMessage, res: ServerResponse, url: URL, path: string, secure: boolean): void => {
     if (path === '/metrics') {
       registry.metrics().then((text) => send(res, 200, text, registry.contentType), (e: Error) => send(res, 500, `${e.message}\n`));
       return;
     }
-    if (cfg.profiling && path === '/debug/pprof') {
-      send(res, 200, '<html><body><p>profiles:</p><ul><li><a href="profile">profile</a> (V8 CPU profile, JSON; ?seconds=N)</li></ul></body></html>\n', 'text/html; charset=utf-8');
-      return;
-    }
-    if (cfg.profiling && path === '/debug/pprof/profile') {
-      const s = Number(url.searchParams.get('seconds') ?? '30');
-      if (!Number.isFinite(s) || s <= 0) { send(res, 400, 'seconds must be a positive number\n'); return; }
+    if (cfg.profiling && (path === '/debug/pprof' || path.startsWith('/debug/pprof/'))) {
+      // `path` has its trailing slashes cut: the index is /debug/pprof/ exactly, as Go's mux.
+      if (url.pathname === '/debug/pprof') { res.writeHead(301, { location: '/debug/pprof/' }); res.end(); return; }
       const ac = new AbortController();
       res.on('close', () => ac.abort());
-      signal.addEventListener('abort', () => ac.abort(), { once: true });
-      cpuProfile(Math.min(s, 300), ac.signal).then(
-        (body) => { if (!res.writableEnded) send(res, 200, body, 'application/json'); },
-        (e: Error) => { if (!res.writableEnded) send(res, 500, `profiling failed: ${e.message}\n`); },
-      );
+      const stop = (): void => ac.abort();
+      signal.addEventListener('abort', stop, { once: true });
+      // A heap snapshot holds memory contents (keys, tokens): only for authorized callers.
+      void servePprof(url.pathname.slice('/debug/pprof/'.length), url.searchParams, res, { signal: ac.signal, maxSeconds: 300, heapSnapshot: secure })
+        .finally(() => signal.removeEventListener('abort', stop));
       return;
     }
     send(res, 404, '404 page not found\n');

@@ -24,7 +24,7 @@ function denyExec(name: string, hostNamespaces: boolean): AdmissionPlugin {
     handles: () => false,
     handlesConnect: (def, sub) => isPod(def) && (sub === 'exec' || sub === 'attach'),
     connect(a) {
-      const why = refusal(a.object, hostNamespaces);
+      const why = a.object && refusal(a.object, hostNamespaces);
       if (why) throw errors.admissionForbidden({ resource: 'pods', name: a.name }, why);
     },
   };

@@ -12,8 +12,9 @@
  *
  * Subresource writes are admitted under the subresource's name with its own object: status
  * with the whole object, scale with the autoscaling/v1 Scale, binding and eviction (CREATE)
- * with the Binding and the Eviction. CONNECT requests (pods/exec, pods/attach) are admitted by
- * the handler that serves them, through `connect`, with the pod they connect to.
+ * with the Binding and the Eviction. CONNECT requests (pods/exec, attach, portforward, proxy;
+ * services/proxy, nodes/proxy) are admitted by the handler that serves them, through `connect`,
+ * with the object they connect to and the request's connect options.
  */
 import type { Logger } from 'pino';
 import type { Authorizer } from '../../../auth/authorizer.js';
@@ -21,7 +22,11 @@ import type { UserInfo } from '../../../auth/user.js';
 import type { KubeObject, ResourceDefinition } from '../../../api/resources/types.js';
 import type { ObjectStore } from '../../../storage/object-store-types.js';
 
-export type AdmissionOperation = 'CREATE' | 'UPDATE' | 'DELETE';
+/**
+ * CONNECT is only ever seen by admission webhooks, through the chain's `connect` (the write
+ * path's admit and validate never carry it).
+ */
+export type AdmissionOperation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
 
 export interface AdmissionAttributes {
   readonly operation: AdmissionOperation;
@@ -74,8 +79,14 @@ export interface ConnectAttributes {
   readonly subresource: string;
   readonly namespace: string;
   readonly name: string;
-  /** The object connected to (the pod), as stored. */
-  readonly object: KubeObject;
+  /** The object connected to (the pod), as stored; absent for the proxies. */
+  readonly object?: KubeObject;
+  /**
+   * The connect options the request carries, as Kubernetes admits them (PodExecOptions,
+   * PodAttachOptions, PodPortForwardOptions, PodProxyOptions, ServiceProxyOptions,
+   * NodeProxyOptions; v1): what admission webhooks are shown as the object.
+   */
+  readonly options?: KubeObject;
   readonly request?: AdmissionRequestInfo;
 }
 

@@ -6,9 +6,11 @@
  *
  * Fields are assigned in Kubernetes' order so `JSON.stringify` writes them as its encoder does.
  */
+import { decodeBody, mediaTypeOf } from '../../../api/codec/body.js';
 import type { ApiRequest } from '../context.js';
 import type { UserInfo } from '../../../auth/user.js';
 import { verbForMethod, type RequestInfo } from '../request-info.js';
+import { addressesJson, annotationsJson, objectRefJson, quote, statusJson, userJson } from './format.js';
 import { levelAtLeast, type AuditDecision, type Level, type Stage } from './policy.js';
 
 export interface AuditUser { username: string; uid?: string; groups?: string[]; extra?: Record<string, string[]> }
@@ -73,9 +75,25 @@ export function microTime(ms: number): string {
   return lastTime;
 }
 
+/** A frozen user (one authenticated connection's, shared by its requests) has one frozen audit user. */
+const frozenAuditUsers = new WeakMap<UserInfo, AuditUser>();
+
 export function auditUser(u: UserInfo): AuditUser {
   // No user (a refused authentication): Kubernetes writes an empty object.
   if (!u.name) return {} as AuditUser;
+  if (Object.isFrozen(u)) {
+    let known = frozenAuditUsers.get(u);
+    if (!known) {
+      known = makeAuditUser(u);
+      if (known.groups) Object.freeze(known.groups);
+      frozenAuditUsers.set(u, known = Object.freeze(known));
+    }
+    return known;
+  }
+  return makeAuditUser(u);
+}
+
+function makeAuditUser(u: UserInfo): AuditUser {
   const out: AuditUser = { username: u.name };
   if (u.uid) out.uid = u.uid;
   if (u.groups.length) out.groups = [...u.groups];
@@ -137,12 +155,49 @@ export function omitManagedFields(obj: unknown): unknown {
   return obj;
 }
 
-/** A JSON body as an object, or undefined (protobuf and other encodings are not logged). */
-export function parseJsonBody(body: Buffer | undefined, contentType: string | undefined): unknown {
+/**
+ * A request or response body as the object it carries, whatever its encoding (JSON, YAML,
+ * protobuf), as Kubernetes logs the decoded object; undefined for an empty body or one that
+ * does not decode (the handler's own answer says what was wrong with it).
+ */
+export function decodeAuditBody(body: Buffer | undefined, contentType: string | undefined): unknown {
   if (!body || body.length === 0) return undefined;
-  const ct = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
-  if (ct !== '' && !ct.endsWith('json')) return undefined;
-  try { return JSON.parse(body.toString('utf8')); } catch { return undefined; }
+  const ct = mediaTypeOf(contentType);
+  try {
+    // JSON (nearly every body, and every patch but apply's YAML) straight; the rest as the REST layer decodes them.
+    if (ct === '' || ct.endsWith('json')) return JSON.parse(body.toString('utf8'));
+    return decodeBody(ct, body);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The responseStatus of a bare code, one shared object per code (encoders cache its JSON). */
+const codeStatuses = new Map<number, ResponseStatus>();
+export function statusOfCode(code: number): ResponseStatus {
+  let st = codeStatuses.get(code);
+  if (!st) codeStatuses.set(code, st = Object.freeze({ metadata: Object.freeze({}) as Record<string, never>, code }) as ResponseStatus);
+  return st;
+}
+
+/** The peer address as audit shows it (no IPv4-mapped prefix). */
+function peerAddress(req: ApiRequest): string | undefined {
+  const remote = req.socket?.remoteAddress;
+  return remote?.startsWith('::ffff:') ? remote.slice(7) : remote;
+}
+
+/** sourceIPs of a connection without proxy headers: one frozen list per socket (an HTTP/2 session's requests share it). */
+const peerLists = new WeakMap<object, string[]>();
+function peerList(req: ApiRequest): string[] {
+  const sock = req.socket as object | undefined;
+  let list = sock ? peerLists.get(sock) : undefined;
+  if (!list) {
+    const peer = peerAddress(req);
+    list = Object.freeze(peer ? [peer] : []) as string[];
+    // An address is known once connected; until then nothing is kept.
+    if (sock && peer) peerLists.set(sock, list);
+  }
+  return list;
 }
 
 /** One request's audit state. */
@@ -151,6 +206,11 @@ export class AuditRecord {
   readonly receivedAt: number;
   readonly user: AuditUser;
   readonly objectRef: ObjectReference | undefined;
+  readonly requestURI: string;
+  readonly verb: string;
+  readonly sourceIPs: string[];
+  readonly userAgent: string | undefined;
+  readonly requestReceivedTimestamp: string;
   annotations: Record<string, string> | undefined;
   /** Set once the answer is known. */
   responseStatus: ResponseStatus | undefined;
@@ -160,18 +220,24 @@ export class AuditRecord {
   responseBody: Buffer[] | undefined;
   /** What the events carry, shared by the stages until it changes (so encoders can cache by identity). */
   private refOut: ObjectReference | undefined;
-  private readonly base: Omit<AuditEvent, 'stage' | 'stageTimestamp' | 'level' | 'user' | 'objectRef' | 'annotations'>;
+  /** The JSON line's start up to `"stage":"`, and its part from requestURI to objectRef (for `midFor`), made once. */
+  private head: string | undefined;
+  private mid: string | undefined;
+  private midFor: UserInfo | undefined;
 
   constructor(readonly decision: AuditDecision, readonly id: string, req: ApiRequest, info: RequestInfo, originalUser: UserInfo) {
     this.level = decision.level;
     this.receivedAt = Date.now();
     this.user = auditUser(originalUser);
     this.objectRef = objectRefOf(info);
-    const ua = req.headers['user-agent'];
-    this.base = {
-      kind: 'Event', apiVersion: 'audit.k8s.io/v1', auditID: id, requestURI: req.url ?? '/', verb: auditVerb(info, req.method),
-      sourceIPs: sourceIPs(req), ...(ua ? { userAgent: ua } : {}), requestReceivedTimestamp: microTime(this.receivedAt),
-    } as AuditRecord['base'];
+    this.requestURI = req.url ?? '/';
+    this.verb = auditVerb(info, req.method);
+    const h = req.headers;
+    // Nearly every request: no proxy headers, the peer alone.
+    this.sourceIPs = h['x-forwarded-for'] === undefined && h['x-real-ip'] === undefined ? peerList(req) : sourceIPs(req);
+    const ua = h['user-agent'];
+    this.userAgent = ua ? ua : undefined;
+    this.requestReceivedTimestamp = microTime(this.receivedAt);
   }
 
   get wantsRequestBody(): boolean { return levelAtLeast(this.level, 'Request'); }
@@ -188,6 +254,7 @@ export class AuditRecord {
 
   /** The Status an answered failure carried (the REST layer writes its own errors). */
   noteStatus(s: { status?: string; message?: string; reason?: string; details?: unknown; code: number }): void {
+    if (!s.status && !s.message && !s.reason && !s.details) { this.responseStatus = statusOfCode(s.code); return; }
     // Kubernetes' field order: metadata, status, message, reason, details, code.
     const out = { metadata: {} } as ResponseStatus;
     if (s.status) out.status = s.status;
@@ -203,35 +270,69 @@ export class AuditRecord {
     const ref = this.objectRef;
     if (!ref || !meta) return;
     this.refOut = undefined;
+    this.mid = undefined;
     if (!ref.namespace && typeof meta.namespace === 'string' && meta.namespace) ref.namespace = meta.namespace;
     if (!ref.name && typeof meta.name === 'string' && meta.name) ref.name = meta.name;
     if (!ref.uid && typeof meta.uid === 'string' && meta.uid) ref.uid = meta.uid;
     if (!ref.resourceVersion && typeof meta.resourceVersion === 'string' && meta.resourceVersion) ref.resourceVersion = meta.resourceVersion;
   }
 
+  private requestObject(reqContentType: string | undefined): unknown {
+    if (!this.requestBody || !this.wantsRequestBody) return undefined;
+    const o = decodeAuditBody(this.requestBody, reqContentType);
+    return o !== undefined && this.decision.omitManagedFields ? omitManagedFields(o) : o;
+  }
+
+  private responseObject(stage: Stage, resContentType: string | undefined): unknown {
+    if (stage !== 'ResponseComplete' || !this.responseBody || !this.wantsResponseBody) return undefined;
+    const o = decodeAuditBody(Buffer.concat(this.responseBody), resContentType);
+    return o !== undefined && this.decision.omitManagedFields ? omitManagedFields(o) : o;
+  }
+
   /** The event for one stage; `impersonated` is the user the request ran as, when not the authenticated one. */
   event(stage: Stage, impersonated: UserInfo | undefined, reqContentType: string | undefined, resContentType: string | undefined): AuditEvent {
-    const b = this.base;
     const ev: AuditEvent = {
-      kind: b.kind, apiVersion: b.apiVersion, level: this.level, auditID: b.auditID, stage, requestURI: b.requestURI, verb: b.verb, user: this.user,
+      kind: 'Event', apiVersion: 'audit.k8s.io/v1', level: this.level, auditID: this.id, stage, requestURI: this.requestURI, verb: this.verb, user: this.user,
     } as AuditEvent;
     if (impersonated) ev.impersonatedUser = auditUser(impersonated);
-    if (b.sourceIPs?.length) ev.sourceIPs = b.sourceIPs;
-    if (b.userAgent) ev.userAgent = b.userAgent;
+    if (this.sourceIPs.length) ev.sourceIPs = this.sourceIPs;
+    if (this.userAgent) ev.userAgent = this.userAgent;
     if (this.objectRef) ev.objectRef = (this.refOut ??= orderedRef(this.objectRef));
     if (stage !== 'RequestReceived' && this.responseStatus) ev.responseStatus = this.responseStatus;
-    if (this.requestBody && this.wantsRequestBody) {
-      const o = parseJsonBody(this.requestBody, reqContentType);
-      if (o !== undefined) ev.requestObject = this.decision.omitManagedFields ? omitManagedFields(o) : o;
-    }
-    if (stage === 'ResponseComplete' && this.responseBody && this.wantsResponseBody) {
-      const o = parseJsonBody(Buffer.concat(this.responseBody), resContentType);
-      if (o !== undefined) ev.responseObject = this.decision.omitManagedFields ? omitManagedFields(o) : o;
-    }
-    ev.requestReceivedTimestamp = b.requestReceivedTimestamp;
+    const reqObj = this.requestObject(reqContentType);
+    if (reqObj !== undefined) ev.requestObject = reqObj;
+    const resObj = this.responseObject(stage, resContentType);
+    if (resObj !== undefined) ev.responseObject = resObj;
+    ev.requestReceivedTimestamp = this.requestReceivedTimestamp;
     ev.stageTimestamp = microTime(Date.now());
     // A copy: a batch may encode this event after later stages added annotations.
     if (this.annotations && stage !== 'RequestReceived') ev.annotations = { ...this.annotations };
     return ev;
+  }
+
+  /**
+   * The json log line of one stage (newline included): the same bytes as encoding `event()`,
+   * written straight from the record. The parts every stage shares are made once per request.
+   */
+  line(stage: Stage, impersonated: UserInfo | undefined, reqContentType: string | undefined, resContentType: string | undefined): string {
+    let s = (this.head ??= `{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"${this.level}","auditID":${quote(this.id)},"stage":"`) + stage;
+    if (this.mid === undefined || this.midFor !== impersonated) {
+      let m = `","requestURI":${quote(this.requestURI)},"verb":${quote(this.verb)},"user":${userJson(this.user)}`;
+      if (impersonated) m += `,"impersonatedUser":${userJson(auditUser(impersonated))}`;
+      if (this.sourceIPs.length) m += `,"sourceIPs":${addressesJson(this.sourceIPs)}`;
+      if (this.userAgent) m += `,"userAgent":${quote(this.userAgent)}`;
+      if (this.objectRef) m += `,"objectRef":${objectRefJson(this.objectRef)}`;
+      this.mid = m;
+      this.midFor = impersonated;
+    }
+    s += this.mid;
+    if (stage !== 'RequestReceived' && this.responseStatus) s += `,"responseStatus":${statusJson(this.responseStatus)}`;
+    const reqObj = this.requestObject(reqContentType);
+    if (reqObj !== undefined) s += `,"requestObject":${JSON.stringify(reqObj)}`;
+    const resObj = this.responseObject(stage, resContentType);
+    if (resObj !== undefined) s += `,"responseObject":${JSON.stringify(resObj)}`;
+    s += `,"requestReceivedTimestamp":"${this.requestReceivedTimestamp}","stageTimestamp":"${microTime(Date.now())}"`;
+    if (this.annotations && stage !== 'RequestReceived') s += `,"annotations":${annotationsJson(this.annotations)}`;
+    return `${s}}\n`;
   }
 }

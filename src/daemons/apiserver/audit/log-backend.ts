@@ -1,7 +1,8 @@
 /**
  * The log backend (`--audit-log-path`): events as lines in a file, or on standard output for
- * `-`. Writes are synchronous (one write call per event in blocking mode, per batch in batch
- * mode), so a blocking-mode response never waits on a queue behind other requests' writes.
+ * `-`. Writes are synchronous: in batch mode one write call per batch; in blocking mode the
+ * json lines of one turn of the event loop go in one write (group commit) and each request
+ * waits for the write holding its own events (legacy lines: one write call per event).
  *
  * Rotation as Kubernetes' (lumberjack): before a write that would take the file past
  * `--audit-log-maxsize` MB (0: lumberjack's default, 100 MB), the file is renamed `<name>-<UTC time>.<ext>` (time as
@@ -25,6 +26,8 @@ export interface RotationOptions {
 
 export interface LineSink {
   write(text: string): void;
+  /** The first `length` bytes of `buf` (which the caller reuses once this returns). */
+  writeBytes(buf: Buffer, length: number): void;
   close(): void;
 }
 
@@ -57,10 +60,14 @@ export class RotatingFile implements LineSink {
 
   write(text: string): void {
     const buf = Buffer.from(text);
-    if (this.rot.maxBytes > 0 && this.size > 0 && this.size + buf.length > this.rot.maxBytes) this.rotate();
+    this.writeBytes(buf, buf.length);
+  }
+
+  writeBytes(buf: Buffer, length: number): void {
+    if (this.rot.maxBytes > 0 && this.size > 0 && this.size + length > this.rot.maxBytes) this.rotate();
     let off = 0;
-    while (off < buf.length) off += writeSync(this.fd, buf, off);
-    this.size += buf.length;
+    while (off < length) off += writeSync(this.fd, buf, off, length - off);
+    this.size += length;
   }
 
   close(): void {
@@ -103,13 +110,82 @@ export class RotatingFile implements LineSink {
 
 export class StdoutSink implements LineSink {
   write(text: string): void { process.stdout.write(text); }
+  writeBytes(buf: Buffer, length: number): void { process.stdout.write(Buffer.from(buf.subarray(0, length))); }
   close(): void { /* standard output stays open */ }
+}
+
+/**
+ * Lines encoded straight into one buffer kept for the backend's life and written a buffer-full
+ * at a time: no joined string of the batch, no buffer per write (a batch of 400 lines joined
+ * was a 200 KB string in the large-object space and a fresh 200 KB Buffer, every batch).
+ */
+const WRITE_BUFFER_BYTES = 1 << 16;
+
+class LineWriter {
+  private readonly buf = Buffer.allocUnsafe(WRITE_BUFFER_BYTES);
+  private used = 0;
+
+  constructor(private readonly sink: LineSink) {}
+
+  add(line: string): void {
+    // A UTF-16 unit is at most 3 bytes of UTF-8.
+    if (line.length * 3 > this.buf.length - this.used) {
+      this.flush();
+      if (line.length * 3 > this.buf.length) { this.sink.write(line); return; }
+    }
+    this.used += this.buf.write(line, this.used);
+  }
+
+  flush(): void {
+    if (this.used === 0) return;
+    const n = this.used;
+    this.used = 0;
+    this.sink.writeBytes(this.buf, n);
+  }
+
+  /** Forgets what a failed write left. */
+  reset(): void { this.used = 0; }
 }
 
 export class LogBackend implements AuditBackend {
   readonly name = 'log';
-  /** `onError` counts events that could not be written (apiserver_audit_error_total{plugin="log"}). */
-  constructor(private readonly sink: LineSink, private readonly format: LogFormat, private readonly log: Logger, private readonly onError: (n: number) => void) {}
+  /** json format: lines as the record writes them (legacy lines need the Event). */
+  readonly processLine: ((line: string) => void | Promise<void>) | undefined;
+  private readonly writer: LineWriter;
+  /** Group commit: the lines of this turn of the event loop, written together, and who waits for them. */
+  private group: { lines: string[]; written: Promise<void>; done: () => void } | undefined;
+
+  /**
+   * `onError` counts events that could not be written (apiserver_audit_error_total{plugin="log"}).
+   * `groupCommit` (blocking mode): a json line's promise settles once it is written, with the
+   * other lines of the same turn of the event loop in one write: each request still waits for
+   * its own events, but 50 requests in flight pay one write call instead of a hundred.
+   */
+  constructor(private readonly sink: LineSink, private readonly format: LogFormat, private readonly log: Logger, private readonly onError: (n: number) => void,
+    groupCommit = false) {
+    this.writer = new LineWriter(sink);
+    this.processLine = format !== 'json' ? undefined : groupCommit ? (line) => this.commit(line) : (line) => this.writeLines([line]);
+  }
+
+  private commit(line: string): Promise<void> {
+    let g = this.group;
+    if (!g) {
+      let done!: () => void;
+      const written = new Promise<void>((resolve) => { done = resolve; });
+      g = this.group = { lines: [], written, done };
+      setImmediate(() => this.writeGroup());
+    }
+    g.lines.push(line);
+    return g.written;
+  }
+
+  private writeGroup(): void {
+    const g = this.group;
+    if (!g) return;
+    this.group = undefined;
+    this.writeLines(g.lines);
+    g.done();
+  }
 
   process(events: AuditEvent[]): void {
     let text = '';
@@ -122,7 +198,18 @@ export class LogBackend implements AuditBackend {
   }
 
   processPrepared(lines: unknown[]): void {
-    this.write((lines as string[]).join(''), lines.length);
+    this.writeLines(lines as string[]);
+  }
+
+  private writeLines(lines: readonly string[]): void {
+    try {
+      for (const l of lines) this.writer.add(l);
+      this.writer.flush();
+    } catch (e) {
+      this.writer.reset();
+      this.onError(lines.length);
+      this.log.error({ err: (e as Error).message, events: lines.length }, "Error in audit plugin 'log'");
+    }
   }
 
   private write(text: string, count: number): void {
@@ -135,6 +222,7 @@ export class LogBackend implements AuditBackend {
   }
 
   async shutdown(): Promise<void> {
+    this.writeGroup();
     try { this.sink.close(); } catch { /* closing is best effort */ }
   }
 }

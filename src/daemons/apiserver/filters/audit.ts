@@ -6,19 +6,29 @@
  * is done (or Panic for a failure that is no API error). Bodies are kept only at the levels
  * that log them: Request (the request body, handed over by readBody) and RequestResponse (the
  * response's bytes too, for requests that are not long-running).
+ *
+ * Cost: the common request (answered at once, batch mode, Metadata or Request level) takes a
+ * lean path, with no async function, closure per stage or wrapped response; the server's sink
+ * has the json log written straight from the record (AuditRecord.line) rather than from Event
+ * objects (bench/apiserver-audit.bench.ts measures what audit costs a GET).
  */
 import { gunzipSync } from 'node:zlib';
 import type { Duplex } from 'node:stream';
 import { isApiError } from '../../../api/meta/status.js';
-import { auditBodies, auditVerb, AuditRecord, type AuditEvent } from '../audit/event.js';
+import { auditBodies, auditVerb, AuditRecord, statusOfCode, type AuditEvent, type ResponseStatus } from '../audit/event.js';
 import type { AuditDecision, AuditPolicy, Stage } from '../audit/policy.js';
-import type { ApiRequest, ApiResponse } from '../context.js';
+import type { ApiRequest, ApiResponse, UserInfo } from '../context.js';
 import type { Exchange, Filter } from './filter.js';
 
 export interface AuditSink {
   readonly policy: AuditPolicy;
   /** Hands events to every backend; a promise when a blocking backend is still writing. */
   emit(events: AuditEvent[]): void | Promise<void>;
+  /**
+   * One stage of a record to every backend (the server's sink): backends that write json lines
+   * get the record's line, built without an Event object. Without it, `emit` gets Events.
+   */
+  emitStage?(rec: AuditRecord, stage: Stage, impersonated: UserInfo | undefined, reqType: string | undefined, resType: string | undefined): void | Promise<void>;
   /** Some backend is blocking: a response ends only once its ResponseComplete is written. */
   readonly blocking: boolean;
 }
@@ -40,19 +50,75 @@ export function audit(sink?: AuditSink): Filter {
   };
 }
 
-async function withAudit(sink: AuditSink, d: AuditDecision, x: Exchange, next: () => Promise<void>): Promise<void> {
-  const { ctx, req, res } = x;
+/** Hands one stage to the sink (nothing when the policy omits the stage). */
+function emitStage(sink: AuditSink, rec: AuditRecord, x: Exchange, stage: Stage): void | Promise<void> {
+  if (rec.decision.omitStages.has(stage)) return;
+  const ctx = x.ctx;
+  const impersonated = ctx.originalUser ? ctx.user : undefined;
+  // The content types matter only where bodies are logged.
+  let reqType: string | undefined;
+  let resType: string | undefined;
+  if (rec.wantsRequestBody) {
+    reqType = x.req.headers['content-type'];
+    const t = x.res?.getHeader('content-type');
+    if (typeof t === 'string') resType = t;
+  }
+  if (sink.emitStage) return sink.emitStage(rec, stage, impersonated, reqType, resType);
+  return sink.emit([rec.event(stage, impersonated, reqType, resType)]);
+}
+
+function panicStatus(e: unknown): ResponseStatus {
+  return { metadata: {}, status: 'Failure', message: `APIServer panic'd: ${(e as Error)?.message ?? String(e)}`, reason: 'InternalError', code: 500 } as ResponseStatus;
+}
+
+/**
+ * Not an async function: the common request (answered at once, no long-running stream, no
+ * upgrade, no blocking backend, no response body kept) pays two promise reactions, no closures
+ * and no wrapped response; everything else takes `fullAudit`.
+ */
+function withAudit(sink: AuditSink, d: AuditDecision, x: Exchange, next: () => Promise<void>): Promise<void> {
+  const { ctx, req } = x;
   const rec = new AuditRecord(d, ctx.requestId, req, ctx.info, ctx.user);
   ctx.audit = rec;
   if (rec.wantsRequestBody) auditBodies.set(req, rec);
-  const reqType = req.headers['content-type'];
-  const emit = (stage: Stage): void | Promise<void> => {
-    if (d.omitStages.has(stage)) return;
-    const resType = res?.getHeader('content-type');
-    return sink.emit([rec.event(stage, ctx.originalUser ? ctx.user : undefined, reqType, typeof resType === 'string' ? resType : undefined)]);
+  const received = emitStage(sink, rec, x, 'RequestReceived');
+  if (received) return received.then(() => afterReceived(sink, rec, x, next));
+  return afterReceived(sink, rec, x, next);
+}
+
+function afterReceived(sink: AuditSink, rec: AuditRecord, x: Exchange, next: () => Promise<void>): Promise<void> {
+  if (!x.res || x.ctx.isLongRunning || x.upgrade || sink.blocking || rec.wantsResponseBody) return fullAudit(sink, rec, x, next);
+  let p: Promise<void>;
+  try { p = next(); } catch (e) { p = Promise.reject(e); }
+  return p.then(() => plainComplete(sink, rec, x), (e: unknown) => plainFailed(sink, rec, x, e));
+}
+
+function plainComplete(sink: AuditSink, rec: AuditRecord, x: Exchange): void | Promise<void> {
+  const res = x.res!;
+  const complete = (): void | Promise<void> => {
+    rec.responseStatus ??= statusOfCode(res.statusCode);
+    return emitStage(sink, rec, x, 'ResponseComplete');
   };
-  const received = emit('RequestReceived');
-  if (received) await received;
+  // A handler that returned before its answer ended (a stream): complete when it closes.
+  if (!res.writableEnded) { x.onClose(() => { void complete(); }); return; }
+  return complete();
+}
+
+function plainFailed(sink: AuditSink, rec: AuditRecord, x: Exchange, e: unknown): Promise<never> {
+  let p: void | Promise<void>;
+  if (isApiError(e)) {
+    rec.noteStatus(e.status);
+    p = emitStage(sink, rec, x, 'ResponseComplete');
+  } else {
+    rec.responseStatus = panicStatus(e);
+    p = emitStage(sink, rec, x, 'Panic');
+  }
+  return p ? p.then(() => { throw e; }) : Promise.reject(e);
+}
+
+async function fullAudit(sink: AuditSink, rec: AuditRecord, x: Exchange, next: () => Promise<void>): Promise<void> {
+  const { ctx, res } = x;
+  const emit = (stage: Stage): void | Promise<void> => emitStage(sink, rec, x, stage);
   // Blocking backends: the response's end waits until ResponseComplete is written.
   const hold = res && sink.blocking ? holdEnd(res) : undefined;
   if (hold) {
@@ -69,7 +135,7 @@ async function withAudit(sink: AuditSink, d: AuditDecision, x: Exchange, next: (
   };
   if (res && ctx.isLongRunning) {
     onHeadersSent(res, () => {
-      rec.responseStatus ??= { metadata: {}, code: res.statusCode };
+      rec.responseStatus ??= statusOfCode(res.statusCode);
       void reportStart();
     });
   } else if (res && rec.wantsResponseBody) keepResponseBody(res, rec);
@@ -86,7 +152,7 @@ async function withAudit(sink: AuditSink, d: AuditDecision, x: Exchange, next: (
       const p = emit('ResponseComplete');
       if (p) await p;
     } else {
-      rec.responseStatus = { metadata: {}, status: 'Failure', message: `APIServer panic'd: ${(e as Error)?.message ?? String(e)}`, reason: 'InternalError', code: 500 };
+      rec.responseStatus = panicStatus(e);
       const p = emit('Panic');
       if (p) await p;
     }
@@ -95,7 +161,7 @@ async function withAudit(sink: AuditSink, d: AuditDecision, x: Exchange, next: (
   if (x.upgrade) {
     if (x.started()) watchUpgrade(x.upgrade.socket, rec, emit);
     else {
-      rec.responseStatus ??= { metadata: {}, code: 101 };
+      rec.responseStatus ??= statusOfCode(101);
       await emit('ResponseComplete');
     }
     return;
@@ -104,7 +170,7 @@ async function withAudit(sink: AuditSink, d: AuditDecision, x: Exchange, next: (
   const complete = (): void | Promise<void> => {
     if (completed) return;
     completed = true;
-    rec.responseStatus ??= { metadata: {}, code: res!.statusCode };
+    rec.responseStatus ??= statusOfCode(res!.statusCode);
     const s = reportStart();
     return s ? s.then(() => emit('ResponseComplete')) : emit('ResponseComplete');
   };
@@ -159,6 +225,7 @@ function auditFailedAuthentication(sink: AuditSink, x: Exchange): void | Promise
   if (d.level === 'None' || d.omitStages.has('ResponseStarted')) return;
   const rec = new AuditRecord(d, x.ctx.requestId, x.req, i, NO_USER);
   rec.noteStatus({ message: authMethodsMessage(x.req), code: 401 });
+  if (sink.emitStage) return sink.emitStage(rec, 'ResponseStarted', undefined, undefined, undefined);
   return sink.emit([rec.event('ResponseStarted', undefined, undefined, undefined)]);
 }
 
@@ -237,7 +304,7 @@ function watchUpgrade(socket: Duplex, rec: AuditRecord, emit: (s: Stage) => void
     socket.end = end;
     const head = typeof chunk === 'string' ? chunk.slice(0, 16) : chunk instanceof Uint8Array ? Buffer.from(chunk.subarray(0, 16)).toString('latin1') : '';
     const m = /^HTTP\/1\.[01] (\d{3})/.exec(head);
-    rec.responseStatus = { metadata: {}, code: m ? Number(m[1]) : 101 };
+    rec.responseStatus = statusOfCode(m ? Number(m[1]) : 101);
     void emit('ResponseStarted');
   };
   socket.write = function (this: Duplex, ...args: unknown[]): boolean {

@@ -20,7 +20,8 @@ import * as http from 'node:http';
 import * as https from 'node:https';
 import type { Duplex, Readable } from 'node:stream';
 import { ApiError } from '../../../api/meta/status.js';
-import type { ApiRequest, ApiResponse } from '../context.js';
+import type { ApiRequest, ApiResponse, RequestContext } from '../context.js';
+import type { SubresourceTarget } from '../rest/rest-api.js';
 import { H2Request } from '../h2-request.js';
 import { headerPairs, relayResponse, requestUpgrade, splice, UpgradeError, writeResponseHead } from '../../../util/upgrade-proxy.js';
 import { streamThrough } from './pod-log.js';
@@ -78,6 +79,17 @@ export function splitSchemeNamePort(id: string): { scheme: 'http' | 'https' | ''
  * Where `/{plural}/{id}/proxy` ends in the request path, and what follows it (the path for the
  * target, '' when nothing follows) with the query.
  */
+/**
+ * CONNECT admission of a proxy request (pods/proxy, services/proxy, nodes/proxy), as Kubernetes
+ * runs it for every proxied request: the options object is PodProxyOptions, ServiceProxyOptions
+ * or NodeProxyOptions with the path after `proxy/`.
+ */
+export function admitProxy(ctx: RequestContext, req: ApiRequest, t: SubresourceTarget, optionsKind: string): void | Promise<void> {
+  const path = proxySplit(req, t.def.plural, t.name).rest.replace(/^\//, '');
+  const options = { kind: optionsKind, apiVersion: 'v1', ...(path ? { path } : {}) };
+  return t.registry.admission.connect({ def: t.def, subresource: 'proxy', namespace: t.namespace, name: t.name, options, request: { user: ctx.user, version: 'v1' } });
+}
+
 export function proxySplit(req: ApiRequest, plural: string, id: string): { prefix: string; rest: string; search: string } {
   const url = new URL(req.url ?? '/', 'http://apiserver');
   const path = url.pathname;

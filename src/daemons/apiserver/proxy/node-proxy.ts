@@ -8,7 +8,7 @@
 import type { ApiRequest, RequestContext } from '../context.js';
 import { errors } from '../../../api/meta/status.js';
 import type { SubresourceHandler, SubresourceTarget } from '../rest/rest-api.js';
-import { bodyStream, proxySplit } from './http-proxy.js';
+import { admitProxy, bodyStream, proxySplit } from './http-proxy.js';
 import { nodeTarget, type NodeConnection } from './node-connection.js';
 import { agentError, streamThrough } from './pod-log.js';
 
@@ -30,6 +30,7 @@ export function createNodeProxyHandler(conn: NodeConnection): SubresourceHandler
     if (!METHODS.has(method)) throw errors.methodNotAllowed(method, 'nodes/proxy');
     // Kubernetes accepts NAME:PORT and SCHEME:NAME:PORT here; only the plain node name is served.
     if (target.name.includes(':')) throw errors.badRequest(`node proxy to "${target.name}": only the node name is supported, without scheme or port`);
+    await admitProxy(ctx, req, target, 'NodeProxyOptions');
     const node = await target.registry.get(target.def, '', target.name);
     const withBody = method !== 'GET' && method !== 'HEAD';
     const type = req.headers['content-type'];

@@ -45,17 +45,55 @@ export function chooseContainer(pod: KubeObject, name: string, requested: string
   return requested;
 }
 
-/** The node agent path and query for the request, after Kubernetes' checks. */
-export function agentPath(kind: PodStreamKind, pod: KubeObject, q: URLSearchParams): string {
+interface StreamOptions {
+  kind: string;
+  apiVersion: 'v1';
+  stdin?: boolean;
+  stdout?: boolean;
+  stderr?: boolean;
+  tty?: boolean;
+  container?: string;
+  command?: string[];
+  ports?: number[];
+}
+
+/**
+ * The request's connect options as Kubernetes decodes them from the query (PodExecOptions,
+ * PodAttachOptions, PodPortForwardOptions; false and empty fields left out): what CONNECT
+ * admission is shown and, after it (a mutating webhook may change them), what the node agent is
+ * asked for. A port that is no port is a 400 here, before admission, as in Kubernetes.
+ */
+export function streamOptions(kind: PodStreamKind, q: URLSearchParams): StreamOptions {
+  if (kind === 'portforward') {
+    const ports: number[] = [];
+    for (const raw of q.getAll('ports').flatMap((p) => p.split(','))) {
+      const port = Number(raw.trim());
+      if (!Number.isInteger(port) || port < 1 || port > 65535) throw errors.badRequest(`invalid port "${raw}": must be between 1 and 65535`);
+      ports.push(port);
+    }
+    return { kind: 'PodPortForwardOptions', apiVersion: 'v1', ...(ports.length ? { ports } : {}) };
+  }
+  const o: StreamOptions = { kind: kind === 'exec' ? 'PodExecOptions' : 'PodAttachOptions', apiVersion: 'v1' };
+  for (const f of ['stdin', 'stdout', 'stderr', 'tty'] as const) if (queryBool(q.get(f)) === true) o[f] = true;
+  const container = q.get('container');
+  if (container) o.container = container;
+  if (kind === 'exec') {
+    const cmd = q.getAll('command');
+    if (cmd.length) o.command = cmd;
+  }
+  return o;
+}
+
+/** The node agent path and query for the request's options, after Kubernetes' checks. */
+export function agentPath(kind: PodStreamKind, pod: KubeObject, opts: StreamOptions): string {
   const ns = pod.metadata?.namespace ?? '';
   const name = pod.metadata?.name ?? '';
   const phase = (pod as PodShape).status?.phase;
   const enc = encodeURIComponent;
   if (kind === 'portforward') {
     const params = new URLSearchParams();
-    for (const raw of q.getAll('ports').flatMap((p) => p.split(','))) {
-      const port = Number(raw.trim());
-      if (!Number.isInteger(port) || port < 1 || port > 65535) throw errors.badRequest(`invalid port "${raw}": must be between 1 and 65535`);
+    for (const port of Array.isArray(opts.ports) ? opts.ports : []) {
+      if (!Number.isInteger(port) || port < 1 || port > 65535) throw errors.badRequest(`invalid port "${String(port)}": must be between 1 and 65535`);
       params.append('port', String(port));
     }
     const qs = params.toString();
@@ -66,19 +104,19 @@ export function agentPath(kind: PodStreamKind, pod: KubeObject, q: URLSearchPara
       ? `cannot exec into a container in a completed pod; current phase is ${phase}`
       : `cannot attach a container in a completed pod; current phase is ${phase}`);
   }
-  const container = chooseContainer(pod, name, q.get('container') ?? '');
+  const container = chooseContainer(pod, name, typeof opts.container === 'string' ? opts.container : '');
   const params = new URLSearchParams();
-  const stdin = queryBool(q.get('stdin')) === true;
-  const stdout = queryBool(q.get('stdout')) === true;
-  const stderr = queryBool(q.get('stderr')) === true;
-  const tty = queryBool(q.get('tty')) === true;
+  const stdin = opts.stdin === true;
+  const stdout = opts.stdout === true;
+  const stderr = opts.stderr === true;
+  const tty = opts.tty === true;
   if (!stdin && !stdout && !stderr) throw errors.badRequest('you must specify at least one of stdin, stdout, stderr');
   if (tty && stderr) {
     // kubectl never asks for both; Kubernetes rejects it as invalid options.
     throw new ApiError(422, 'Invalid', 'tty and stderr cannot both be true', {});
   }
   if (kind === 'exec') {
-    const cmd = q.getAll('command');
+    const cmd = Array.isArray(opts.command) ? opts.command.filter((c): c is string => typeof c === 'string') : [];
     if (cmd.length === 0) throw errors.badRequest('you must specify at least one command for the container');
     for (const c of cmd) params.append('command', c);
   }
@@ -99,10 +137,11 @@ function upgradeHeaders(req: ApiRequest): Record<string, string | string[]> {
 }
 
 async function proxyUpgrade(conn: NodeConnection, kind: PodStreamKind, ctx: RequestContext, req: ApiRequest, socket: Duplex, head: Buffer, target: SubresourceTarget): Promise<void> {
+  const options = streamOptions(kind, ctx.query);
   const pod = await target.registry.get(target.def, target.namespace, target.name);
-  // CONNECT admission (DenyEscalatingExec, DenyExecOnPrivileged), as Kubernetes runs it before connecting.
-  await target.registry.admission.connect({ def: target.def, subresource: kind, namespace: target.namespace, name: target.name, object: pod, request: { user: ctx.user, version: 'v1' } });
-  const path = agentPath(kind, pod, ctx.query);
+  // CONNECT admission (DenyEscalatingExec, DenyExecOnPrivileged, the webhooks), as Kubernetes runs it before connecting.
+  await target.registry.admission.connect({ def: target.def, subresource: kind, namespace: target.namespace, name: target.name, object: pod, options: options as unknown as KubeObject, request: { user: ctx.user, version: 'v1' } });
+  const path = agentPath(kind, pod, options);
   const nodeName = (pod as PodShape).spec?.nodeName;
   if (!nodeName) throw errors.badRequest(`pod ${target.name} does not have a host assigned`);
   const nodeDef = findResource('', 'v1', 'nodes');

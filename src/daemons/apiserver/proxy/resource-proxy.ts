@@ -18,7 +18,7 @@ import type { KubeObject } from '../../../api/resources/types.js';
 import { isGlobalUnicast } from '../../../util/ip.js';
 import { writeStatusToSocket } from '../filters/write-status.js';
 import type { SubresourceHandler, SubresourceTarget, SubresourceUpgradeHandler } from '../rest/rest-api.js';
-import { proxyHttp, proxySplit, proxyUpgrade, redirectToSlash, splitSchemeNamePort, type ProxyClients, type ProxyTarget } from './http-proxy.js';
+import { admitProxy, proxyHttp, proxySplit, proxyUpgrade, redirectToSlash, splitSchemeNamePort, type ProxyClients, type ProxyTarget } from './http-proxy.js';
 
 type Obj = Record<string, unknown>;
 
@@ -93,10 +93,13 @@ async function locate(kind: 'pods' | 'services', t: SubresourceTarget): Promise<
     : serviceLocation(t, parts.scheme, parts.name, parts.port, t.name);
 }
 
+const OPTIONS_KIND = { pods: 'PodProxyOptions', services: 'ServiceProxyOptions' } as const;
+
 /** The handlers of `pods/proxy` or `services/proxy`: plain requests and upgrades. */
 export function createResourceProxyHandlers(kind: 'pods' | 'services', clients: ProxyClients): { handler: SubresourceHandler; upgrade: SubresourceUpgradeHandler } {
   return {
     handler: async (ctx, req, res, t) => {
+      await admitProxy(ctx, req, t, OPTIONS_KIND[kind]);
       const target = await locate(kind, t);
       const { prefix, rest, search } = proxySplit(req, kind, t.name);
       if (rest === '') { redirectToSlash(res, prefix, search); return; }
@@ -104,6 +107,7 @@ export function createResourceProxyHandlers(kind: 'pods' | 'services', clients: 
     },
     upgrade: (ctx, req, socket, head, t) => {
       (async () => {
+        await admitProxy(ctx, req, t, OPTIONS_KIND[kind]);
         const target = await locate(kind, t);
         const { rest, search } = proxySplit(req, kind, t.name);
         await proxyUpgrade(req, socket, head, ctx.signal, clients, target, `${rest || '/'}${search}`);

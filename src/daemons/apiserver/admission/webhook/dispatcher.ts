@@ -11,7 +11,7 @@
  */
 import { errors } from '../../../../api/meta/status.js';
 import type { ResourceDefinition } from '../../../../api/resources/types.js';
-import type { AdmissionAttributes, AdmissionContext, AdmissionResult } from '../types.js';
+import type { AdmissionAttributes, AdmissionContext, AdmissionResult, ConnectAttributes } from '../types.js';
 import { webhookConfigSource, type WebhookConfigSource } from './config-source.js';
 import { WebhookCaller } from './invoke.js';
 import { NO_INVOCATIONS, RuleIndex, type Invocation } from './rules.js';
@@ -28,6 +28,18 @@ export function exemptFromWebhooks(def: ResourceDefinition): boolean {
 }
 
 const READY_WAIT_MS = 10_000;
+
+/**
+ * A CONNECT request as webhooks see it (Kubernetes' ConnectResource): operation CONNECT, the
+ * connect options as the object, no old object, never a dry run.
+ */
+export function connectAttributes(a: ConnectAttributes): AdmissionAttributes | undefined {
+  if (!a.options) return undefined;
+  return {
+    operation: 'CONNECT', def: a.def, subresource: a.subresource, namespace: a.namespace, name: a.name,
+    object: a.options, dryRun: false, ...(a.request ? { request: a.request } : {}),
+  };
+}
 
 /** Runs the matching webhooks of one request (in the requested target's terms). */
 export type Dispatch = (a: AdmissionAttributes, invocations: readonly Invocation[], requested: Target) => Promise<void>;

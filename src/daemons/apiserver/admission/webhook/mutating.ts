@@ -16,7 +16,7 @@ import { replaceInPlace } from '../../../../api/resources/common/conversion.js';
 import type { KubeObject } from '../../../../api/resources/types.js';
 import { applyJsonPatch } from '../../../../api/patch/json-patch.js';
 import type { AdmissionAttributes, AdmissionContext, AdmissionPlugin } from '../types.js';
-import { exemptFromWebhooks, WebhookDispatcher } from './dispatcher.js';
+import { connectAttributes, exemptFromWebhooks, WebhookDispatcher } from './dispatcher.js';
 import { denial } from './invoke.js';
 import type { Invocation } from './rules.js';
 import { fromTargetVersion, toTargetVersion, type Target } from './versions.js';
@@ -80,5 +80,8 @@ export function mutatingAdmissionWebhook(ctx: AdmissionContext): AdmissionPlugin
     name: 'MutatingAdmissionWebhook',
     handles: (_op, def) => !exemptFromWebhooks(def),
     admit: (a) => dispatcher.run(a, dispatch),
+    // CONNECT: called as Kubernetes calls them; a patch changes the options the connection is made with.
+    handlesConnect: (def) => !exemptFromWebhooks(def),
+    connect: (c) => { const a = connectAttributes(c); return a && dispatcher.run(a, dispatch); },
   };
 }

@@ -6,7 +6,7 @@
  * Request: uid (fresh per call), kind/resource/subResource as the webhook is called for them,
  * requestKind/requestResource/requestSubResource as the client asked, name, namespace,
  * operation, userInfo, object and oldObject (null when absent), dryRun and options
- * (CreateOptions, UpdateOptions or DeleteOptions).
+ * (CreateOptions, UpdateOptions or DeleteOptions; null for CONNECT, whose object is its options).
  * Response (v1): apiVersion/kind admission.k8s.io/v1 AdmissionReview, response.uid equal to the
  * request's; a mutating webhook gives patch and patchType together or neither, a validating one
  * neither. v1beta1 responses are checked as Kubernetes checks them: only that a response is there.
@@ -35,7 +35,9 @@ export interface ReviewResult {
 /** A response that does not follow the protocol; the message is Kubernetes' wording. */
 export class InvalidResponseError extends Error {}
 
-function optionsOf(a: AdmissionAttributes): Record<string, unknown> {
+function optionsOf(a: AdmissionAttributes): Record<string, unknown> | null {
+  // CONNECT carries its options as the object (PodExecOptions ...), none here, as Kubernetes.
+  if (a.operation === 'CONNECT') return null;
   const kind = a.operation === 'CREATE' ? 'CreateOptions' : a.operation === 'UPDATE' ? 'UpdateOptions' : 'DeleteOptions';
   const o: Record<string, unknown> = { kind, apiVersion: 'meta.k8s.io/v1' };
   const d = a.deleteOptions;

@@ -60,7 +60,7 @@ export function invocationFor(w: Webhook, op: AdmissionOperation, requested: Tar
   return undefined;
 }
 
-const OP_INDEX: Readonly<Record<AdmissionOperation, number>> = { CREATE: 0, UPDATE: 1, DELETE: 2 };
+const OP_INDEX: Readonly<Record<AdmissionOperation, number>> = { CREATE: 0, UPDATE: 1, DELETE: 2, CONNECT: 3 };
 type ByOperation = Array<readonly Invocation[] | undefined>;
 
 /** Invocations per (definition, version, subresource, operation) for one generation of webhooks. */
@@ -85,7 +85,7 @@ export class RuleIndex {
     let bySub = byVersion.get(version);
     if (!bySub) byVersion.set(version, bySub = new Map());
     let byOp = bySub.get(subresource);
-    if (!byOp) bySub.set(subresource, byOp = [undefined, undefined, undefined]);
+    if (!byOp) bySub.set(subresource, byOp = [undefined, undefined, undefined, undefined]);
     const i = OP_INDEX[op];
     const known = byOp[i];
     if (known) return known;

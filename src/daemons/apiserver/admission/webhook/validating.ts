@@ -1,12 +1,13 @@
 /**
  * ValidatingAdmissionWebhook: calls the validating webhooks whose rules and selectors take a
  * write, all at once, with the final object (after every mutation and the resource's own
- * validation), each in the version it asked for. Every call is awaited; when several fail, the
+ * validation), each in the version it asked for; or a CONNECT (exec, attach, port-forward,
+ * proxy) with its connect options as the object. Every call is awaited; when several fail, the
  * request fails with the first failure in webhook order (Kubernetes reports the first to
  * arrive).
  */
 import type { AdmissionAttributes, AdmissionContext, AdmissionPlugin } from '../types.js';
-import { exemptFromWebhooks, WebhookDispatcher } from './dispatcher.js';
+import { connectAttributes, exemptFromWebhooks, WebhookDispatcher } from './dispatcher.js';
 import { denial } from './invoke.js';
 import type { Invocation } from './rules.js';
 import { toTargetVersion, type Target } from './versions.js';
@@ -33,5 +34,7 @@ export function validatingAdmissionWebhook(ctx: AdmissionContext): AdmissionPlug
     name: 'ValidatingAdmissionWebhook',
     handles: (_op, def) => !exemptFromWebhooks(def),
     validate: (a) => dispatcher.run(a, dispatch),
+    handlesConnect: (def) => !exemptFromWebhooks(def),
+    connect: (c) => { const a = connectAttributes(c); return a && dispatcher.run(a, dispatch); },
   };
 }

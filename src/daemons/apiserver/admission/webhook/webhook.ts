@@ -11,8 +11,8 @@ export type { WebhookFlavor } from '../../../../api/resources/admissionregistrat
 import type { WebhookFlavor } from '../../../../api/resources/admissionregistration/webhook-spec.js';
 
 /** Operations as bits, so a rule answers with one AND. */
-export const OP_BIT: Readonly<Record<AdmissionOperation, number>> = { CREATE: 1, UPDATE: 2, DELETE: 4 };
-const ALL_OPS = 1 | 2 | 4;
+export const OP_BIT: Readonly<Record<AdmissionOperation, number>> = { CREATE: 1, UPDATE: 2, DELETE: 4, CONNECT: 8 };
+const ALL_OPS = 1 | 2 | 4 | 8;
 
 export interface Rule {
   readonly ops: number;
