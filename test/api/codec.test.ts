@@ -18,7 +18,7 @@ t.test('JSON and YAML bodies', async (t) => {
   t.same(decodeYaml(Buffer.from('mode: 0644\nhostNetwork: yes\nbase: &b {k: 1}\nmerged:\n  <<: *b\n  j: 2\n')),
     { mode: 420, hostNetwork: true, base: { k: 1 }, merged: { k: 1, j: 2 } }, 'YAML 1.1 scalars and merge keys, as Go reads them');
   t.equal(decodeYaml(Buffer.from('---\n')), null, 'an empty document');
-  t.equal(encodeYaml({ v: 'yes' }).toString(), "v: 'yes'\n", 'strings that YAML 1.1 would read otherwise are quoted');
+  t.equal(encodeYaml({ v: 'yes', l: ['a'], t: '2026-01-02T03:04:05Z' }).toString(), 'l:\n- a\nt: "2026-01-02T03:04:05Z"\nv: "yes"\n', 'as Go\'s YAML: keys sorted, list items at the key\'s indent, strings YAML 1.1 would read otherwise double-quoted');
   t.equal(codeOf(() => decodeYaml(Buffer.from('a: 1\n---\nb: 2\n'))), 400, 'multi-document YAML is a 400');
   t.equal(codeOf(() => decodeYaml(Buffer.from('a: [1\n'))), 400, 'malformed YAML is a 400');
   const bomb = ['a: &a ["x","x","x","x","x","x","x","x","x","x"]'];

@@ -252,3 +252,15 @@ export function goOrderKind(apiVersion: string, kind: string, v: unknown): unkno
   const decl = messageForObject(apiVersion, kind);
   return decl ? orderMessage(v, planFor(decl.name, true)) : v;
 }
+
+/**
+ * Whether two values of message `messageName` (or two lists of it) are the same to Kubernetes:
+ * equal in Go's form, so key order, omitted empty members and filled zero members do not count
+ * (Go's semantic equality of typed values). For comparing what a controller computed with what
+ * the store holds, which is in Go's form.
+ */
+export function sameInGoForm(messageName: string, a: unknown, b: unknown): boolean {
+  const plan = planFor(messageName, false);
+  const form = (v: unknown): string => JSON.stringify(Array.isArray(v) ? v.map((e) => orderMessage(e, plan)) : orderMessage(v ?? {}, plan));
+  return form(a) === form(b);
+}

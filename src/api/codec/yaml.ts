@@ -43,6 +43,8 @@ export function decodeYaml(buf: Buffer): unknown {
 }
 
 export function encodeYaml(obj: unknown): Buffer {
-  // As Kubernetes' YAML (JSON through Go's YAML library): keys sorted.
-  return Buffer.from(dump(obj, { noRefs: true, lineWidth: -1, sortKeys: true }), 'utf8');
+  // As Kubernetes' YAML (JSON through Go's YAML library): keys sorted, a list's items at its key's indent.
+  // seqNoIndent and double quotes as Go's YAML library writes them (js-yaml's typings lag its options).
+  const options = { noRefs: true, lineWidth: -1, sortKeys: true, seqNoIndent: true, quoteStyle: 'double' } as Parameters<typeof dump>[1];
+  return Buffer.from(dump(obj, options), 'utf8');
 }

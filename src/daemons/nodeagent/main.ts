@@ -38,6 +38,7 @@ import { clientTokenRequester, ProjectedVolumes } from './volumes/projected.js';
 import { apiClaimReader } from './volumes/claims.js';
 import { apiSourceObjects } from './volumes/source-objects.js';
 import { CsiNode } from './volumes/csi-node.js';
+import { configureMounter } from './volumes/host-mounts.js';
 import { apiAttachments, CONTROLLER_MANAGED_ANNOTATION } from './volumes/csi-attach.js';
 import type { RuntimeBackend } from './runtime/runtime.js';
 import { agentAccessFromConfig } from './server/agent-authz.js';
@@ -183,6 +184,7 @@ export async function startNodeAgent(config: NodeagentConfig, opts: StartOptions
     // Services for the containers' environment variables (service-env.ts).
     const serviceInformer = factory?.informerFor({ group: '', version: 'v1', resource: 'services' });
     const mirrors = client && informer ? new MirrorPods({ client, informer, nodeName, nodeUid: () => nodeStatus?.uid ?? '', log: log.child({ component: 'mirror-pods' }), signal: ac.signal }) : undefined;
+    configureMounter({ path: config.experimentalMounterPath, checkHelpers: config.experimentalCheckNodeCapabilitiesBeforeMount });
     const csi = new CsiNode({
       rootDir: config.rootDir, reader: api, log: log.child({ component: 'csi' }),
       ...(client && config.enableControllerAttachDetach ? { attachments: apiAttachments(client, nodeName) } : {}),

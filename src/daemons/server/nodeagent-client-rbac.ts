@@ -16,6 +16,7 @@ import type { KubeObject } from '../../api/resources/types.js';
 import type { ClientConnection } from '../../client/coreconfig.js';
 import { RestClient } from '../../client/rest-client.js';
 import { NODEAGENT_CLIENT_USER } from './pki-bootstrap.js';
+import { sameInGoForm } from '../../api/codec/go-json.js';
 
 export const NODEAGENT_CLIENT_BINDING = 'corectl:kubelet-api-admin';
 
@@ -44,8 +45,9 @@ export async function ensureNodeagentClientBinding(admin: ClientConnection, log:
       }
       try {
         if (!have) { await client.create(CRB, want); return true; }
-        const same = JSON.stringify((have as { subjects?: unknown }).subjects) === JSON.stringify((want as { subjects?: unknown }).subjects)
-          && JSON.stringify((have as { roleRef?: unknown }).roleRef) === JSON.stringify((want as { roleRef?: unknown }).roleRef);
+        // Compared as Kubernetes does (the stored binding is in Go's field order).
+        const same = sameInGoForm('k8s.io.api.rbac.v1.Subject', (have as { subjects?: unknown }).subjects ?? [], (want as { subjects?: unknown }).subjects)
+          && sameInGoForm('k8s.io.api.rbac.v1.RoleRef', (have as { roleRef?: unknown }).roleRef, (want as { roleRef?: unknown }).roleRef);
         if (same) return true;
         // roleRef is immutable: a binding to another role is replaced.
         await client.delete(CRB, NODEAGENT_CLIENT_BINDING, { preconditions: { ...(have.metadata?.uid ? { uid: have.metadata.uid } : {}) } });

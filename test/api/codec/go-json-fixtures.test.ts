@@ -71,3 +71,15 @@ t.test('Go\'s encoder details', async (t) => {
   const custom = { spec: { z: 1, a: 2 }, kind: 'Widget', apiVersion: 'example.com/v1' };
   t.equal(encodeGoJson(custom).toString(), `${JSON.stringify(custom)}\n`, 'a kind without a declaration keeps its order');
 });
+
+t.test('YAML as Kubernetes writes it: the JSON form, keys sorted, Go\'s YAML layout', async (t) => {
+  const { encodeYaml } = await import('../../../src/api/codec/yaml.js');
+  const { goOrder } = await import('../../../src/api/codec/go-json.js');
+  const deployment = { kind: 'Deployment', apiVersion: 'apps/v1', metadata: { name: 'd', creationTimestamp: '2026-12-07T00:00:00Z' },
+    spec: { replicas: 0, selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'i' }] } } } };
+  t.equal(encodeYaml(goOrder(deployment)).toString(), [
+    'apiVersion: apps/v1', 'kind: Deployment', 'metadata:', '  creationTimestamp: "2026-12-07T00:00:00Z"', '  name: d', 'spec:', '  replicas: 0',
+    '  selector:', '    matchLabels:', '      a: b', '  strategy: {}', '  template:', '    metadata:', '      creationTimestamp: null', '      labels:', '        a: b',
+    '    spec:', '      containers:', '      - image: i', '        name: c', '        resources: {}', 'status: {}', '',
+  ].join('\n'), 'what `kubectl create deployment --dry-run=client -o yaml` shows for the same object');
+});

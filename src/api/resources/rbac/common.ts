@@ -2,6 +2,7 @@
 import { fieldErrors, type FieldError } from '../../meta/status.js';
 import { col, arr, rec, str, path } from '../common/table-util.js';
 import type { KubeObject, TableColumn } from '../types.js';
+import { sameInGoForm } from '../../codec/go-json.js';
 
 export function validateRules(obj: KubeObject, errs: FieldError[]): void {
   arr(obj.rules).forEach((r, i) => {
@@ -30,7 +31,7 @@ export function validateBinding(obj: KubeObject, errs: FieldError[], old?: KubeO
     if (!str(sub.name)) errs.push(fieldErrors.required(`${f}.name`));
     if (sub.kind === 'ServiceAccount' && obj.kind === 'ClusterRoleBinding' && !str(sub.namespace)) errs.push(fieldErrors.required(`${f}.namespace`));
   });
-  if (old && JSON.stringify(obj.roleRef) !== JSON.stringify(old.roleRef)) errs.push(fieldErrors.invalid('roleRef', obj.roleRef, 'cannot change roleRef'));
+  if (old && !sameInGoForm('k8s.io.api.rbac.v1.RoleRef', obj.roleRef, old.roleRef)) errs.push(fieldErrors.invalid('roleRef', obj.roleRef, 'cannot change roleRef'));
 }
 
 export function defaultSubjects(obj: KubeObject): void {

@@ -62,7 +62,7 @@ const COMMON_HEADERS = { 'Cache-Control': 'no-cache, private' };
 
 /** Serializes an object in the negotiated format. */
 export function encodeFor(format: OutputFormat, obj: unknown): { body: Buffer; contentType: string } {
-  if (format.mediaType === 'application/yaml') return { body: encodeYaml(obj), contentType: 'application/yaml' };
+  if (format.mediaType === 'application/yaml') return { body: encodeYaml(goOrder(obj)), contentType: 'application/yaml' };
   if (format.mediaType === 'application/vnd.kubernetes.protobuf') {
     const pb = encodeProtobufOrUndefined(obj);
     if (pb) return { body: pb, contentType: 'application/vnd.kubernetes.protobuf' };

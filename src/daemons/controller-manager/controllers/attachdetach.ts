@@ -18,6 +18,7 @@ import type { KubeObject } from '../../../api/resources/types.js';
 import type { Controller, ControllerContext } from '../controller-registry.js';
 import { noopRecorder, type EventRecorder } from '../events.js';
 import { realClock, WorkQueue, type ResourceRef, type RestClient, type SharedIndexInformer } from '../deps.js';
+import { sameInGoForm } from '../../../api/codec/go-json.js';
 
 const PODS: ResourceRef = { group: '', version: 'v1', resource: 'pods' };
 const NODES: ResourceRef = { group: '', version: 'v1', resource: 'nodes' };
@@ -158,7 +159,7 @@ export class AttachDetachController implements Controller {
       if (node.metadata?.annotations?.[CONTROLLER_MANAGED_ANNOTATION] !== 'true') continue;
       const want = (byNode.get(node.metadata?.name ?? '') ?? []).sort((a, b) => a.name.localeCompare(b.name));
       const have = ((node.status as { volumesAttached?: unknown[] } | undefined)?.volumesAttached ?? []);
-      if (JSON.stringify(have) === JSON.stringify(want)) continue;
+      if (sameInGoForm('k8s.io.api.core.v1.AttachedVolume', have, want)) continue;
       await this.client.patch(NODES, node.metadata?.name ?? '', 'merge', { status: { volumesAttached: want.length ? want : null } }, { subresource: 'status' });
     }
   }

@@ -16,6 +16,7 @@ import { noopRecorder, type EventRecorder } from '../events.js';
 import { deletedObject, keyOf, splitKey, WorkQueue, type ResourceRef, type RestClient, type SharedIndexInformer } from '../deps.js';
 import { claimPods, nonEmptySelectorMatcher } from './claim-pods.js';
 import { metaTime } from '../../../api/meta/time.js';
+import { sameInGoForm } from '../../../api/codec/go-json.js';
 import {
   ControllerExpectations, controllerRefOf, isPodActive, isPodAvailable, isPodReady, newControllerRef,
   podFromTemplate, podsToDelete, slowStartBatch,
@@ -310,7 +311,7 @@ export class ReplicaController implements Controller {
     const status = this.computeStatus(owner, active, manageError, diff);
     const old = (owner.status ?? {}) as Dict;
     const same = ['replicas', 'fullyLabeledReplicas', 'readyReplicas', 'availableReplicas', 'observedGeneration']
-      .every((k) => (old[k] ?? 0) === status[k]) && JSON.stringify(old.conditions ?? []) === JSON.stringify(status.conditions ?? []);
+      .every((k) => (old[k] ?? 0) === status[k]) && sameInGoForm('k8s.io.api.apps.v1.ReplicaSetCondition', old.conditions ?? [], status.conditions ?? []);
     if (same) return owner;
     const ref = { ...this.kind.ref, namespace: owner.metadata?.namespace ?? '' };
     let target = owner;

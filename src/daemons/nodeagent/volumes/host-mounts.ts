@@ -7,7 +7,8 @@
  * hangs the pod's worker.
  */
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { access, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
@@ -17,13 +18,44 @@ export class MountError extends Error {
   override readonly name = 'MountError';
 }
 
+/**
+ * How mounts are made, set once at start from the node agent's options:
+ * --experimental-mounter-path (the mount binary; empty: `mount` from PATH) and
+ * --experimental-check-node-capabilities-before-mount (a volume type's mount helper must be
+ * there before mounting, else the mount fails at once naming it, as Kubernetes' CanMount).
+ */
+export interface MounterOptions {
+  readonly path: string;
+  readonly checkHelpers: boolean;
+  /** Where mount helpers (mount.nfs) are looked for. */
+  readonly helperDirs?: readonly string[];
+}
+
+let mounter: MounterOptions = { path: '', checkHelpers: false };
+
+export function configureMounter(o: MounterOptions): void {
+  mounter = o;
+}
+
+const HELPER_DIRS = ['/sbin', '/usr/sbin', '/bin', '/usr/bin'];
+
+/** Refuses a mount whose helper is missing (with the capability check on). */
+async function requireHelper(name: string): Promise<void> {
+  if (!mounter.checkHelpers) return;
+  for (const dir of mounter.helperDirs ?? HELPER_DIRS) {
+    try { await access(join(dir, name)); return; } catch { /* next */ }
+  }
+  throw new MountError(`Required binary ${name} is missing`);
+}
+
 async function mountCmd(args: string[]): Promise<void> {
+  const bin = mounter.path || 'mount';
   try {
-    await run('mount', args, { timeout: MOUNT_TIMEOUT_MS });
+    await run(bin, args, { timeout: MOUNT_TIMEOUT_MS });
   } catch (e) {
     const err = e as Error & { stderr?: string; killed?: boolean };
     const why = err.killed ? `timed out after ${MOUNT_TIMEOUT_MS / 1000}s` : (err.stderr?.trim() || err.message);
-    throw new MountError(`mount failed: exit status 32\nMounting command: mount\nMounting arguments: ${args.join(' ')}\nOutput: ${why}`);
+    throw new MountError(`mount failed: exit status 32\nMounting command: ${bin}\nMounting arguments: ${args.join(' ')}\nOutput: ${why}`);
   }
 }
 
@@ -51,6 +83,7 @@ export async function mountTmpfs(dir: string, sizeBytes?: number): Promise<void>
 /** server:path at `dir` with the host's NFS mount helper. */
 export async function mountNfs(server: string, path: string, dir: string, readOnly: boolean, options: readonly string[]): Promise<void> {
   if (await isMountPoint(dir)) return;
+  await requireHelper('mount.nfs');
   const opts = [...options, ...(readOnly ? ['ro'] : [])];
   await mountCmd(['-t', 'nfs', ...(opts.length ? ['-o', opts.join(',')] : []), `${server}:${path}`, dir]);
 }

@@ -16,6 +16,7 @@ import type { KubeObject } from '../../../../api/resources/types.js';
 import type { PolicyRule } from '../rule-match.js';
 import { cloneJson } from '../../../../util/json-clone.js';
 import { AUTOUPDATE_ANNOTATION } from './builders.js';
+import { jsonEqual } from '../../../../storage/resource-store.js';
 
 export type ReconcileOperation = 'none' | 'create' | 'update' | 'recreate';
 
@@ -86,7 +87,8 @@ function mergeMaps(expected: Record<string, string> | undefined, stored: Record<
   return { ...expected, ...(stored ?? {}) };
 }
 
-const equalJson = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
+// Key order does not count: stored objects are in Go's order, expected ones in ours.
+const equalJson = (a: unknown, b: unknown): boolean => jsonEqual(a ?? null, b ?? null);
 
 function isProtected(stored: KubeObject): boolean {
   return stored.metadata?.annotations?.[AUTOUPDATE_ANNOTATION] === 'false';

@@ -21,6 +21,7 @@ import { defaultedBehavior, ReplicaNormalizer, type Behavior } from './behavior.
 import { HpaMetricsClient } from './metrics-client.js';
 import { MetricsFailed, proposeReplicas } from './metric-specs.js';
 import { ScaleClient } from './scale-client.js';
+import { sameInGoForm } from '../../../../api/codec/go-json.js';
 
 const HPAS: ResourceRef = { group: 'autoscaling', version: 'v2', resource: 'horizontalpodautoscalers' };
 const PODS: ResourceRef = { group: '', version: 'v1', resource: 'pods' };
@@ -196,7 +197,8 @@ export class HorizontalPodAutoscalingController implements Controller {
   }
 
   private async writeStatus(hpa: KubeObject, status: Obj): Promise<void> {
-    if (JSON.stringify(hpa.status ?? {}) === JSON.stringify(status)) return;
+    // The stored status is in Go's form (order, omitted zeros): compare as Kubernetes does.
+    if (sameInGoForm('k8s.io.api.autoscaling.v2.HorizontalPodAutoscalerStatus', hpa.status ?? {}, status)) return;
     await this.client.update({ ...HPAS, namespace: hpa.metadata?.namespace ?? '' }, { ...hpa, apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', status }, { subresource: 'status' });
   }
 }
