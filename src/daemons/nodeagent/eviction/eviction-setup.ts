@@ -14,7 +14,7 @@ import { podDir } from '../volumes/volumes.js';
 import { EvictionManager, type ActivePod } from './eviction-manager.js';
 import { hostSignals } from './host-signals.js';
 import { MEMCG_ROOT, startMemcgNotifier, usageThreshold } from './memcg-notify.js';
-import { hostPodUsage, type PodUsageSource } from './pod-usage.js';
+import { hostPodUsage, type PodUsageSource, type WritableLayers } from './pod-usage.js';
 import { thresholdsFromConfig, type Observations } from './thresholds.js';
 
 export type EvictionConfig = Pick<NodeagentConfig,
@@ -69,7 +69,7 @@ export function setUpEviction(config: EvictionConfig, d: EvictionDeps): { manage
   const manager = new EvictionManager({
     thresholds,
     measure: d.measure ?? hostSignals({ rootDir: config.rootDir, imageFsDir: d.imageFsDir }),
-    podUsage: d.podUsage ?? hostPodUsage(),
+    podUsage: d.podUsage ?? hostPodUsage(undefined, writableLayersOf(d.runtime)),
     activePods: () => activePods(d.pods, config.rootDir, d.logDir),
     reclaim: {
       deadContainers: () => removeDeadContainers(d.runtime, d.pods, d.log),
@@ -91,4 +91,14 @@ export function setUpEviction(config: EvictionConfig, d: EvictionDeps): { manage
     await manager.run(signal);
   };
   return { manager, run };
+}
+
+/** Containers' writable layers from CRI ListContainerStats, when the runtime answers it. */
+function writableLayersOf(runtime: EvictionDeps['runtime']): WritableLayers | undefined {
+  if (!runtime.listContainerStats) return undefined;
+  return async () => {
+    const out = new Map<string, number>();
+    for (const s of await runtime.listContainerStats!()) if (s.writableLayer?.usedBytes !== undefined) out.set(s.id, s.writableLayer.usedBytes);
+    return out;
+  };
 }

@@ -1,7 +1,8 @@
 /**
  * Per-pod usage for ranking eviction candidates, read from the host:
  *   disk   = bytes allocated under the pod's volume directory (<root-dir>/pods/<uid>/volumes:
- *            emptyDirs and the like) plus its log directory (/var/log/pods/...);
+ *            emptyDirs and the like), its log directory (/var/log/pods/...) and its containers'
+ *            writable layers (CRI ListContainerStats, where the runtime answers it);
  *   memory = working set (usage - inactive file) of each container's memory cgroup;
  *   pids   = tasks in each container's pids cgroup.
  * Containers' cgroups are found by their id in the cgroup tree (cgroupfs `.../<id>` or systemd
@@ -89,8 +90,12 @@ async function containerPids(dir: string, v2: boolean): Promise<number | undefin
   return tasks === undefined ? undefined : tasks.split('\n').filter(Boolean).length;
 }
 
-export function hostPodUsage(cgroupRoot = '/sys/fs/cgroup'): PodUsageSource {
+/** Bytes of each running container's writable layer by container id (empty when unknown). */
+export type WritableLayers = () => Promise<ReadonlyMap<string, number>>;
+
+export function hostPodUsage(cgroupRoot = '/sys/fs/cgroup', writableLayers?: WritableLayers): PodUsageSource {
   return async (pods) => {
+    const layers = await (writableLayers?.() ?? Promise.resolve(new Map<string, number>())).catch(() => new Map<string, number>());
     const v2 = (await text(join(cgroupRoot, 'cgroup.controllers'))) !== undefined;
     const memDirs = await cgroupDirs(v2 ? cgroupRoot : join(cgroupRoot, 'memory'));
     const pidDirs = v2 ? memDirs : await cgroupDirs(join(cgroupRoot, 'pids'));
@@ -108,7 +113,8 @@ export function hostPodUsage(cgroupRoot = '/sys/fs/cgroup'): PodUsageSource {
         if (n !== undefined) pids = (pids ?? 0) + n;
         containers.push({ name, ...(m !== undefined ? { memory: m } : {}) });
       }
-      const disk = (await diskUsage(join(p.podDir, 'volumes'))) + (await diskUsage(p.logDir));
+      let disk = (await diskUsage(join(p.podDir, 'volumes'))) + (await diskUsage(p.logDir));
+      for (const id of p.containers.values()) disk += layers.get(id) ?? 0;
       out.set(p.uid, { disk, containers, ...(memory !== undefined ? { memory } : {}), ...(pids !== undefined ? { pids } : {}) });
     }
     return out;
