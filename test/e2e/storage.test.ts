@@ -290,4 +290,48 @@ spec: { capacity: { storage: 1Mi }, accessModes: [ReadWriteOnce], persistentVolu
     k('exec', 'no-claim', '--', 'sh', '-c', 'echo ok > /d/f');
     t.equal(await readFile(join(dir, 'later', 'f'), 'utf8'), 'ok\n');
   });
+
+  const loopSkip = process.getuid?.() !== 0 ? 'needs root for a loop device' : !existsSync('/dev/loop-control') ? 'no loop devices on this machine' : false;
+  await t.test('volumeMode Block: a local volume on a loop device is a device in the container (volumeDevices)', { skip: loopSkip }, async (t) => {
+    const img = join(dir, 'block.img');
+    await writeFile(img, Buffer.concat([Buffer.from('corectl-block-marker\n'), Buffer.alloc(4 * 1024 * 1024 - 21)]));
+    const lo = spawnSync('losetup', ['-f', '--show', img], { encoding: 'utf8' });
+    if (lo.status !== 0) throw new Error(`losetup failed: ${lo.stderr.trim()}`);
+    const dev = lo.stdout.trim();
+    t.teardown(() => { spawnSync('losetup', ['-d', dev]); });
+    await apply(`
+apiVersion: v1
+kind: PersistentVolume
+metadata: { name: block-pv }
+spec:
+  capacity: { storage: 4Mi }
+  accessModes: [ReadWriteOnce]
+  volumeMode: Block
+  persistentVolumeReclaimPolicy: Retain
+  storageClassName: ""
+  local: { path: ${dev} }
+  nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: kubernetes.io/hostname, operator: In, values: [storage-node] }] }] } }
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: { name: block }
+spec: { accessModes: [ReadWriteOnce], volumeMode: Block, resources: { requests: { storage: 4Mi } }, storageClassName: "", volumeName: block-pv }
+---
+apiVersion: v1
+kind: Pod
+metadata: { name: raw }
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+  - { name: app, image: ${IMAGE}, command: ["sleep", "3600"], volumeDevices: [{ name: disk, devicePath: /dev/xvda }] }
+  volumes: [{ name: disk, persistentVolumeClaim: { claimName: block } }]
+`);
+    await until('raw running', () => running('raw'), 120_000);
+    t.equal(k('exec', 'raw', '--', 'sh', '-c', 'test -b /dev/xvda && echo block').trim(), 'block', 'a block device at the devicePath');
+    t.equal(k('exec', 'raw', '--', 'head', '-c', '21', '/dev/xvda').trim(), 'corectl-block-marker', 'the volume\'s bytes are read through it');
+    k('exec', 'raw', '--', 'sh', '-c', 'printf written | dd of=/dev/xvda bs=512 seek=8 conv=notrunc 2>/dev/null');
+    spawnSync('sync');
+    const back = spawnSync('dd', [`if=${dev}`, 'bs=512', 'skip=8', 'count=1', 'status=none']).stdout as Buffer;
+    t.equal(back.subarray(0, 7).toString(), 'written', 'and written through to the host\'s device');
+  });
 });

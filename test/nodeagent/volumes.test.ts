@@ -11,7 +11,7 @@ import type { KubeObject } from '../../src/api/resources/types.js';
 import type { Pod } from '../../src/daemons/nodeagent/pod-types.js';
 import { writeVolumeFiles } from '../../src/daemons/nodeagent/volumes/atomic-files.js';
 import type { ClaimReader } from '../../src/daemons/nodeagent/volumes/claims.js';
-import { containerMounts, VolumePaths } from '../../src/daemons/nodeagent/volumes/container-mounts.js';
+import { containerDevices, containerMounts, VolumePaths } from '../../src/daemons/nodeagent/volumes/container-mounts.js';
 import { emptyDirOverLimit } from '../../src/daemons/nodeagent/volumes/empty-dir-usage.js';
 import { isMountPoint } from '../../src/daemons/nodeagent/volumes/host-mounts.js';
 import { OrphanPodDirs } from '../../src/daemons/nodeagent/volumes/orphans.js';
@@ -234,4 +234,27 @@ t.test('a subPath into a config map volume mounts the file of the current versio
   t.equal(await readFile(m!.hostPath, 'utf8'), 'first');
   t.equal(m?.readonly, true);
   await tearDownPodDir(root, 'sub-cm');
+});
+
+t.test('volumeMode Block: a local volume\'s device node goes to the container as a device, never mounted', { skip: isRoot ? false : 'needs a device node (root)' }, async (t) => {
+  const dev = '/dev/loop0';
+  const bindBlock = (name: string, pv: string, spec: Record<string, unknown>): void => {
+    claims.set(`default/${name}`, { metadata: { name, namespace: 'default', uid: `u-${name}` }, spec: { volumeName: pv, volumeMode: 'Block' }, status: { phase: 'Bound' } });
+    pvs.set(pv, { metadata: { name: pv }, spec: { ...spec, volumeMode: 'Block', claimRef: { namespace: 'default', name, uid: `u-${name}` } } });
+  };
+  bindBlock('blk', 'pv-blk', { local: { path: dev } });
+  const paths = await setUpVolumes(pod('blk1', [{ name: 'raw', persistentVolumeClaim: { claimName: 'blk' } }]), ctx(root));
+  t.equal(paths.get('raw'), undefined, 'not a file system path');
+  t.equal(paths.blockDevices.get('raw'), dev, 'the device node');
+  t.same(containerDevices({ name: 'c', volumeDevices: [{ name: 'raw', devicePath: '/dev/xvda' }] }, paths), [{ containerPath: '/dev/xvda', hostPath: dev, permissions: 'mrw' }]);
+  t.throws(() => containerDevices({ name: 'c', volumeMounts: [{ name: 'raw', mountPath: '/data' }] }, paths), /block device .*use volumeDevices/, 'a Block volume cannot be mounted');
+  t.throws(() => containerDevices({ name: 'c', volumeDevices: [{ name: 'nope', devicePath: '/dev/x' }] }, paths), /names no block volume/);
+  await tearDownPodDir(root, 'blk1');
+
+  const file = join(root, 'not-a-device');
+  await writeFile(file, 'x');
+  bindBlock('file', 'pv-file', { local: { path: file } });
+  await t.rejects(setUpVolumes(pod('blk2', [{ name: 'raw', persistentVolumeClaim: { claimName: 'file' } }]), ctx(root)), /is not a block device/);
+  bindBlock('hpb', 'pv-hpb', { hostPath: { path: dev } });
+  await t.rejects(setUpVolumes(pod('blk3', [{ name: 'raw', persistentVolumeClaim: { claimName: 'hpb' } }]), ctx(root)), /Block is supported for local volumes only/);
 });

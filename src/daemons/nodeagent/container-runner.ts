@@ -15,7 +15,7 @@ import { runAction } from './probes/handlers.js';
 import { podServiceEnv } from './service-env.js';
 import { writePodHostsFile } from './etc-hosts.js';
 import { podDir } from './volumes/volumes.js';
-import { containerMounts } from './volumes/container-mounts.js';
+import { containerDevices, containerMounts } from './volumes/container-mounts.js';
 import { ContainerProber } from './probes/prober.js';
 import { containerConfig } from './runtime-config.js';
 import { isRuntimeError } from './runtime/runtime-errors.js';
@@ -61,7 +61,7 @@ export async function startContainer(ctx: RunnerContext, c: Container, s: CState
     config = containerConfig({
       pod: ctx.pod, container: c, restartCount: s.restartCount, image: c.image ?? '', env, ...(hostsFile ? { hostsFile } : {}),
       command: (c.command ?? []).map((x) => expandVars(x, env)), args: (c.args ?? []).map((x) => expandVars(x, env)),
-      volumePaths, mounts: await containerMounts(c, volumePaths, env), cfsQuota: ctx.deps.cfsQuota, ...(targetId ? { targetId } : {}),
+      volumePaths, devices: containerDevices(c, volumePaths), mounts: await containerMounts(c, volumePaths, env), cfsQuota: ctx.deps.cfsQuota, ...(targetId ? { targetId } : {}),
     });
     if (ctx.deps.hooks) config = ctx.deps.hooks.container(ctx.pod, c, config);
   } catch (e) {

@@ -47,6 +47,7 @@ export interface LifecycleHandler { exec?: ExecAction; httpGet?: HttpGetAction; 
 export interface ContainerPort { name?: string; containerPort: number; hostPort?: number; hostIP?: string; protocol?: string }
 
 export interface VolumeMount { name: string; mountPath: string; readOnly?: boolean; subPath?: string; subPathExpr?: string; mountPropagation?: string }
+export interface VolumeDevice { name: string; devicePath: string }
 
 export interface Container {
   name: string;
@@ -58,6 +59,7 @@ export interface Container {
   envFrom?: EnvFromSource[];
   ports?: ContainerPort[];
   volumeMounts?: VolumeMount[];
+  volumeDevices?: VolumeDevice[];
   resources?: { requests?: Record<string, string | number>; limits?: Record<string, string | number> };
   imagePullPolicy?: string;
   livenessProbe?: Probe;

@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import { parseQuantity } from '../../util/quantity.js';
 import type { Container, Pod } from './pod-types.js';
-import type { ContainerConfig, DnsConfig, LinuxContainerResources, Mount, NamespaceMode, PodSandboxConfig, PortMapping } from './runtime/runtime.js';
+import type { ContainerConfig, Device, DnsConfig, LinuxContainerResources, Mount, NamespaceMode, PodSandboxConfig, PortMapping } from './runtime/runtime.js';
 
 export const LABEL_POD_NAME = 'io.kubernetes.pod.name';
 export const LABEL_POD_NAMESPACE = 'io.kubernetes.pod.namespace';
@@ -131,6 +131,8 @@ export interface ContainerConfigInput {
   readonly volumePaths: ReadonlyMap<string, string>;
   /** The container's mounts, prepared with subPaths resolved (volumes/container-mounts.ts); else built from volumePaths. */
   readonly mounts?: readonly Mount[];
+  /** Block volumes the container names in volumeDevices (volumes/container-mounts.ts containerDevices). */
+  readonly devices?: readonly Device[];
   /** The pod's managed /etc/hosts (etc-hosts.ts), mounted unless the container mounts its own. */
   readonly hostsFile?: string;
   readonly cfsQuota: boolean;
@@ -176,6 +178,7 @@ export function containerConfig(i: ContainerConfigInput): ContainerConfig {
     ...(c.workingDir ? { workingDir: c.workingDir } : {}),
     envs: [...i.env].map(([key, value]) => ({ key, value })),
     mounts,
+    ...(i.devices?.length ? { devices: [...i.devices] } : {}),
     labels: { [LABEL_POD_NAME]: m.name ?? '', [LABEL_POD_NAMESPACE]: m.namespace ?? 'default', [LABEL_POD_UID]: m.uid ?? '', [LABEL_CONTAINER_NAME]: c.name },
     annotations: { ...(m.annotations ?? {}), [ANNOTATION_RESTART_COUNT]: String(i.restartCount) },
     logPath: `${c.name}/${i.restartCount}.log`,

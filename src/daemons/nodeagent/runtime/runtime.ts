@@ -122,6 +122,14 @@ export interface Mount {
   readonly propagation?: MountPropagation;
 }
 
+/** A host device node made available in the container (CRI Device). */
+export interface Device {
+  readonly containerPath: string;
+  readonly hostPath: string;
+  /** cgroup device permissions: r, w, m. */
+  readonly permissions: string;
+}
+
 export interface LinuxContainerResources {
   readonly cpuPeriod?: number;
   readonly cpuQuota?: number;
@@ -156,6 +164,7 @@ export interface ContainerConfig {
   readonly workingDir?: string;
   readonly envs?: readonly { readonly key: string; readonly value: string }[];
   readonly mounts?: readonly Mount[];
+  readonly devices?: readonly Device[];
   readonly labels?: Readonly<Record<string, string>>;
   readonly annotations?: Readonly<Record<string, string>>;
   /** Relative to the sandbox's logDirectory, e.g. `<container>/<restartCount>.log`. */

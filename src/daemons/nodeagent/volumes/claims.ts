@@ -77,7 +77,7 @@ export async function resolveClaim(pod: Pod, source: Dict, reader: ClaimReader |
   const spec = (volume.spec ?? {}) as Dict;
   const ref = isDict(spec.claimRef) ? spec.claimRef : undefined;
   if (ref?.uid && ref.uid !== claim.metadata?.uid) throw new ClaimError(`error processing PVC ${ns}/${name}: volume ${volumeName} is bound to another claim`);
-  if (spec.volumeMode === 'Block') throw new ClaimError(`volume ${volumeName}: volumeMode Block is not supported by the node agent for this volume type`);
+  if (spec.volumeMode === 'Block' && !isDict(spec.local)) throw new ClaimError(`volume ${volumeName}: volumeMode Block is supported for local volumes only`);
   const srcRo = (s: unknown): boolean => isDict(s) && s.readOnly === true;
   return { claim, volume, spec, readOnly: source.readOnly === true || srcRo(spec.nfs) || srcRo(spec.csi) };
 }

@@ -13,11 +13,13 @@ import { mkdir, realpath } from 'node:fs/promises';
 import { isAbsolute, join, normalize, sep } from 'node:path';
 import { expandVars } from '../env.js';
 import type { Container } from '../pod-types.js';
-import type { Mount } from '../runtime/runtime.js';
+import type { Device, Mount } from '../runtime/runtime.js';
 
 /** Volume name → host path, plus which volumes are read-only for every container. */
 export class VolumePaths extends Map<string, string> {
   readonly readOnly = new Set<string>();
+  /** Claims of volumeMode Block: volume name → the host's device node (not in the map itself). */
+  readonly blockDevices = new Map<string, string>();
   /** configMap/secret volumes of immutable objects: written once, not refreshed. */
   readonly immutable = new Set<string>();
 }
@@ -44,6 +46,22 @@ export async function resolveSubPath(volume: string, sub: string, what = 'subPat
     throw new SubPathError(`${what} ${JSON.stringify(sub)}: the path ${real} is not within the volume ${root}`);
   }
   return real;
+}
+
+/**
+ * The container's volumeDevices as CRI devices: each names a Block claim of the pod; a Block
+ * volume cannot be mounted as a file system (as Kubernetes refuses it).
+ */
+export function containerDevices(c: Container, paths: ReadonlyMap<string, string>): Device[] {
+  const block = paths instanceof VolumePaths ? paths.blockDevices : new Map<string, string>();
+  for (const vm of c.volumeMounts ?? []) {
+    if (block.has(vm.name)) throw new SubPathError(`volumeMount ${vm.name}: the volume is a block device (volumeMode Block): use volumeDevices`);
+  }
+  return (c.volumeDevices ?? []).map((vd) => {
+    const host = block.get(vd.name);
+    if (host === undefined) throw new SubPathError(`volumeDevice ${vd.name} names no block volume of the pod`);
+    return { containerPath: vd.devicePath, hostPath: host, permissions: 'mrw' };
+  });
 }
 
 export async function containerMounts(c: Container, paths: ReadonlyMap<string, string>, env: ReadonlyMap<string, string>): Promise<Mount[]> {

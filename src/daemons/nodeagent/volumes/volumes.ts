@@ -13,7 +13,7 @@
  * The pod's fsGroup is given to emptyDir, local volumes and the file-set volumes' files.
  */
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import { parseQuantity } from '../../../util/quantity.js';
@@ -133,6 +133,15 @@ async function setUpClaim(pod: Pod, name: string, source: Dict, base: string, ct
     throw e;
   }
   if (bound.readOnly) out.readOnly.add(name);
+  if (bound.spec.volumeMode === 'Block') {
+    // A local volume of volumeMode Block: its path is a device node, handed to containers as a
+    // device (volumeDevices), never mounted, chowned or created.
+    const dev = String((bound.spec.local as Dict | undefined)?.path ?? '');
+    const st = await stat(dev).catch(() => undefined);
+    if (!st?.isBlockDevice()) throw new VolumeError(`volume ${bound.volume.metadata?.name ?? ''}: ${dev} is not a block device`);
+    out.blockDevices.set(name, dev);
+    return;
+  }
   const local = localPathOf(bound);
   if (local) {
     await hostPathDir(local.path, local.type);

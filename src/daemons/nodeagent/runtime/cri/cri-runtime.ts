@@ -128,6 +128,7 @@ function containerConfigToWire(c: ContainerConfig): object {
       containerPath: m.containerPath, hostPath: m.hostPath, readonly: m.readonly ?? false,
       selinuxRelabel: m.selinuxRelabel ?? false, propagation: PROPAGATION[m.propagation ?? 'private'],
     })),
+    devices: (c.devices ?? []).map((d) => ({ containerPath: d.containerPath, hostPath: d.hostPath, permissions: d.permissions })),
     labels: { ...c.labels },
     annotations: { ...c.annotations },
     logPath: c.logPath ?? '',
