@@ -4,7 +4,7 @@
 # HA_DIR/network afterwards (up-ha killed, or crashed) is removed here: processes left in those
 # namespaces, the veths, the namespaces, the bridge. Nothing that file does not list is touched.
 set -euo pipefail
-HA_DIR=${HA_DIR:-${TMPDIR:-/tmp}/corectl-ha}
+HA_DIR=$(realpath -m "${HA_DIR:-${TMPDIR:-/tmp}/corectl-ha}")
 NET=$HA_DIR/network
 did=
 # Alive and not a zombie (an exited up-ha its parent has not reaped yet is done).
@@ -21,6 +21,12 @@ fi
 if [ -f "$NET" ]; then
   did=1
   while read -r kind name; do
+    # A host process of up-ha's, while its command line still names HA_DIR (not a reused pid).
+    if [ "$kind" = process ] && [ -r "/proc/$name/cmdline" ] && tr '\0' ' ' < "/proc/$name/cmdline" | grep -qF "$HA_DIR"; then
+      cmd=$(tr '\0' ' ' < "/proc/$name/cmdline" | cut -d' ' -f1)
+      if kill -KILL "$name" 2>/dev/null; then echo "down-ha: killed process $name ($cmd)"; fi
+      continue
+    fi
     if [ "$kind" != netns ] || [ ! -e "/var/run/netns/$name" ]; then continue; fi
     for p in $(ip netns pids "$name" 2>/dev/null); do
       if kill -KILL "$p" 2>/dev/null; then echo "down-ha: killed process $p left in $name"; fi

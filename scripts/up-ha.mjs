@@ -15,7 +15,7 @@
 // HA_NET_PREFIX (default corectl-ha: bridge corectl-ha0, namespaces corectl-ha-m1.., veths
 // corectl-ha-m1h..), HA_NETNS=0 for loopback ports even as root.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -63,8 +63,8 @@ let stopping = false;
 // What stop() did, also kept in HA_DIR/stopped.log for make down-ha to print.
 const stopped = [];
 const said = (l) => { say(l); stopped.push(l); };
-async function removeNetwork() { if (net) removeHaNetwork(netFile, said); }
-process.on('exit', () => { if (net && existsSync(netFile)) removeHaNetwork(netFile, (l) => say(l)); });
+async function removeNetwork() { removeHaNetwork(netFile, said); }
+process.on('exit', () => { if (existsSync(netFile)) removeHaNetwork(netFile, (l) => say(l)); });
 
 say(`starting etcd x3 and API servers x3 in ${dir} (logs in ${logs})`);
 let ha;
@@ -101,6 +101,11 @@ daemon('nodeagent', worker, ['nodeagent', `--coreconfig=${await ha.coreconfigOrd
   `--cert-dir=${join(nodeDir, 'pki')}`, `--address=${worker?.ip ?? '127.0.0.1'}`, `--port=${worker ? 10250 : await freePort()}`,
   ...(worker ? [`--node-ip=${worker.ip}`] : []), '--read-only-port=0', '--container-runtime=fake', '--fail-swap-on=false']);
 
+// Host-side processes too (haproxy; every process when there are no namespaces), so that make
+// down-ha can stop them should this process die without stopping them.
+for (const pid of [ha.haproxyPid, ...(net ? [] : [...ha.etcd.members.map((m) => m.child?.pid), ...ha.apiservers.map((a) => a.child?.pid), ...children.map((c) => c.child.pid)])]) {
+  if (pid) appendFileSync(netFile, `process ${pid}\n`);
+}
 const at = (ns) => (ns ? `  netns ${ns}` : '');
 say('running:');
 ha.etcd.members.forEach((m, i) => say(`  etcd ${m.name}        ${m.endpoint}  pid ${m.child?.pid}${at(machine(i)?.netns)}`));

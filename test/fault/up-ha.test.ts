@@ -8,7 +8,7 @@
 import t from 'tap';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -141,4 +141,27 @@ t.test('make up-ha: machines in network namespaces, haproxy in front; make down-
   t.equal(await u.exited, 0, 'up-ha exited');
   t.equal(ours(), '', 'no namespace or link of ours is left');
   t.same(allPids.filter(alive), [], 'no process of ours is left');
+});
+
+t.test('up-ha SIGKILLed: make down-ha removes what its state file lists (processes in the namespaces, haproxy, links, namespaces)', { skip: skip ?? false, timeout: 240_000 }, async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'corectl-up-ha-'));
+  const u = upHa(dir);
+  t.teardown(async () => { if (u.child.exitCode === null) u.child.kill('SIGKILL'); downHa(dir); await rm(dir, { recursive: true, force: true }); });
+  await Promise.race([
+    until('up-ha ready', 180_000, () => u.out().includes('Ctrl-C or make down-ha stops everything.')),
+    u.exited.then((c) => { throw new Error(`up-ha exited (${c}): ${u.out()}`); }),
+  ]);
+  const pids = [...u.out().matchAll(/pid (\d+)/g)].map((m) => Number(m[1]));
+  const haproxyPid = Number(/^process (\d+)$/m.exec(await readFile(join(dir, 'network'), 'utf8'))?.[1]);
+  t.ok(alive(haproxyPid), 'haproxy is listed in the state file');
+  u.child.kill('SIGKILL');
+  await u.exited;
+  t.not(ours(), '', 'the network is still there with up-ha gone');
+  const down = downHa(dir);
+  t.comment(down);
+  t.match(down, new RegExp(`killed process ${haproxyPid} \\(haproxy\\)`));
+  t.match(down, new RegExp(`removed bridge ${prefix}0`));
+  t.equal(ours(), '', 'no namespace or link of ours is left');
+  await until('processes gone', 10_000, () => [...pids, haproxyPid].filter(alive).length === 0).catch(() => undefined);
+  t.same([...pids, haproxyPid].filter(alive), [], 'no process of ours is left');
 });

@@ -47,6 +47,8 @@ export interface HaCluster {
   coreconfigOrdered(order: readonly number[]): Promise<string>;
   /** haproxy's frontend (undefined without haproxy). */
   readonly haproxyUrl: string | undefined;
+  /** haproxy's process id (undefined without haproxy). */
+  readonly haproxyPid: number | undefined;
   readonly haproxyCoreconfigPath: string | undefined;
   /** A client certificate for another user, signed by the cluster CA. */
   issueClient(commonName: string, organizations?: string[]): Promise<CertKeyPem>;
@@ -212,7 +214,7 @@ export async function startHaCluster(o: HaClusterOptions = {}): Promise<HaCluste
   }
 
   return {
-    dir, etcd, apiservers, caPem: ca.certPem, admin, coreconfigPath, haproxyUrl, haproxyCoreconfigPath,
+    dir, etcd, apiservers, caPem: ca.certPem, admin, coreconfigPath, haproxyUrl, haproxyCoreconfigPath, haproxyPid: haproxy?.pid,
     coreconfigFor: (i) => join(dir, `coreconfig-${i}`),
     issueClient: (cn, orgs = []) => issueCert({ ca, commonName: cn, organizations: orgs, usages: 'client' }),
     async coreconfigOrdered(order) {

@@ -8,10 +8,12 @@
  *
  * Everything made is written, as it is made, one `kind name` line at a time, to a state file:
  * removal (here, or scripts/down-ha.sh after a crash) deletes what that file lists and nothing
- * else. Needs root and the ip and nsenter commands: haNetworkSkipReason() says why not.
+ * else. `process PID` lines name processes on the host (haproxy…): killed only while their
+ * command line still names the state file's directory (a pid reused by another is left alone). Needs root and the ip and nsenter commands: haNetworkSkipReason() says why not.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { appendFileSync, existsSync, readFileSync, rmSync } from 'node:fs';
+import { dirname } from 'node:path';
 
 export interface HaMachine {
   /** Short name (m1, w1): the namespace is `<prefix>-<name>`. */
@@ -117,6 +119,13 @@ export function removeHaNetwork(stateFile: string, say: (line: string) => void):
   if (!existsSync(stateFile)) return;
   const items = readFileSync(stateFile, 'utf8').split('\n').map((l) => l.split(' ')).filter((p) => p.length === 2) as [string, string][];
   const quiet = { stdio: 'ignore' as const };
+  for (const [kind, pid] of items) {
+    if (kind !== 'process') continue;
+    let cmd = '';
+    try { cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' '); } catch { continue; }
+    if (!cmd.includes(dirname(stateFile))) continue;
+    try { process.kill(Number(pid), 'SIGKILL'); say(`killed process ${pid} (${cmd.split(' ')[0]})`); } catch { /* gone */ }
+  }
   for (const [kind, name] of items) {
     if (kind !== 'netns' || !netnsExists(name)) continue;
     const pids = spawnSync('ip', ['netns', 'pids', name], { encoding: 'utf8' }).stdout?.split(/\s+/).filter(Boolean) ?? [];
