@@ -120,6 +120,13 @@ t.test('make up-ha: machines in network namespaces, haproxy in front; make down-
   t.same(eps, cp.map((m) => m.ip).sort(), 'kubernetes endpoints: the three machine addresses on 6443');
   await until('node ha-node Ready', 60_000, async () => (await k.run(['get', 'node', 'ha-node', '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status}'])).stdout === 'True');
   t.pass('the node agent in its namespace registered through the API servers and is Ready');
+  let holders: string[] = [];
+  await until('three API server identity leases', 30_000, async () => {
+    const r = await k.run(['-n', 'kube-system', 'get', 'leases', '-l', 'apiserver.kubernetes.io/identity=kube-apiserver', '-o', 'jsonpath={range .items[*]}{.metadata.labels.kubernetes\\.io/hostname} {end}']);
+    holders = r.stdout.trim().split(' ').filter(Boolean).sort();
+    return holders.length === 3;
+  }).catch(() => undefined);
+  t.same(holders, cp.map((m) => m.ns), 'one identity lease per API server, each with its machine\'s host name');
 
   // One API server SIGKILLed: kubectl through haproxy goes on.
   process.kill(apiservers[0]!.pid, 'SIGKILL');

@@ -3,8 +3,9 @@
  * pair (eth0 inside) to one Linux bridge on the host, on a private /24 no route or address of
  * the host's overlaps (10.213.N.0/24, the first free N). The host holds .1 on the bridge (haproxy
  * listens there); machine i gets .11, .12, … Processes enter a namespace with
- * `nsenter --net=` (network only: `ip netns exec` would also remount /sys), which execs, so a
- * process's pid is the daemon's.
+ * `nsenter --net=` (network only: `ip netns exec` would also remount /sys) and get a host name
+ * of their own (the namespace's) in a UTS namespace; every step execs, so a process's pid is
+ * the daemon's.
  *
  * Everything made is written, as it is made, one `kind name` line at a time, to a state file:
  * removal (here, or scripts/down-ha.sh after a crash) deletes what that file lists and nothing
@@ -34,7 +35,7 @@ export interface HaNetwork {
 
 export function haNetworkSkipReason(): string | undefined {
   if (process.getuid?.() !== 0) return 'not root (network namespaces need root)';
-  for (const cmd of [['ip', '-V'], ['nsenter', '--version']]) {
+  for (const cmd of [['ip', '-V'], ['nsenter', '--version'], ['unshare', '--version']]) {
     if (spawnSync(cmd[0] as string, cmd.slice(1), { stdio: 'ignore' }).status !== 0) return `no ${cmd[0]} command`;
   }
   return undefined;
@@ -101,7 +102,10 @@ export function createHaNetwork(prefix: string, names: readonly string[], stateF
       ip('-n', netns, 'link', 'set', 'eth0', 'up');
       ip('-n', netns, 'link', 'set', 'lo', 'up');
       ip('-n', netns, 'route', 'add', 'default', 'via', hostIp);
-      machines.push({ name, netns, ip: addr, exec: ['nsenter', `--net=/var/run/netns/${netns}`] });
+      // A UTS namespace of its own too, named after the machine: daemons that name themselves
+      // by host name (the API servers' identity leases) differ as on separate machines. Each
+      // step execs, so the pid stays the daemon's.
+      machines.push({ name, netns, ip: addr, exec: ['nsenter', `--net=/var/run/netns/${netns}`, 'unshare', '--uts', 'sh', '-c', 'hostname "$0" && exec "$@"', netns] });
     });
   } catch (e) {
     removeHaNetwork(stateFile, () => undefined);
