@@ -38,7 +38,7 @@ up: build
 down:
 	bash scripts/down.sh
 
-# HA control plane on loopback ports: etcd x3, API servers x3, haproxy, 2+2 leaders, a node.
+# HA control plane (network namespaces as root, else loopback ports): etcd x3, API servers x3, haproxy, 2+2 leaders, a node.
 up-ha: build
 	node scripts/up-ha.mjs
 

@@ -1,6 +1,8 @@
 /**
  * A real multi-member etcd cluster on loopback ports (for the HA fault suite, `make up-ha` and
- * the HA bench): each member has its own client and peer port and data directory. A member can
+ * the HA bench): each member has its own client and peer port and data directory; or, given
+ * hosts (network namespaces, as `make up-ha` makes them), each member on its own address with
+ * etcd's usual ports. A member can
  * be killed (SIGKILL, data kept) and started again on the same ports, rejoining with its data.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -58,17 +60,25 @@ function waitExit(child: ChildProcess, ms: number): Promise<void> {
   });
 }
 
-export async function startEtcdCluster(size = 3, opts: { dir?: string; logTo?: (name: string) => 'ignore' | number } = {}): Promise<EtcdCluster> {
+/** A "machine" a member runs on: its own address (etcd's usual ports 2379/2380) and the argv prefix entering its network namespace. */
+export interface EtcdHost {
+  readonly ip: string;
+  readonly exec: readonly string[];
+}
+
+export async function startEtcdCluster(size = 3, opts: { dir?: string; logTo?: (name: string) => 'ignore' | number; hosts?: readonly EtcdHost[] } = {}): Promise<EtcdCluster> {
   const dir = opts.dir ?? await mkdtemp(join(tmpdir(), 'corectl-etcd-cluster-'));
   const members: EtcdMember[] = [];
   for (let i = 0; i < size; i++) {
-    const [c, p] = [await freePort(), await freePort()];
-    members.push({ name: `etcd${i}`, endpoint: `http://127.0.0.1:${c}`, peer: `http://127.0.0.1:${p}`, dataDir: join(dir, `etcd${i}`), child: undefined });
+    const host = opts.hosts?.[i];
+    const [ip, c, p] = host ? [host.ip, 2379, 2380] : ['127.0.0.1', await freePort(), await freePort()];
+    members.push({ name: `etcd${i}`, endpoint: `http://${ip}:${c}`, peer: `http://${ip}:${p}`, dataDir: join(dir, `etcd${i}`), child: undefined });
   }
   const initial = members.map((m) => `${m.name}=${m.peer}`).join(',');
   const spawnMember = (m: EtcdMember): void => {
     const out = opts.logTo?.(m.name) ?? 'ignore';
-    const child = spawn('etcd', [
+    const exec = opts.hosts?.[members.indexOf(m)]?.exec ?? [];
+    const child = spawn(exec[0] ?? 'etcd', [...exec.slice(1), ...(exec.length ? ['etcd'] : []),
       '--name', m.name, '--data-dir', m.dataDir,
       '--listen-client-urls', m.endpoint, '--advertise-client-urls', m.endpoint,
       '--listen-peer-urls', m.peer, '--initial-advertise-peer-urls', m.peer,

@@ -5,6 +5,10 @@
  * loopback port so it can be killed and started again on the same address, and optionally
  * haproxy in front (TCP, TLS passed through) for kubectl, which reads one server only.
  *
+ * With machines (network namespaces, as `make up-ha` makes them), etcd member i and API server
+ * i run inside machine i's namespace on its own address, on the usual ports (2379/2380, 6443),
+ * as on real machines; haproxy then listens on haproxyIp:6443 (the host's address on their network).
+ *
  * Coreconfigs written: `coreconfig` lists every API server (comma-separated `server`: corectl's
  * components fail over between them), `coreconfig-<i>` names server i alone, and
  * `coreconfig-haproxy` the haproxy frontend (for kubectl).
@@ -17,7 +21,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createCA, issueCert, writePemFile, type CertKeyPem } from '../../src/util/pki.js';
 import { freePort } from '../../src/util/free-port.js';
-import { startEtcdCluster, type EtcdCluster } from './etcd-cluster.js';
+import { startEtcdCluster, type EtcdCluster, type EtcdHost } from './etcd-cluster.js';
 
 export const CLI = fileURLToPath(new URL('../../src/cli.js', import.meta.url));
 
@@ -43,6 +47,8 @@ export interface HaCluster {
   coreconfigOrdered(order: readonly number[]): Promise<string>;
   /** haproxy's frontend (undefined without haproxy). */
   readonly haproxyUrl: string | undefined;
+  /** haproxy's process id (undefined without haproxy). */
+  readonly haproxyPid: number | undefined;
   readonly haproxyCoreconfigPath: string | undefined;
   /** A client certificate for another user, signed by the cluster CA. */
   issueClient(commonName: string, organizations?: string[]): Promise<CertKeyPem>;
@@ -63,6 +69,10 @@ export interface HaClusterOptions {
   dir?: string;
   /** The etcd client URLs API server i uses (default every member's): e.g. relays that can be cut. */
   kvstoreFor?: (i: number, endpoints: readonly string[]) => Promise<readonly string[]>;
+  /** Machine i (address, argv prefix entering its namespace) runs etcd member i and API server i. */
+  machines?: readonly EtcdHost[];
+  /** With machines: the host's address haproxy listens on (port 6443). */
+  haproxyIp?: string;
 }
 
 /** Processes started here and not stopped yet: killed when the test process exits without stopping them. */
@@ -112,9 +122,10 @@ export async function startHaCluster(o: HaClusterOptions = {}): Promise<HaCluste
   const dir = o.dir ?? await mkdtemp(join(tmpdir(), 'corectl-ha-'));
   const { openSync } = await import('node:fs');
   const logTo = (name: string): 'ignore' | number => (o.logDir ? openSync(join(o.logDir, `${name}.log`), 'a') : 'ignore');
-  const etcd = await startEtcdCluster(3, { dir: join(dir, 'etcd'), logTo });
+  const machines = o.machines;
+  const etcd = await startEtcdCluster(3, { dir: join(dir, 'etcd'), logTo, ...(machines ? { hosts: machines } : {}) });
   const ca = await createCA({ commonName: 'corectl-ha-ca' });
-  const serving = await issueCert({ ca, commonName: 'apiserver', dnsNames: ['localhost', 'kubernetes', 'kubernetes.default'], ips: ['127.0.0.1'], usages: 'server' });
+  const serving = await issueCert({ ca, commonName: 'apiserver', dnsNames: ['localhost', 'kubernetes', 'kubernetes.default'], ips: ['127.0.0.1', ...(machines ?? []).map((m) => m.ip), ...(o.haproxyIp ? [o.haproxyIp] : [])], usages: 'server' });
   const admin = await issueCert({ ca, commonName: 'admin', organizations: ['system:masters'], usages: 'client' });
   // The serving key also signs and verifies service-account tokens (the default): one key for
   // every server, so a token one issues, all accept.
@@ -124,19 +135,21 @@ export async function startHaCluster(o: HaClusterOptions = {}): Promise<HaCluste
   const n = o.apiservers ?? 3;
   const apiservers: HaApiserver[] = [];
   for (let i = 0; i < n; i++) {
-    const port = await freePort();
-    apiservers.push({ index: i, url: `https://127.0.0.1:${port}`, port, advertise: `10.250.0.${i + 1}`, child: undefined });
+    const m = machines?.[i];
+    const port = m ? 6443 : await freePort();
+    apiservers.push({ index: i, url: `https://${m?.ip ?? '127.0.0.1'}:${port}`, port, advertise: m?.ip ?? `10.250.0.${i + 1}`, child: undefined });
   }
   const running = (c: ChildProcess | undefined): c is ChildProcess => !!c && c.exitCode === null && c.signalCode === null;
   const kvstore: string[][] = [];
   for (let i = 0; i < n; i++) kvstore.push([...(o.kvstoreFor ? await o.kvstoreFor(i, etcd.endpoints) : etcd.endpoints)]);
   const spawnApiserver = (a: HaApiserver): void => {
     const out = logTo(`apiserver${a.index}`);
-    a.child = track(spawn(process.execPath, [
+    const exec = machines?.[a.index]?.exec ?? [];
+    a.child = track(spawn(exec[0] ?? process.execPath, [...exec.slice(1), ...(exec.length ? [process.execPath] : []),
       // HA_APISERVER_NODE_ARGS: extra Node options for the API servers (e.g. --cpu-prof, for profiling).
       ...(process.env['HA_APISERVER_NODE_ARGS']?.split(' ').filter(Boolean) ?? []),
       '--input-type=module', '-e', `const m = await import(${JSON.stringify('file://' + CLI)}); process.exitCode = await m.main(process.argv);`,
-      'corectl', 'apiserver', `--secure-port=${a.port}`, '--bind-address=127.0.0.1', `--advertise-address=${a.advertise}`,
+      'corectl', 'apiserver', `--secure-port=${a.port}`, `--bind-address=${machines?.[a.index]?.ip ?? '127.0.0.1'}`, `--advertise-address=${a.advertise}`,
       `--tls-cert-file=${f.cert}`, `--tls-private-key-file=${f.key}`, `--client-ca-file=${f.ca}`,
       // RBAC: anonymous /readyz (haproxy's check) is allowed, as in Kubernetes.
       '--authorization-mode=Node,RBAC',
@@ -180,11 +193,12 @@ export async function startHaCluster(o: HaClusterOptions = {}): Promise<HaCluste
     for (const a of apiservers.slice(1)) spawnApiserver(a);
     for (const a of apiservers.slice(1)) await waitReady(a.index);
     if (o.haproxy && haproxyAvailable()) {
-      const port = await freePort();
+      const bindIp = machines && o.haproxyIp ? o.haproxyIp : '127.0.0.1';
+      const port = bindIp === '127.0.0.1' ? await freePort() : 6443;
       const cfg = join(dir, 'haproxy.cfg');
-      await writeFile(cfg, haproxyConfig(port, apiservers));
+      await writeFile(cfg, haproxyConfig(port, apiservers, bindIp));
       haproxy = track(spawn('haproxy', ['-db', '-f', cfg], { stdio: ['ignore', logTo('haproxy'), logTo('haproxy')] }));
-      haproxyUrl = `https://127.0.0.1:${port}`;
+      haproxyUrl = `https://${bindIp}:${port}`;
       haproxyCoreconfigPath = join(dir, 'coreconfig-haproxy');
       await writeFile(haproxyCoreconfigPath, coreconfigText(haproxyUrl, ca.certPem, admin), { mode: 0o600 });
       const end = Date.now() + 20_000;
@@ -200,7 +214,7 @@ export async function startHaCluster(o: HaClusterOptions = {}): Promise<HaCluste
   }
 
   return {
-    dir, etcd, apiservers, caPem: ca.certPem, admin, coreconfigPath, haproxyUrl, haproxyCoreconfigPath,
+    dir, etcd, apiservers, caPem: ca.certPem, admin, coreconfigPath, haproxyUrl, haproxyCoreconfigPath, haproxyPid: haproxy?.pid,
     coreconfigFor: (i) => join(dir, `coreconfig-${i}`),
     issueClient: (cn, orgs = []) => issueCert({ ca, commonName: cn, organizations: orgs, usages: 'client' }),
     async coreconfigOrdered(order) {
@@ -230,14 +244,14 @@ export async function startHaCluster(o: HaClusterOptions = {}): Promise<HaCluste
  * servers' certificate and present their own), a server is taken out when /readyz fails
  * (checked over TLS every second) and put back when it passes.
  */
-export function haproxyConfig(port: number, apiservers: readonly { url: string; port: number; index: number }[]): string {
+export function haproxyConfig(port: number, apiservers: readonly { url: string; port: number; index: number }[], bindIp = '127.0.0.1'): string {
   return [
     'global', '  maxconn 2000', '',
     // A connection refused by a dead server is sent to another one (redispatch).
     'defaults', '  mode tcp', '  option redispatch', '  retries 3', '  timeout connect 3s', '  timeout client 1h', '  timeout server 1h', '  timeout check 2s', '',
-    'frontend apiserver', `  bind 127.0.0.1:${port}`, '  default_backend apiservers', '',
+    'frontend apiserver', `  bind ${bindIp}:${port}`, '  default_backend apiservers', '',
     'backend apiservers', '  balance roundrobin', '  option httpchk GET /readyz', '  http-check expect status 200',
     '  default-server inter 1s fall 2 rise 1 check-ssl verify none',
-    ...apiservers.map((a) => `  server apiserver${a.index} 127.0.0.1:${a.port} check`), '',
+    ...apiservers.map((a) => `  server apiserver${a.index} ${new URL(a.url).host} check`), '',
   ].join('\n');
 }
