@@ -40,11 +40,13 @@ interface Plan {
   readonly children: Readonly<Record<string, Child>>;
 }
 
+/** Plans by message name: of nested values, and of kinds (kind and apiVersion first). */
 const plans = new Map<string, Plan>();
+const kindPlans = new Map<string, Plan>();
 
 function planFor(messageName: string, topLevel: boolean): Plan {
-  const key = topLevel ? `${messageName}#top` : messageName;
-  let plan = plans.get(key);
+  const cache = topLevel ? kindPlans : plans;
+  let plan = cache.get(messageName);
   if (plan) return plan;
   const keys: string[] = topLevel ? ['kind', 'apiVersion'] : [];
   const position: Record<string, number> = Object.create(null);
@@ -81,7 +83,7 @@ function planFor(messageName: string, topLevel: boolean): Plan {
   if (decl) add(decl);
   keys.forEach((k, i) => { position[k] = i; });
   plan = { keys, position, children, omit, fill };
-  plans.set(key, plan);
+  cache.set(messageName, plan);
   return plan;
 }
 
@@ -222,7 +224,6 @@ export function goOrderAs(messageName: string, v: unknown): unknown {
   return orderMessage(v, planFor(messageName, false));
 }
 
-const HTML_CHARS = /[<>&\u2028\u2029]/;
 const HTML_CHARS_ALL = /[<>&\u2028\u2029]/g;
 const ESCAPES: Record<string, string> = { '<': '\\u003c', '>': '\\u003e', '&': '\\u0026', '\u2028': '\\u2028', '\u2029': '\\u2029' };
 
@@ -231,7 +232,9 @@ const ESCAPES: Record<string, string> = { '<': '\\u003c', '>': '\\u003e', '&': '
  * U+2029 inside strings). Outside strings JSON text has none of them, so a plain replace is safe.
  */
 export function goEscape(text: string): string {
-  return HTML_CHARS.test(text) ? text.replace(HTML_CHARS_ALL, (c) => ESCAPES[c]!) : text;
+  // Five indexOf scans are several times faster than one regular expression test.
+  const has = text.indexOf('<') >= 0 || text.indexOf('>') >= 0 || text.indexOf('&') >= 0 || text.indexOf('\u2028') >= 0 || text.indexOf('\u2029') >= 0;
+  return has ? text.replace(HTML_CHARS_ALL, (c) => ESCAPES[c]!) : text;
 }
 
 /** The compact JSON text of a value as Kubernetes writes it, without the trailing newline. */
