@@ -29,7 +29,8 @@ export class ClaimError extends Error {
   override readonly name = 'ClaimError';
 }
 
-async function getOrUndefined(fn: () => Promise<KubeObject>): Promise<KubeObject | undefined> {
+/** The object `fn` reads, or undefined when the API server answers 404. */
+export async function getOrUndefined(fn: () => Promise<KubeObject>): Promise<KubeObject | undefined> {
   try {
     return await fn();
   } catch (e) {

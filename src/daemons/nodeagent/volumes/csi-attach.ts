@@ -6,10 +6,9 @@
  * status.attached). The volume names the node reports in status.volumesInUse are built here too.
  */
 import { createHash } from 'node:crypto';
-import { isApiError } from '../../../api/meta/status.js';
-import type { KubeObject } from '../../../api/resources/types.js';
 import type { RestClient } from '../../../client/rest-client.js';
 import type { CsiNodeOptions } from './csi-node.js';
+import { getOrUndefined } from './claims.js';
 
 const DRIVERS = { group: 'storage.k8s.io', version: 'v1', resource: 'csidrivers' } as const;
 const ATTACHMENTS = { group: 'storage.k8s.io', version: 'v1', resource: 'volumeattachments' } as const;
@@ -20,14 +19,6 @@ export function csiVolumeName(driver: string, handle: string): string {
   return `kubernetes.io/csi/${driver}^${handle}`;
 }
 
-async function getOrUndefined(fn: () => Promise<KubeObject>): Promise<KubeObject | undefined> {
-  try {
-    return await fn();
-  } catch (e) {
-    if (isApiError(e) && e.status.code === 404) return undefined;
-    throw e;
-  }
-}
 
 export function apiAttachments(client: RestClient, nodeName: string): NonNullable<CsiNodeOptions['attachments']> {
   return {
