@@ -134,3 +134,22 @@ export function delegatedAccess(o: DelegatedAccessOptions): DelegatedAccess {
     },
   };
 }
+
+/**
+ * The secure port's gate of a component (controller manager, scheduler): with delegated access,
+ * `serve` runs once the caller is authenticated and authorized for `path`; without it, only a
+ * client certificate the listener verified against the cluster CA lets a caller in.
+ * `refuse` answers a refusal (status code and text).
+ */
+export function gateSecurePort(access: DelegatedAccess | undefined, req: IncomingMessage, path: string,
+  serve: () => void, refuse: (code: number, text: string) => void): void {
+  if (!access) {
+    if ((req.socket as TLSSocket).authorized) serve();
+    else refuse(401, 'Unauthorized: a client certificate signed by the cluster CA is required\n');
+    return;
+  }
+  access.check(req, path).then((r) => {
+    if (r.ok) serve();
+    else refuse(r.code, `${r.message}\n`);
+  }, (e: Error) => refuse(500, `${e.message}\n`));
+}

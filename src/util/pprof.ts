@@ -119,3 +119,19 @@ async function heapSnapshot(res: PprofResponse, signal: AbortSignal): Promise<vo
     if (!res.writableEnded) res.end();
   }
 }
+
+/**
+ * `/debug/pprof` and below on a component's own listener: the bare path redirects to the index
+ * (as Go's mux), the rest is servePprof, ended early when the client goes or `stopping` fires.
+ * A heap snapshot only with `heapSnapshot` (an authorized caller on the secure port).
+ */
+export function servePprofPath(pathname: string, query: URLSearchParams, res: PprofResponse & { writeHead(code: number, headers: Record<string, string>): unknown; on(ev: 'close', fn: () => void): unknown },
+  stopping: AbortSignal, heapSnapshot: boolean): void {
+  if (pathname === '/debug/pprof') { res.writeHead(301, { location: '/debug/pprof/' }); res.end(); return; }
+  const ac = new AbortController();
+  res.on('close', () => ac.abort());
+  const stop = (): void => ac.abort();
+  stopping.addEventListener('abort', stop, { once: true });
+  void servePprof(pathname.slice('/debug/pprof/'.length), query, res, { signal: ac.signal, maxSeconds: 300, heapSnapshot })
+    .finally(() => stopping.removeEventListener('abort', stop));
+}

@@ -25,14 +25,14 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import type { Logger } from 'pino';
-import type { DelegatedAccess } from '../../auth/delegated.js';
+import { gateSecurePort, type DelegatedAccess } from '../../auth/delegated.js';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createSelfSignedServing } from '../../util/pki.js';
 import { cipherList, minTlsVersion } from '../apiserver/tls/tls-options.js';
 import { buildSniMap, sniCallback } from '../apiserver/tls/sni.js';
 import type { NamedCertKey } from '../../flags/value-lists.js';
 import { listen, send, closeServers } from '../../util/http-serving.js';
-import { servePprof } from '../../util/pprof.js';
+import { servePprofPath } from '../../util/pprof.js';
 
 export interface ServingConfig {
   address: string;
@@ -84,15 +84,7 @@ export async function startServers(cfg: ServingConfig, log: Logger, signal: Abor
       return;
     }
     if (!secure) { serve(req, res, url, path, false); return; }
-    if (!cfg.access) {
-      if (!(req.socket as TLSSocket).authorized) { send(res, 401, 'Unauthorized: a client certificate signed by the cluster CA is required\n'); return; }
-      serve(req, res, url, path, true);
-      return;
-    }
-    cfg.access.check(req, path).then((r) => {
-      if (r.ok) serve(req, res, url, path, true);
-      else send(res, r.code, `${r.message}\n`);
-    }, (e: Error) => send(res, 500, `${e.message}\n`));
+    gateSecurePort(cfg.access, req, path, () => serve(req, res, url, path, true), (code, text) => send(res, code, text));
   };
 
   /** `secure`: on the secure port, the caller authenticated and authorized for the path. */
@@ -103,14 +95,8 @@ export async function startServers(cfg: ServingConfig, log: Logger, signal: Abor
     }
     if (path === '/debug/pprof' || path.startsWith('/debug/pprof/')) {
       if (!cfg.profiling) { send(res, 404, '404 page not found\n'); return; }
-      if (path === '/debug/pprof') { res.writeHead(301, { location: '/debug/pprof/' }); res.end(); return; }
-      const ac = new AbortController();
-      res.on('close', () => ac.abort());
-      const stop = (): void => ac.abort();
-      signal.addEventListener('abort', stop, { once: true });
       // A heap snapshot holds memory contents (keys, tokens): only for authorized callers.
-      void servePprof(path.slice('/debug/pprof/'.length), url.searchParams, res, { signal: ac.signal, maxSeconds: 300, heapSnapshot: secure })
-        .finally(() => signal.removeEventListener('abort', stop));
+      servePprofPath(path, url.searchParams, res, signal, secure);
       return;
     }
     send(res, 404, '404 page not found\n');

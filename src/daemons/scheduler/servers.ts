@@ -13,13 +13,12 @@
  */
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import type { TLSSocket } from 'node:tls';
 import type { Logger } from 'pino';
-import type { DelegatedAccess } from '../../auth/delegated.js';
+import { gateSecurePort, type DelegatedAccess } from '../../auth/delegated.js';
 import type { Registry } from 'prom-client';
 import { createSelfSignedServing } from '../../util/pki.js';
 import { listen, send, closeServers } from '../../util/http-serving.js';
-import { servePprof } from '../../util/pprof.js';
+import { servePprofPath } from '../../util/pprof.js';
 
 export interface ServingConfig {
   port: number;
@@ -58,15 +57,7 @@ export async function startServers(cfg: ServingConfig, registry: Registry, log: 
       return;
     }
     if (!secure) { serve(req, res, url, path, false); return; }
-    if (!cfg.access) {
-      if (!(req.socket as TLSSocket).authorized) { send(res, 401, 'Unauthorized: a client certificate signed by the cluster CA is required\n'); return; }
-      serve(req, res, url, path, true);
-      return;
-    }
-    cfg.access.check(req, path).then((r) => {
-      if (r.ok) serve(req, res, url, path, true);
-      else send(res, r.code, `${r.message}\n`);
-    }, (e: Error) => send(res, 500, `${e.message}\n`));
+    gateSecurePort(cfg.access, req, path, () => serve(req, res, url, path, true), (code, text) => send(res, code, text));
   };
 
   /** `secure`: on the secure port, the caller authenticated and authorized for the path. */
@@ -77,14 +68,8 @@ export async function startServers(cfg: ServingConfig, registry: Registry, log: 
     }
     if (cfg.profiling && (path === '/debug/pprof' || path.startsWith('/debug/pprof/'))) {
       // `path` has its trailing slashes cut: the index is /debug/pprof/ exactly, as Go's mux.
-      if (url.pathname === '/debug/pprof') { res.writeHead(301, { location: '/debug/pprof/' }); res.end(); return; }
-      const ac = new AbortController();
-      res.on('close', () => ac.abort());
-      const stop = (): void => ac.abort();
-      signal.addEventListener('abort', stop, { once: true });
       // A heap snapshot holds memory contents (keys, tokens): only for authorized callers.
-      void servePprof(url.pathname.slice('/debug/pprof/'.length), url.searchParams, res, { signal: ac.signal, maxSeconds: 300, heapSnapshot: secure })
-        .finally(() => signal.removeEventListener('abort', stop));
+      servePprofPath(url.pathname, url.searchParams, res, signal, secure);
       return;
     }
     send(res, 404, '404 page not found\n');
