@@ -2,7 +2,7 @@ import t from 'tap';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as tls from 'node:tls';
-import { buildSniMap, selectByServerName } from '../../src/daemons/apiserver/tls/sni.js';
+import { buildSniMap, selectByServerName } from '../../src/util/tls-sni.js';
 import { issueCert, writePemFile } from '../../src/util/pki.js';
 import { startApiserver } from '../helpers/apiserver.js';
 

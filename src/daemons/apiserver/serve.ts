@@ -14,7 +14,7 @@ import { createApiserverMetrics, type ApiserverMetrics } from './metrics.js';
 import { startSecureServer, type SecureServer } from './server.js';
 import type { ServingOptions } from './serving-options.js';
 import { loadServingPair, type ServingPair } from './tls/serving-certs.js';
-import { cipherList, minTlsVersion } from './tls/tls-options.js';
+import { cipherList, minTlsVersion } from '../../util/tls-options.js';
 
 export interface ServeOptions {
   options: ServingOptions;

@@ -17,9 +17,9 @@ import type { RequestChain } from './chain.js';
 import { H2Request } from './h2-request.js';
 import { H2Response } from './h2-response.js';
 import { StartupError, type ServingOptions } from './serving-options.js';
-import { buildSniMap, sniCallback, type SniEntry } from './tls/sni.js';
+import { buildSniMap, sniCallback, type SniEntry } from '../../util/tls-sni.js';
 import type { ServingPair } from './tls/serving-certs.js';
-import { cipherList, minTlsVersion } from './tls/tls-options.js';
+import { cipherList, minTlsVersion } from '../../util/tls-options.js';
 
 /** Streams per HTTP/2 connection when --http2-max-streams-per-connection is 0 (Kubernetes' default). */
 export const DEFAULT_HTTP2_MAX_STREAMS = 250;

@@ -5,6 +5,9 @@
  */
 import { readFileSync } from 'node:fs';
 import type { OidcServingOptions } from './oidc-setup.js';
+import { StartupError } from '../../util/startup-error.js';
+
+export { StartupError };
 
 export interface NamedCertKeyOption {
   certFile: string;
@@ -106,12 +109,4 @@ export function withServingDefaults(partial: Partial<ServingOptions>): ServingOp
 export function readOptionFile(file: string | undefined, option: string): Buffer | undefined {
   if (!file) return undefined;
   try { return readFileSync(file); } catch (e) { throw new StartupError(option, `cannot read ${file}: ${(e as Error).message}`); }
-}
-
-/** A start-up failure caused by one option: printed as one line naming it. */
-export class StartupError extends Error {
-  override readonly name = 'StartupError';
-  constructor(readonly option: string, message: string, options?: { cause?: unknown }) {
-    super(`${option}: ${message}`, options);
-  }
 }

@@ -6,7 +6,7 @@
  * (a.b.c → *.b.c), else the default certificate.
  */
 import type { SecureContext } from 'node:tls';
-import { certificateDnsNames } from '../../../util/pki.js';
+import { certificateDnsNames } from './pki.js';
 
 export interface SniEntry<T> {
   /** Explicit patterns; empty means "use the names in the certificate". */

@@ -1,7 +1,7 @@
 /** Maps --tls-min-version and --tls-cipher-suites (Go constant names) to Node TLS options. */
 import type { SecureVersion } from 'node:tls';
-import { TLS_CIPHER_SUITES, TLS_VERSION_TO_NODE } from '../../../flags/known-names.js';
-import { StartupError } from '../serving-options.js';
+import { TLS_CIPHER_SUITES, TLS_VERSION_TO_NODE } from '../flags/known-names.js';
+import { StartupError } from './startup-error.js';
 
 /** Go keeps its TLS 1.3 suites whatever --tls-cipher-suites says; so do we. */
 const TLS13_DEFAULT = ['TLS_AES_128_GCM_SHA256', 'TLS_AES_256_GCM_SHA384', 'TLS_CHACHA20_POLY1305_SHA256'];
