@@ -16,3 +16,16 @@ export async function withOwnSignal<T>(outer: AbortSignal, fn: (signal: AbortSig
     outer.removeEventListener('abort', onStop);
   }
 }
+
+/**
+ * Resolves after `ms`, or as soon as `signal` aborts (at once when it already has); never
+ * rejects. The loops' wait between passes: a loop stopped during a pass must not wait a period.
+ */
+export function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted || ms <= 0) { resolve(); return; }
+    const t = setTimeout(done, ms);
+    function done(): void { clearTimeout(t); signal.removeEventListener('abort', done); resolve(); }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}

@@ -16,7 +16,7 @@ import { newEventRecorder } from './events.js';
 import { serviceAccountControllerClients, sharedControllerClients, type ControllerClients } from './controller-clients.js';
 import { startServers, type Servers } from './servers.js';
 import { delegatedAccess } from '../../auth/delegated.js';
-import { withOwnSignal } from '../../util/abort.js';
+import { abortableSleep, withOwnSignal } from '../../util/abort.js';
 
 export interface RunContext {
   log: Logger;
@@ -28,14 +28,6 @@ export interface RunContext {
 /** Namespace and name of the leader lock object. */
 export const LEADER_LOCK = { namespace: 'kube-system', name: 'kube-controller-manager' } as const;
 
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (ms <= 0 || signal.aborted) { resolve(); return; }
-    const t = setTimeout(() => { signal.removeEventListener('abort', done); resolve(); }, ms);
-    const done = (): void => { clearTimeout(t); resolve(); };
-    signal.addEventListener('abort', done, { once: true });
-  });
-}
 
 /** The controllers to start, and the enabled names we cannot run yet. */
 export async function selectControllers(selection: readonly string[]): Promise<{ controllers: Controller[]; notImplemented: string[] }> {
@@ -71,7 +63,7 @@ async function runControllers(controllers: Controller[], client: RestClient, cli
     };
     log.info({ controller: c.name, ...(clients.accountFor(c.name) ? { user: clients.accountFor(c.name) } : {}) }, 'starting controller');
     running.push(c.run(ctx).catch((e: unknown) => { log.error({ controller: c.name, err: (e as Error).message }, 'controller stopped with an error'); }));
-    await sleep(config.controllerStartInterval, signal);
+    await abortableSleep(config.controllerStartInterval, signal);
   }
   informers.start(signal);
   try {

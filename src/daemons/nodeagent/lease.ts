@@ -8,8 +8,8 @@ import type { Logger } from 'pino';
 import { isApiError } from '../../api/meta/status.js';
 import type { KubeObject } from '../../api/resources/types.js';
 import type { RestClient } from '../../client/rest-client.js';
-import { sleepFor } from './node-status.js';
 import { kubeMicroTime } from './pod-types.js';
+import { abortableSleep } from '../../util/abort.js';
 
 export const NODE_LEASE_NAMESPACE = 'kube-node-lease';
 export const LEASE_DURATION_SECONDS = 40;
@@ -76,7 +76,7 @@ export class NodeLease {
         this.o.log.warn({ err: (e as Error).message }, 'failed to renew node lease');
         wait = Math.min(interval, 1000);
       }
-      await sleepFor(wait, signal);
+      await abortableSleep(wait, signal);
     }
   }
 }

@@ -16,6 +16,7 @@ import type { HostFacts } from './host-facts.js';
 import type { NodeResources } from './node-resources.js';
 import { kubeTime } from './pod-types.js';
 import type { RuntimeBackend } from './runtime/runtime.js';
+import { abortableSleep } from '../../util/abort.js';
 
 export const NODES = { group: '', version: 'v1', resource: 'nodes' } as const;
 /** Status is re-posted at least this often even when nothing changed. */
@@ -196,17 +197,8 @@ export class NodeStatusManager {
         }
         this.o.log.warn({ err: (e as Error).message }, 'error updating node status, will retry');
       }
-      await sleepFor(this.o.updateFrequencyMs, signal);
+      await abortableSleep(this.o.updateFrequencyMs, signal);
     }
   }
 }
 
-/** Resolves after `ms` or at abort (never rejects). */
-export function sleepFor(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) { resolve(); return; }
-    const t = setTimeout(done, Math.max(0, ms));
-    function done(): void { clearTimeout(t); signal.removeEventListener('abort', done); resolve(); }
-    signal.addEventListener('abort', done, { once: true });
-  });
-}

@@ -11,13 +11,13 @@ import type { Logger } from 'pino';
 import { admitPod, rejectedStatus, type AdmissionResult } from './admission.js';
 import type { ApiObjects } from './api-objects.js';
 import type { MirrorPods } from './mirror-pods.js';
-import { sleepFor } from './node-status.js';
 import type { PodSet, PodSource } from './pod-set.js';
 import { statusMergePatch } from './pod-status.js';
 import { isStaticPod, podUid, type Pod, type PodStatusV1 } from './pod-types.js';
 import { PodWorker, type WorkerDeps } from './pod-worker.js';
 import { LABEL_POD_UID } from './runtime-config.js';
 import { OrphanPodDirs } from './volumes/orphans.js';
+import { abortableSleep } from '../../util/abort.js';
 
 export interface PodManagerOptions {
   readonly podSet: PodSet;
@@ -198,7 +198,7 @@ export class PodManager {
         // Static pods whose status has no mirror pod to land on yet try again.
         for (const p of statics) if (!this.written.has(podUid(p))) this.workers.get(podUid(p))?.kick();
       }
-      await sleepFor(relistMs, signal);
+      await abortableSleep(relistMs, signal);
     }
     await mirroring;
   }

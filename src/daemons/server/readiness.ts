@@ -6,6 +6,7 @@
  */
 import type { ClientConnection } from '../../client/coreconfig.js';
 import { Http2Transport, readBody } from '../../client/transport.js';
+import { abortableSleep } from '../../util/abort.js';
 
 export type WaitOutcome = 'ready' | 'timeout' | 'aborted';
 
@@ -18,14 +19,6 @@ export interface WaitOptions {
   maxDelayMs?: number;
 }
 
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) { resolve(); return; }
-    const done = (): void => { clearTimeout(t); resolve(); };
-    const t = setTimeout(() => { signal.removeEventListener('abort', done); resolve(); }, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
-}
 
 async function poll(check: (signal: AbortSignal) => Promise<boolean>, o: WaitOptions): Promise<WaitOutcome> {
   const end = Date.now() + o.deadlineMs;
@@ -40,7 +33,7 @@ async function poll(check: (signal: AbortSignal) => Promise<boolean>, o: WaitOpt
     }
     if (o.signal.aborted) break;
     if (Date.now() >= end) return 'timeout';
-    await sleep(delay, o.signal);
+    await abortableSleep(delay, o.signal);
     delay = Math.min(delay * 2, max);
   }
   return 'aborted';

@@ -25,6 +25,7 @@ import { deletedObject, SharedIndexInformer, WorkQueue, type ResourceRef, type R
 import { listerWatcherFor } from '../../../client/reflector.js';
 import { canonicalJson } from './controller-utils.js';
 import { discoverResources, groupOf, hasVerbs, type ServedResource } from './garbagecollector/discovery.js';
+import { abortableSleep } from '../../../util/abort.js';
 import {
   describe, FOREGROUND_FINALIZER, isDeletingDependents, nodeOf, ORPHAN_FINALIZER, OwnerGraph, type GraphNode,
 } from './garbagecollector/graph.js';
@@ -46,13 +47,6 @@ function waitForAbort(signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => { if (signal.aborted) resolve(); else signal.addEventListener('abort', () => resolve(), { once: true }); });
 }
 
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const t = setTimeout(() => { signal.removeEventListener('abort', stop); resolve(); }, ms);
-    const stop = (): void => { clearTimeout(t); resolve(); };
-    if (signal.aborted) stop(); else signal.addEventListener('abort', stop, { once: true });
-  });
-}
 
 export class GarbageCollector implements Controller {
   readonly name = 'garbagecollector';
@@ -105,7 +99,7 @@ export class GarbageCollector implements Controller {
   /** Watches resource types that appeared since the last look, and stops watching gone ones. */
   private async rediscoverEvery(ms: number, signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
-      await sleep(ms, signal);
+      await abortableSleep(ms, signal);
       if (signal.aborted) return;
       await this.rediscover(signal).catch((e: unknown) => this.log.warn({ err: (e as Error).message }, 'resource rediscovery failed'));
     }
@@ -151,7 +145,7 @@ export class GarbageCollector implements Controller {
         return usable;
       } catch (e) {
         this.log.warn({ err: (e as Error).message, retryMs: wait }, 'resource discovery failed');
-        await sleep(wait, signal);
+        await abortableSleep(wait, signal);
       }
     }
     return undefined;

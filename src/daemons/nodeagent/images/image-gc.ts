@@ -11,6 +11,7 @@
 import type { Logger } from 'pino';
 import { normalizeImageName } from '../runtime/image-name.js';
 import type { ImageInfo, RuntimeBackend } from '../runtime/runtime.js';
+import { abortableSleep } from '../../../util/abort.js';
 
 export const IMAGE_GC_PERIOD_MS = 5 * 60_000;
 
@@ -115,12 +116,7 @@ export class ImageGc {
     const period = this.o.periodMs ?? IMAGE_GC_PERIOD_MS;
     while (!signal.aborted) {
       try { await this.garbageCollect(); } catch (e) { this.o.log.warn({ err: (e as Error).message }, 'image garbage collection failed'); }
-      if (signal.aborted) break; // aborted during the pass: 'abort' will not fire again
-      await new Promise<void>((resolve) => {
-        const done = (): void => { clearTimeout(t); signal.removeEventListener('abort', done); resolve(); };
-        const t = setTimeout(done, period);
-        signal.addEventListener('abort', done, { once: true });
-      });
+      await abortableSleep(period, signal);
     }
   }
 }

@@ -6,10 +6,10 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { sleepFor } from '../node-status.js';
 import type { PodSet } from '../pod-set.js';
 import type { Pod } from '../pod-types.js';
 import { parseManifestText, staticPodFrom } from './static-pod.js';
+import { abortableSleep } from '../../../util/abort.js';
 
 export interface FileSourceOptions {
   readonly path: string;
@@ -59,6 +59,6 @@ export async function runFileSource(o: FileSourceOptions, signal: AbortSignal): 
     } catch (e) {
       o.log.warn({ err: (e as Error).message }, 'reading --pod-manifest-path failed');
     }
-    await sleepFor(o.periodMs, signal);
+    await abortableSleep(o.periodMs, signal);
   }
 }

@@ -4,10 +4,10 @@
  * last good set (as Kubernetes does: a flaky URL must not kill running pods).
  */
 import type { Logger } from 'pino';
-import { sleepFor } from '../node-status.js';
 import type { PodSet } from '../pod-set.js';
 import type { Pod } from '../pod-types.js';
 import { parseManifestText, staticPodFrom } from './static-pod.js';
+import { abortableSleep } from '../../../util/abort.js';
 
 export interface HttpSourceOptions {
   readonly url: string;
@@ -60,6 +60,6 @@ export async function runHttpSource(o: HttpSourceOptions, signal: AbortSignal): 
       if (signal.aborted) return;
       o.log.warn({ url: o.url, err: (e as Error).message }, 'reading --manifest-url failed; keeping the last pods');
     }
-    await sleepFor(o.periodMs, signal);
+    await abortableSleep(o.periodMs, signal);
   }
 }
