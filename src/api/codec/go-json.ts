@@ -242,10 +242,6 @@ export function goJsonText(v: unknown): string {
   return goEscape(JSON.stringify(goOrder(v)));
 }
 
-/** A JSON body as kube-apiserver writes it: Go order and escapes, and a newline at the end. */
-export function encodeGoJson(v: unknown): Buffer {
-  return Buffer.from(goJsonText(v) + '\n', 'utf8');
-}
 
 /**
  * `v` ordered as the kind `kind` of `apiVersion`, whether or not it carries kind and apiVersion

@@ -1,16 +1,18 @@
 /**
- * JSON bodies. Objects are plain JSON data, so encoding is JSON.stringify; decoding refuses
+ * JSON bodies. Encoding writes Go's form, as kube-apiserver's encoder does (go-json.ts); decoding refuses
  * malformed text and nesting deeper than Kubernetes accepts (10000) with a 400, so that no
  * later recursive walk over the object can exhaust the stack. Size limits (3 MiB) are the
  * caller's, checked before the body is read into memory.
  */
 import { errors } from '../meta/status.js';
+import { goJsonText } from './go-json.js';
 
 export const JSON_MEDIA_TYPE = 'application/json';
 export const MAX_JSON_DEPTH = 10000;
 
+/** A compact JSON body as kube-apiserver writes it: Go's order and escapes, a newline at the end. */
 export function encodeJson(obj: unknown): Buffer {
-  return Buffer.from(JSON.stringify(obj), 'utf8');
+  return Buffer.from(goJsonText(obj) + '\n', 'utf8');
 }
 
 /** Deepest nesting of objects and arrays in JSON text (strings skipped), stopping past `limit`. */

@@ -6,7 +6,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { encodeGoJson, goEscape } from '../../../src/api/codec/go-json.js';
+import { goEscape } from '../../../src/api/codec/go-json.js';
+import { encodeJson as encodeGoJson } from '../../../src/api/codec/json.js';
 import { checkFields } from '../../../src/api/codec/strict.js';
 import { messageForObject, schema } from '../../../src/api/schema/registry.js';
 

@@ -3,6 +3,7 @@ import { gzip } from 'node:zlib';
 import type { ApiRequest, ApiResponse } from '../context.js';
 import { ApiError, errors } from '../../../api/meta/status.js';
 import { encodeYaml } from '../../../api/codec/yaml.js';
+import { encodeJson } from '../../../api/codec/json.js';
 import { MAX_BODY_BYTES } from './types.js';
 import type { OutputFormat } from './negotiate.js';
 import { encodeProtobufOrUndefined } from './codec-adapter.js';
@@ -69,9 +70,8 @@ export function encodeFor(format: OutputFormat, obj: unknown): { body: Buffer; c
   }
   // As Kubernetes' encoder: Go's field order and escapes, a newline after a compact body
   // (json.Encoder), none after an indented one (json.MarshalIndent).
-  const ordered = goOrder(obj);
-  const text = format.pretty ? goEscape(JSON.stringify(ordered, null, 2)) : goEscape(JSON.stringify(ordered)) + '\n';
-  return { body: Buffer.from(text, 'utf8'), contentType: format.contentType ?? 'application/json' };
+  const body = format.pretty ? Buffer.from(goEscape(JSON.stringify(goOrder(obj), null, 2)), 'utf8') : encodeJson(obj);
+  return { body, contentType: format.contentType ?? 'application/json' };
 }
 
 export function writeObject(res: ApiResponse, code: number, obj: unknown, format: OutputFormat, extraHeaders?: Record<string, string | string[]>): void {
