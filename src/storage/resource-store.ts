@@ -10,7 +10,7 @@ import { StorageError, isStorageError } from './errors.js';
 import type { Backend, KeyValue } from './interface.js';
 import type { WatchCache } from './watch-cache/watch-cache.js';
 import { isJsonRoundTripExact, jsonRoundTripCopy } from '../util/json-clone.js';
-import { goEscape, goOrder } from '../api/codec/go-json.js';
+import { goEscape, goOrder, goStorageForm } from '../api/codec/go-json.js';
 
 export class ResourceStore {
   constructor(
@@ -36,21 +36,29 @@ export class ResourceStore {
   encode(obj: KubeObject, key: string, adopt = false): EncodedObject | Promise<EncodedObject> {
     // Stored in the order Kubernetes' encoder writes (go-json.ts), so reads splice served JSON
     // from the stored bytes as they are.
-    const stripped = goOrder(withoutResourceVersion(obj)) as KubeObject;
     let text: string | undefined;
     let written: KubeObject | undefined;
     let plain: Buffer;
     if (this.codec === jsonCodec) {
-      text = goEscape(JSON.stringify(stripped));
-      plain = Buffer.from(text, 'utf8');
-      // What decoding the text gives: `obj` itself when adopted, else copied now (the caller
-      // may change `obj` while the write is in flight), much cheaper than parsing the text
-      // again; undefined when only a parse gives the exact result.
-      if (typeof stripped === 'object' && stripped !== null && !Array.isArray(stripped)) {
-        written = adopt ? (isJsonRoundTripExact(stripped) ? stripped : undefined) : jsonRoundTripCopy(stripped);
+      // A built-in kind: ordered, checked and (unless adopted) copied in one walk, with
+      // resourceVersion's key kept in place for decodeWritten.
+      const form = goStorageForm(obj, !adopt) as KubeObject | undefined;
+      if (form !== undefined) {
+        text = goEscape(JSON.stringify(form));
+        written = form;
+      } else {
+        const stripped = goOrder(withoutResourceVersion(obj)) as KubeObject;
+        text = goEscape(JSON.stringify(stripped));
+        // What decoding the text gives: `obj` itself when adopted, else copied now (the caller
+        // may change `obj` while the write is in flight), much cheaper than parsing the text
+        // again; undefined when only a parse gives the exact result.
+        if (typeof stripped === 'object' && stripped !== null && !Array.isArray(stripped)) {
+          written = adopt ? (isJsonRoundTripExact(stripped) ? stripped : undefined) : jsonRoundTripCopy(stripped);
+        }
       }
+      plain = Buffer.from(text, 'utf8');
     } else {
-      plain = this.codec.encode(stripped);
+      plain = this.codec.encode(goOrder(withoutResourceVersion(obj)) as KubeObject);
     }
     if (!this.transformer) return { plain, stored: plain, text, written };
     return this.transformer.toStorage(plain, key).then((stored) => ({ plain, stored, text, written }));
