@@ -59,7 +59,8 @@ export class BufferedBackend implements AuditBackend {
     private readonly onDrop: (n: number) => void,
   ) {
     if (opts.throttle) this.throttle = new Throttle(opts.throttle.qps, opts.throttle.burst);
-    this.processLine = delegate.processLine && delegate.prepare && delegate.processPrepared ? (line) => this.add(line) : undefined;
+    const prepareLine = delegate.prepareLine?.bind(delegate);
+    this.processLine = delegate.processLine && prepareLine && delegate.processPrepared ? (line) => this.addLine(line, prepareLine) : undefined;
     this.done = this.loop();
   }
 
@@ -74,10 +75,10 @@ export class BufferedBackend implements AuditBackend {
     this.kick();
   }
 
-  /** One prepared item (a log line): the request path's whole cost in batch mode is this push. */
-  private add(item: unknown): void {
+  /** One json line, prepared by the backend (the log encodes it now) unless the buffer is full. */
+  private addLine(line: string, prepareLine: (line: string) => unknown): void {
     if (this.stopping || this.buffer.length >= this.opts.bufferSize) { this.drop(1); return; }
-    this.buffer.push(item);
+    this.buffer.push(prepareLine(line));
     this.kick();
   }
 

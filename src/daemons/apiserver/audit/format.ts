@@ -16,6 +16,8 @@ export interface AuditBackend {
    * written (the log keeps its line, encoded while the event's objects are fresh).
    */
   prepare?(ev: AuditEvent): unknown;
+  /** prepare for a json line (processLine's), in batch mode. */
+  prepareLine?(line: string): unknown;
   processPrepared?(items: unknown[]): void | Promise<void>;
   /**
    * One event as its json log line (AuditRecord.line), for backends that write such lines:
@@ -79,20 +81,25 @@ function cached(o: object): string {
  * string (a key string made per request is hashed, and compared, every time).
  */
 const MAX_REMEMBERED = 1000;
+/** Longest path remembered (a user with many groups, many annotations: encoded each time). */
+const MAX_PATH = 16;
 class Trie {
   private readonly root = new Map<string, TrieNode>();
   private size = 0;
-  /** The node at the end of `path` (made when missing); undefined once a path is too long. */
-  walk(path: readonly string[]): TrieNode | undefined {
-    if (path.length > 16) return undefined;
+  /** The node for a path's first part (all remembered values are forgotten once there are too many). */
+  first(part: string): TrieNode {
     if (this.size >= MAX_REMEMBERED) { this.root.clear(); this.size = 0; }
-    let level = this.root;
-    let node: TrieNode | undefined;
-    for (const part of path) {
-      node = level.get(part);
-      if (!node) { level.set(part, node = { next: new Map(), json: undefined }); this.size++; }
-      level = node.next;
-    }
+    return this.child(this.root, part);
+  }
+
+  /** The node one part further along. */
+  next(node: TrieNode, part: string): TrieNode {
+    return this.child(node.next, part);
+  }
+
+  private child(level: Map<string, TrieNode>, part: string): TrieNode {
+    let node = level.get(part);
+    if (!node) { level.set(part, node = { next: new Map(), json: undefined }); this.size++; }
     return node;
   }
 }
@@ -115,21 +122,17 @@ export function quote(s: string): string {
 }
 const str = quote;
 
-const userPath: string[] = [];
-
 export function userJson(u: AuditUser): string {
   if (u.username === undefined) return '{}';
   const frozen = Object.isFrozen(u);
   if (frozen) { const known = frozenUsers.get(u); if (known !== undefined) return known; }
   let json: string;
-  if (u.uid !== undefined || u.extra) json = JSON.stringify(u);
+  if (u.uid !== undefined || u.extra || (u.groups && u.groups.length >= MAX_PATH)) json = JSON.stringify(u);
   else {
     // The name, then a marker for "groups follow" (a name and its groups never read as another user's).
-    userPath.length = 0;
-    userPath.push(u.username);
-    if (u.groups) { userPath.push('\u0000groups'); for (const g of u.groups) userPath.push(g); }
-    const node = users.walk(userPath);
-    json = node ? (node.json ??= JSON.stringify(u)) : JSON.stringify(u);
+    let node = users.first(u.username);
+    if (u.groups) { node = users.next(node, '\u0000groups'); for (const g of u.groups) node = users.next(node, g); }
+    json = (node.json ??= JSON.stringify(u));
   }
   if (frozen) frozenUsers.set(u, json);
   return json;
@@ -142,12 +145,13 @@ export function statusJson(st: ResponseStatus): string {
   return j;
 }
 
-const annotationPath: string[] = [];
-
 export function annotationsJson(a: Record<string, string>): string {
-  annotationPath.length = 0;
-  for (const k in a) annotationPath.push(k, a[k]!);
-  const node = annotationSets.walk(annotationPath);
+  let node: TrieNode | undefined;
+  let parts = 0;
+  for (const k in a) {
+    if ((parts += 2) > MAX_PATH) return JSON.stringify(a);
+    node = node === undefined ? annotationSets.next(annotationSets.first(k), a[k]!) : annotationSets.next(annotationSets.next(node, k), a[k]!);
+  }
   return node ? (node.json ??= JSON.stringify(a)) : JSON.stringify(a);
 }
 
@@ -163,24 +167,17 @@ export function addressesJson(ips: string[]): string {
 
 const refPrefixes = new Trie();
 const refSuffixes = new Trie();
-const refPath: string[] = [];
 
 /** JSON.stringify of an object reference with Kubernetes' field order and its empty fields left out. */
 export function objectRefJson(r: ObjectReference): string {
   // The usual reference: resource and namespace, a name, the group and version (and subresource),
   // each side of the name kept by value.
   if (!r.uid && !r.resourceVersion && r.resource) {
-    refPath.length = 0;
-    refPath.push(r.resource, r.namespace ?? '');
-    const pre = refPrefixes.walk(refPath);
-    refPath.length = 0;
-    refPath.push(r.apiGroup ?? '', r.apiVersion ?? '', r.subresource ?? '');
-    const post = refSuffixes.walk(refPath);
-    if (pre && post) {
-      pre.json ??= `{"resource":${str(r.resource)}${r.namespace ? `,"namespace":${str(r.namespace)}` : ''}`;
-      post.json ??= `${r.apiGroup ? `,"apiGroup":${str(r.apiGroup)}` : ''}${r.apiVersion ? `,"apiVersion":${str(r.apiVersion)}` : ''}${r.subresource ? `,"subresource":${str(r.subresource)}` : ''}}`;
-      return r.name ? `${pre.json},"name":${str(r.name)}${post.json}` : pre.json + post.json;
-    }
+    const pre = refPrefixes.next(refPrefixes.first(r.resource), r.namespace ?? '');
+    const post = refSuffixes.next(refSuffixes.next(refSuffixes.first(r.apiGroup ?? ''), r.apiVersion ?? ''), r.subresource ?? '');
+    pre.json ??= `{"resource":${str(r.resource)}${r.namespace ? `,"namespace":${str(r.namespace)}` : ''}`;
+    post.json ??= `${r.apiGroup ? `,"apiGroup":${str(r.apiGroup)}` : ''}${r.apiVersion ? `,"apiVersion":${str(r.apiVersion)}` : ''}${r.subresource ? `,"subresource":${str(r.subresource)}` : ''}}`;
+    return r.name ? `${pre.json},"name":${str(r.name)}${post.json}` : pre.json + post.json;
   }
   let s = '';
   if (r.resource) s += `,"resource":${str(r.resource)}`;

@@ -14,6 +14,7 @@ import { basename, dirname, extname, join } from 'node:path';
 import type { Logger } from 'pino';
 import type { AuditEvent } from './event.js';
 import { formatLine, type AuditBackend, type LogFormat } from './format.js';
+import { LineArena } from './line-arena.js';
 
 export interface RotationOptions {
   /** Bytes at which the file rotates; 0 never. */
@@ -152,6 +153,8 @@ export class LogBackend implements AuditBackend {
   /** json format: lines as the record writes them (legacy lines need the Event). */
   readonly processLine: ((line: string) => void | Promise<void>) | undefined;
   private readonly writer: LineWriter;
+  /** Batch mode: the buffered lines' bytes (prepare and prepareLine encode, processPrepared writes). */
+  private readonly arena = new LineArena();
   /** Group commit: the lines of this turn of the event loop, written together, and who waits for them. */
   private group: { lines: string[]; written: Promise<void>; done: () => void } | undefined;
 
@@ -193,12 +196,26 @@ export class LogBackend implements AuditBackend {
     this.write(text, events.length);
   }
 
-  prepare(ev: AuditEvent): string {
-    return formatLine(ev, this.format);
+  /** Batch mode: the event's line encoded now; what the buffer keeps is its byte count. */
+  prepare(ev: AuditEvent): number {
+    return this.arena.add(formatLine(ev, this.format));
   }
 
-  processPrepared(lines: unknown[]): void {
-    this.writeLines(lines as string[]);
+  /** prepare for a json line the record built. */
+  prepareLine(line: string): number {
+    return this.arena.add(line);
+  }
+
+  /** Writes a batch of prepared lines (their byte counts, in the order they were prepared). */
+  processPrepared(sizes: unknown[]): void {
+    let bytes = 0;
+    for (const n of sizes) bytes += n as number;
+    try {
+      this.arena.take(bytes, (piece) => this.sink.writeBytes(piece, piece.length));
+    } catch (e) {
+      this.onError(sizes.length);
+      this.log.error({ err: (e as Error).message, events: sizes.length }, "Error in audit plugin 'log'");
+    }
   }
 
   private writeLines(lines: readonly string[]): void {
