@@ -7,11 +7,13 @@
  * ≥ 80 % of the throughput with audit off; blocking mode's share is printed beside it.
  * Run: node dist/bench/apiserver-audit.bench.js   (about 25 s).
  * Environment: AUDITBENCH_ROW_MS (each server's time per round, default 1500), AUDITBENCH_ROUNDS
- * (default 4), AUDITBENCH_PIN=0 (no taskset pinning).
+ * (default 4), AUDITBENCH_PIN=0 (no taskset pinning), AUDITBENCH_CLI=<path to a compiled
+ * src/cli.js> (measure another build, e.g. a baseline tree), AUDITBENCH_CPU_PROF=<dir> (V8 CPU
+ * profiles of the three servers there, one file per server: where the audit's time goes).
  */
 import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type * as http2 from 'node:http2';
 import { canPin, freePort, makePki, pinSelf, procStat, spawnReady, type BenchPki, type Child } from './lib/children.js';
@@ -20,7 +22,8 @@ import { apiserverArgs, configMapBody, createBenchNamespace } from './lib/apiser
 
 const ROW_MS = Number(process.env['AUDITBENCH_ROW_MS'] ?? 1500);
 const ROUNDS = Number(process.env['AUDITBENCH_ROUNDS'] ?? 4);
-const CLI = fileURLToPath(new URL('../src/cli.js', import.meta.url));
+const CLI = process.env['AUDITBENCH_CLI'] ? resolve(process.env['AUDITBENCH_CLI']) : fileURLToPath(new URL('../src/cli.js', import.meta.url));
+const PROF_DIR = process.env['AUDITBENCH_CPU_PROF'];
 const JSON_CT = { 'content-type': 'application/json', accept: 'application/json' };
 const POLICY = 'apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n';
 
@@ -43,7 +46,8 @@ async function start(label: string, base: string, pki: BenchPki, cpu: number | u
     log = join(dir, 'audit.log');
     extra.push(`--audit-policy-file=${join(dir, 'policy.yaml')}`, `--audit-log-path=${log}`, ...audit);
   }
-  const child = await spawnReady([...apiserverArgs(CLI, dir, pki, port), ...extra], cpu, url, pki.client, '/healthz');
+  const prof = PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${resolve(PROF_DIR)}`, `--cpu-prof-name=audit-${label}.cpuprofile`] : [];
+  const child = await spawnReady([...apiserverArgs(CLI, dir, pki, port, prof), ...extra], cpu, url, pki.client, '/healthz');
   const sessions = await openSessions(url, pki.client, 2);
   await createBenchNamespace(sessions[0]!, 'bench');
   const made = await runLoad({

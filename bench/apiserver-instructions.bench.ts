@@ -19,7 +19,8 @@
  * INSTRBENCH_CLI=<path to a compiled src/cli.js> (count another build, e.g. a baseline tree),
  * INSTRBENCH_KEEP=<dir> (keep callgrind's dump files there, for callgrind_annotate),
  * INSTRBENCH_ONLY=<regex> (only the phases whose name matches, e.g. 'generateName'),
- * INSTRBENCH_NODE_ARGS (extra node options for the server, e.g. '--max-semi-space-size=64').
+ * INSTRBENCH_NODE_ARGS (extra node options for the server, e.g. '--max-semi-space-size=64'),
+ * INSTRBENCH_CONC (requests in flight, default 50; 1 is the steadiest for comparing builds).
  */
 import { readdirSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
@@ -34,7 +35,8 @@ import { gcNote, scrapeGc } from './lib/gc-metrics.js';
 
 const N = Number(process.env['INSTRBENCH_N'] ?? 2000);
 const CLI = process.env['INSTRBENCH_CLI'] ? resolve(process.env['INSTRBENCH_CLI']) : fileURLToPath(new URL('../src/cli.js', import.meta.url));
-const CONC = 50;
+/** INSTRBENCH_CONC: requests in flight (default 50); 1 takes commit grouping and read sharing out of the figures, for the steadiest comparison of CPU per request. */
+const CONC = Number(process.env['INSTRBENCH_CONC'] ?? 50);
 /** INSTRBENCH_ONLY=<regex>: count only the phases whose name matches (update and GET need the first create phase). */
 const ONLY = process.env['INSTRBENCH_ONLY'] ? new RegExp(process.env['INSTRBENCH_ONLY']) : undefined;
 const KEEP = process.env['INSTRBENCH_KEEP'] ? resolve(process.env['INSTRBENCH_KEEP']) : undefined;
