@@ -162,6 +162,12 @@ export interface WrittenJson {
   readonly json: Buffer;
   /** The write's revision (metadata.resourceVersion of `object`). */
   readonly revision: number;
+  /**
+   * Where in `json` the resourceVersion member goes (the offset of the comma before the member
+   * Kubernetes writes after it), when the store knew it from writing the text: the answer is
+   * then spliced without scanning the text. Undefined: scan it.
+   */
+  readonly rvAt?: number | undefined;
 }
 
 /** One object's stored entry and how to decode it (ObjectStore.getEntry). */

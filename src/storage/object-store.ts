@@ -320,7 +320,7 @@ function entryOf(rs: ResourceStore, kv: KeyValue): StoredEntry {
 
 /** Returns the object a write stored, after telling `onWritten` its stored JSON (when the values are plain JSON). */
 function toldWritten(rs: ResourceStore, onWritten: ((w: WrittenJson) => void) | undefined, object: KubeObject, enc: EncodedObject, revision: number): KubeObject {
-  if (onWritten && rs.storesPlainJson) onWritten({ object, json: enc.plain, revision });
+  if (onWritten && rs.storesPlainJson) onWritten({ object, json: enc.plain, revision, rvAt: enc.rvAt });
   return object;
 }
 

@@ -39,6 +39,7 @@ export class ResourceStore {
     let text: string | undefined;
     let written: KubeObject | undefined;
     let plain: Buffer;
+    let rvAt: number | undefined;
     if (this.codec === jsonCodec) {
       // A built-in kind: ordered, checked and (unless adopted) copied in one walk, with
       // resourceVersion's key kept in place for decodeWritten.
@@ -46,6 +47,8 @@ export class ResourceStore {
       if (form !== undefined) {
         text = goEscape(JSON.stringify(form));
         written = form;
+        plain = Buffer.from(text, 'utf8');
+        rvAt = resourceVersionOffset(text, plain.length, form);
       } else {
         const stripped = goOrder(withoutResourceVersion(obj)) as KubeObject;
         text = goEscape(JSON.stringify(stripped));
@@ -55,13 +58,13 @@ export class ResourceStore {
         if (typeof stripped === 'object' && stripped !== null && !Array.isArray(stripped)) {
           written = adopt ? (isJsonRoundTripExact(stripped) ? stripped : undefined) : jsonRoundTripCopy(stripped);
         }
+        plain = Buffer.from(text, 'utf8');
       }
-      plain = Buffer.from(text, 'utf8');
     } else {
       plain = this.codec.encode(goOrder(withoutResourceVersion(obj)) as KubeObject);
     }
-    if (!this.transformer) return { plain, stored: plain, text, written };
-    return this.transformer.toStorage(plain, key).then((stored) => ({ plain, stored, text, written }));
+    if (!this.transformer) return { plain, stored: plain, text, written, rvAt };
+    return this.transformer.toStorage(plain, key).then((stored) => ({ plain, stored, text, written, rvAt }));
   }
 
   /** Decodes a stored value into a fresh object whose resourceVersion is `revision`. */
@@ -132,6 +135,33 @@ export interface EncodedObject {
   readonly text: string | undefined;
   /** With the JSON codec, when the object allows it: a private copy equal to decoding `text` (taken by decodeWritten). */
   written: KubeObject | undefined;
+  /** See WrittenJson.rvAt. */
+  readonly rvAt: number | undefined;
+}
+
+/**
+ * The byte offset in `text` (the stored form of `form`, from goStorageForm) where Kubernetes
+ * writes metadata.resourceVersion: the comma that starts the member after its slot. Only the
+ * string members name, generateName, namespace, selfLink and uid come before the slot, and a
+ * quote inside a JSON string is always escaped, so the first `,"<next key>":` after metadata's
+ * brace is that member. Undefined when the text is not ASCII (offsets in characters and bytes
+ * differ), or the slot is metadata's first or last member (no comma to find).
+ */
+function resourceVersionOffset(text: string, bytes: number, form: KubeObject): number | undefined {
+  if (bytes !== text.length) return undefined;
+  let slot = false;
+  let before = false;
+  let next: string | undefined;
+  for (const k in form.metadata) {
+    if (slot) { next = k; break; }
+    if (k === 'resourceVersion') slot = true;
+    else before = true;
+  }
+  if (!before || next === undefined) return undefined;
+  const meta = text.indexOf('"metadata":{');
+  if (meta < 0) return undefined;
+  const at = text.indexOf(`,${goEscape(JSON.stringify(next))}:`, meta + 12);
+  return at < 0 ? undefined : at;
 }
 
 /** Sets metadata.resourceVersion of a freshly decoded object (which the caller owns). */

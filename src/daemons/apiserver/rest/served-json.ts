@@ -60,11 +60,32 @@ export function servesSplicedJson(s: Scope, fmt: OutputFormat): boolean {
  */
 export function respondWritten(s: Scope, code: number, obj: KubeObject, fmt: OutputFormat, written: WrittenJson | undefined): void {
   if (written !== undefined && written.object === obj && servesSplicedJson(s, fmt)) {
-    const body = servedJsonOf(s, written.json, written.revision, true);
+    const body = (written.rvAt !== undefined ? servedJsonAt(servedTypePrefix(s), written.json, written.rvAt, written.revision) : undefined)
+      ?? servedJsonOf(s, written.json, written.revision, true);
     if (body !== undefined) {
       writeBody(s.res, code, body, fmt.contentType ?? 'application/json', warningHeaders(s));
       return;
     }
   }
   respondObject(s, code, obj, fmt);
+}
+
+/**
+ * servedJsonOf for a value whose resourceVersion offset the store knew (WrittenJson.rvAt): the
+ * same bytes, without scanning the value. `prefix` is servedTypePrefix's. Undefined when the
+ * stored kind and apiVersion are not the served ones (the scan's path converts or rewrites them). The body is written once (a
+ * slice of Node's pool, see spliceServed).
+ */
+export function servedJsonAt(prefix: Buffer, stored: Buffer, rvAt: number, revision: number): Buffer | undefined {
+  const n = prefix.length;
+  // `{` + the served `"kind":K,"apiVersion":V` + `,`, byte for byte.
+  if (stored.length <= n + 1 || stored[0] !== 0x7b || stored[n + 1] !== 0x2c || rvAt <= n + 1 || rvAt >= stored.length) return undefined;
+  for (let i = 0; i < n; i++) if (stored[i + 1] !== prefix[i]) return undefined;
+  const rv = `,"resourceVersion":"${revision}"`;
+  const out = Buffer.allocUnsafe(stored.length + rv.length + 1);
+  stored.copy(out, 0, 0, rvAt);
+  out.write(rv, rvAt, 'latin1');
+  stored.copy(out, rvAt + rv.length, rvAt);
+  out[out.length - 1] = 0x0a;
+  return out;
 }
