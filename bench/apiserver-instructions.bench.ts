@@ -20,7 +20,9 @@
  * INSTRBENCH_KEEP=<dir> (keep callgrind's dump files there, for callgrind_annotate),
  * INSTRBENCH_ONLY=<regex> (only the phases whose name matches, e.g. 'generateName'),
  * INSTRBENCH_NODE_ARGS (extra node options for the server, e.g. '--max-semi-space-size=64'),
- * INSTRBENCH_CONC (requests in flight, default 50; 1 is the steadiest for comparing builds).
+ * INSTRBENCH_CONC (requests in flight, default 50; 1 is the steadiest for comparing builds),
+ * INSTRBENCH_APISERVER_ARGS='--opt=v ...' (more API server options, e.g. an audit policy and log:
+ * what a feature on the request path costs in instructions).
  */
 import { readdirSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
@@ -82,7 +84,8 @@ async function main(): Promise<void> {
   const pki = await makePki(dir);
   const port = await freePort();
   const nodeArgs = process.env['INSTRBENCH_NODE_ARGS']?.split(' ').filter(Boolean) ?? [];
-  const server = spawnNode(apiserverArgs(CLI, dir, pki, port, nodeArgs), undefined, callgrindWrapper(join(dir, 'cg.out')));
+  const serverArgs = process.env['INSTRBENCH_APISERVER_ARGS']?.split(' ').filter(Boolean) ?? [];
+  const server = spawnNode([...apiserverArgs(CLI, dir, pki, port, nodeArgs), ...serverArgs], undefined, callgrindWrapper(join(dir, 'cg.out')));
   const pid = server.proc.pid!;
   const url = `https://127.0.0.1:${port}`;
   const rows: { name: string; phase: number; ops: number; gc: string }[] = [];

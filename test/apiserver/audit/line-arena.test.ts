@@ -26,6 +26,14 @@ t.test('lines come back in order, batch by batch, across chunks', async (t) => {
   t.equal(a.pending, 0);
 });
 
+t.test('ASCII lines copied and others encoded give the same bytes', async (t) => {
+  const a = new LineArena();
+  const lines = ['{"u":"plain"}\n', '{"u":"\u00fcn\u00efc\u00f8d\u00e9 \u2713 \u{1f600}"}\n', '{"u":"again plain"}\n'];
+  const sizes = lines.map((l) => a.add(l, /^[\x00-\x7f]*$/.test(l)));
+  t.same(sizes, lines.map((l) => Buffer.byteLength(l)));
+  t.equal(takeText(a, sizes.reduce((x, y) => x + y, 0)), lines.join(''));
+});
+
 t.test('a line larger than a chunk gets its own', async (t) => {
   const a = new LineArena();
   const small = '{"a":1}\n';

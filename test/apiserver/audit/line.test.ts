@@ -1,9 +1,10 @@
 // The json log line a record writes straight (AuditRecord.line) is byte for byte the encoding of
 // the Event it would build (format.ts's encodeEvent, itself JSON.stringify's bytes): every stage,
 // with impersonation, proxy headers, odd characters, statuses, annotations and bodies; frozen
-// (shared) users and their cached JSON never mix two callers up.
+// (shared) users and their cached JSON never mix two callers up; a line is told ASCII (its bytes
+// copied by the log) only when it is, and a plain one is.
 import t, { type Test } from 'tap';
-import { AuditRecord, type AuditEvent } from '../../../src/daemons/apiserver/audit/event.js';
+import { AuditRecord, microTime, type AuditEvent } from '../../../src/daemons/apiserver/audit/event.js';
 import { formatLine } from '../../../src/daemons/apiserver/audit/format.js';
 import { AuditPolicy, type Stage } from '../../../src/daemons/apiserver/audit/policy.js';
 import type { RequestInfo } from '../../../src/daemons/apiserver/request-info.js';
@@ -29,6 +30,9 @@ function same(t: Test, rec: AuditRecord, what: string, impersonated?: UserInfo, 
   for (const stage of stages) {
     const ev: AuditEvent = rec.event(stage, impersonated, reqType, resType);
     const line = rec.line(stage, impersonated, reqType, resType);
+    // The log copies an ASCII line's bytes (latin1): never for a line with any other character
+    // (lines with bodies are always encoded).
+    if (rec.lineAscii) t.ok(/^[\x00-\x7f]*$/.test(line), `${what}: ${stage} is told ASCII and is`);
     const fromEvent = formatLine(ev, 'json');
     const stamp = (s: string): string => s.replace(/"stageTimestamp":"[^"]*"/, '"stageTimestamp":"T"');
     t.equal(stamp(line), stamp(fromEvent), `${what}: ${stage}`);
@@ -95,4 +99,43 @@ t.test('frozen users: one shared audit user and JSON per user object, never anot
   const r2 = new AuditRecord(d, 'id', req('/'), info({ isResourceRequest: false }), shared);
   t.equal(r1.user, r2.user, 'one audit user for one frozen user');
   t.ok(Object.isFrozen(r1.user) && Object.isFrozen(r1.user.groups));
+});
+
+t.test('a plain line is told ASCII (the log copies its bytes); any other character makes it encoded', async (t) => {
+  const d = policy('Metadata').evaluate({ user: { name: 'x', groups: [] }, verb: 'get', isResourceRequest: true, path: '/', apiGroup: '', namespace: 'ns', resource: 'configmaps', subresource: '', name: 'c' });
+  const plain = new AuditRecord(d, 'id-1', req('/api/v1/namespaces/ns/configmaps/c', { 'user-agent': 'kubectl/v1.33.0' }), info(), { name: 'alice', groups: ['devs'] });
+  plain.annotate('authorization.k8s.io/decision', 'allow');
+  plain.noteStatus({ code: 200 });
+  plain.line('ResponseComplete', undefined, undefined, undefined);
+  t.equal(plain.lineAscii, true, 'plain');
+  const cases: Array<[string, (r: AuditRecord) => void, UserInfo, string]> = [
+    ['a user name', () => undefined, { name: 'z\u00e9', groups: [] }, 'kubectl'],
+    ['a user agent', () => undefined, { name: 'alice', groups: [] }, 'kubectl \u2713'],
+    ['an annotation', (r) => r.annotate('authorization.k8s.io/reason', 'r\u00f4le'), { name: 'alice', groups: [] }, 'kubectl'],
+    ['a status message', (r) => r.noteStatus({ status: 'Failure', message: 'nope \u{1f600}', reason: 'Forbidden', code: 403 }), { name: 'alice', groups: [] }, 'kubectl'],
+  ];
+  for (const [what, change, user, ua] of cases) {
+    const r = new AuditRecord(d, 'id-2', req('/api/v1/namespaces/ns/configmaps/c', { 'user-agent': ua }), info(), user);
+    change(r);
+    r.line('ResponseComplete', undefined, undefined, undefined);
+    t.equal(r.lineAscii, false, `${what} outside ASCII: encoded`);
+  }
+});
+
+t.test('MicroTime text: RFC 3339 in UTC with six fraction digits, across milliseconds, seconds and days', async (t) => {
+  const times = [0, 1, 999, 1000, 59_999, 60_000, 1_733_650_000_123, 1_733_650_000_999, 1_733_650_001_000, 1_733_650_000_123, 951_782_399_999, 951_782_400_000];
+  for (const ms of times) t.equal(microTime(ms), `${new Date(ms).toISOString().slice(0, -1)}000Z`, String(ms));
+});
+
+t.test('RequestReceived is stamped with the time the request was received, as Kubernetes does', async (t) => {
+  const d = policy('Metadata').evaluate({ user: { name: 'x', groups: [] }, verb: 'get', isResourceRequest: true, path: '/', apiGroup: '', namespace: 'ns', resource: 'configmaps', subresource: '', name: 'c' });
+  const rec = new AuditRecord(d, 'id-3', req('/api/v1/namespaces/ns/configmaps/c'), info(), { name: 'alice', groups: [] });
+  await new Promise((r) => setTimeout(r, 5));
+  const line = JSON.parse(rec.line('RequestReceived', undefined, undefined, undefined)) as { requestReceivedTimestamp: string; stageTimestamp: string };
+  t.equal(line.stageTimestamp, line.requestReceivedTimestamp, 'json line');
+  const ev = rec.event('RequestReceived', undefined, undefined, undefined);
+  t.equal(ev.stageTimestamp, ev.requestReceivedTimestamp, 'Event');
+  rec.noteStatus({ code: 200 });
+  const done = rec.event('ResponseComplete', undefined, undefined, undefined);
+  t.not(done.stageTimestamp, done.requestReceivedTimestamp, 'ResponseComplete: the time it completed (5 ms later)');
 });

@@ -171,14 +171,14 @@ t.test('blocking json lines: group commit, each caller waits for the write holdi
   const sink = { write(s: string) { writes.push(s); }, writeBytes(b: Buffer, n: number) { writes.push(b.toString('utf8', 0, n)); }, close() { /* nothing */ } };
   const backend = new LogBackend(sink, 'json', log, () => t.fail('no write error'), true);
   const line = (i: number): string => formatLine(event(i), 'json');
-  const p1 = backend.processLine!(line(1));
-  const p2 = backend.processLine!(line(2));
+  const p1 = backend.processLine!(line(1), true);
+  const p2 = backend.processLine!(line(2), true);
   t.ok(p1 instanceof Promise && p2 instanceof Promise, 'the caller gets a promise');
   t.equal(writes.length, 0, 'nothing written yet: the callers wait');
   await p1;
   t.same(writes, [line(1) + line(2)], 'both lines in one write, before the promises settled');
   await p2;
-  const p3 = backend.processLine!(line(3));
+  const p3 = backend.processLine!(line(3), true);
   await backend.shutdown();
   t.equal(writes.at(-1), line(3), 'shutdown writes what is waiting');
   await p3;

@@ -50,7 +50,7 @@ export class BufferedBackend implements AuditBackend {
   private dropped = 0;
   private lastDropLog = 0;
   /** A delegate that takes json lines and keeps prepared lines (the log) takes them buffered too. */
-  readonly processLine: ((line: string) => void) | undefined;
+  readonly processLine: ((line: string, ascii: boolean) => void) | undefined;
 
   constructor(
     private readonly delegate: AuditBackend,
@@ -60,7 +60,7 @@ export class BufferedBackend implements AuditBackend {
   ) {
     if (opts.throttle) this.throttle = new Throttle(opts.throttle.qps, opts.throttle.burst);
     const prepareLine = delegate.prepareLine?.bind(delegate);
-    this.processLine = delegate.processLine && prepareLine && delegate.processPrepared ? (line) => this.addLine(line, prepareLine) : undefined;
+    this.processLine = delegate.processLine && prepareLine && delegate.processPrepared ? (line, ascii) => this.addLine(line, ascii, prepareLine) : undefined;
     this.done = this.loop();
   }
 
@@ -76,9 +76,9 @@ export class BufferedBackend implements AuditBackend {
   }
 
   /** One json line, prepared by the backend (the log encodes it now) unless the buffer is full. */
-  private addLine(line: string, prepareLine: (line: string) => unknown): void {
+  private addLine(line: string, ascii: boolean, prepareLine: (line: string, ascii: boolean) => unknown): void {
     if (this.stopping || this.buffer.length >= this.opts.bufferSize) { this.drop(1); return; }
-    this.buffer.push(prepareLine(line));
+    this.buffer.push(prepareLine(line, ascii));
     this.kick();
   }
 

@@ -10,7 +10,7 @@ import { decodeBody, mediaTypeOf } from '../../../api/codec/body.js';
 import type { ApiRequest } from '../context.js';
 import type { UserInfo } from '../../../auth/user.js';
 import { verbForMethod, type RequestInfo } from '../request-info.js';
-import { addressesJson, annotationsJson, objectRefJson, quote, statusJson, userJson } from './format.js';
+import { addressesJson, annotationsJson, asciiSoFar, asciiStart, objectRefJson, quote, statusJson, userJson } from './format.js';
 import { levelAtLeast, type AuditDecision, type Level, type Stage } from './policy.js';
 
 export interface AuditUser { username: string; uid?: string; groups?: string[]; extra?: Record<string, string[]> }
@@ -64,13 +64,26 @@ export const auditBodies = new WeakMap<object, AuditRecord>();
 
 let lastMs = -1;
 let lastTime = '';
+let lastSecond = Number.NaN;
+/** `2006-01-02T15:04:05` of lastSecond. */
+let secondText = '';
+/** `.000000Z` to `.999000Z`: a millisecond's fraction as MicroTime writes it. */
+const FRACTIONS = Array.from({ length: 1000 }, (_, i) => `.${String(i).padStart(3, '0')}000Z`);
 
-/** Kubernetes' MicroTime: RFC 3339 with six fraction digits, UTC (made once per millisecond). */
+/**
+ * Kubernetes' MicroTime: RFC 3339 with six fraction digits, UTC. The date and time of day are
+ * formatted once per second (Date's toISOString is a formatted print, dear per call), the
+ * fraction taken from a table; the text of the last millisecond is kept.
+ */
 export function microTime(ms: number): string {
   if (ms !== lastMs) {
     lastMs = ms;
-    const iso = new Date(ms).toISOString();
-    lastTime = `${iso.slice(0, -1)}000Z`;
+    const second = Math.floor(ms / 1000);
+    if (second !== lastSecond) {
+      lastSecond = second;
+      secondText = new Date(second * 1000).toISOString().slice(0, 19);
+    }
+    lastTime = secondText + FRACTIONS[ms - second * 1000]!;
   }
   return lastTime;
 }
@@ -224,6 +237,10 @@ export class AuditRecord {
   private head: string | undefined;
   private mid: string | undefined;
   private midFor: UserInfo | undefined;
+  private midAscii = false;
+  private headAscii = false;
+  /** Whether the last line() holds only ASCII characters (the log copies its bytes then). */
+  lineAscii = false;
 
   constructor(readonly decision: AuditDecision, readonly id: string, req: ApiRequest, info: RequestInfo, originalUser: UserInfo) {
     this.level = decision.level;
@@ -304,10 +321,15 @@ export class AuditRecord {
     const resObj = this.responseObject(stage, resContentType);
     if (resObj !== undefined) ev.responseObject = resObj;
     ev.requestReceivedTimestamp = this.requestReceivedTimestamp;
-    ev.stageTimestamp = microTime(Date.now());
+    ev.stageTimestamp = this.stageTimestamp(stage);
     // A copy: a batch may encode this event after later stages added annotations.
     if (this.annotations && stage !== 'RequestReceived') ev.annotations = { ...this.annotations };
     return ev;
+  }
+
+  /** As Kubernetes: RequestReceived's stage time is the time the request was received; later stages', now. */
+  private stageTimestamp(stage: Stage): string {
+    return stage === 'RequestReceived' ? this.requestReceivedTimestamp : microTime(Date.now());
   }
 
   /**
@@ -315,8 +337,14 @@ export class AuditRecord {
    * written straight from the record. The parts every stage shares are made once per request.
    */
   line(stage: Stage, impersonated: UserInfo | undefined, reqContentType: string | undefined, resContentType: string | undefined): string {
-    let s = (this.head ??= `{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"${this.level}","auditID":${quote(this.id)},"stage":"`) + stage;
+    if (this.head === undefined) {
+      asciiStart();
+      this.head = `{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"${this.level}","auditID":${quote(this.id)},"stage":"`;
+      this.headAscii = asciiSoFar();
+    }
+    let s = this.head + stage;
     if (this.mid === undefined || this.midFor !== impersonated) {
+      asciiStart();
       let m = `","requestURI":${quote(this.requestURI)},"verb":${quote(this.verb)},"user":${userJson(this.user)}`;
       if (impersonated) m += `,"impersonatedUser":${userJson(auditUser(impersonated))}`;
       if (this.sourceIPs.length) m += `,"sourceIPs":${addressesJson(this.sourceIPs)}`;
@@ -324,15 +352,19 @@ export class AuditRecord {
       if (this.objectRef) m += `,"objectRef":${objectRefJson(this.objectRef)}`;
       this.mid = m;
       this.midFor = impersonated;
+      this.midAscii = asciiSoFar();
     }
     s += this.mid;
+    asciiStart();
+    let ascii = this.midAscii && this.headAscii;
     if (stage !== 'RequestReceived' && this.responseStatus) s += `,"responseStatus":${statusJson(this.responseStatus)}`;
     const reqObj = this.requestObject(reqContentType);
-    if (reqObj !== undefined) s += `,"requestObject":${JSON.stringify(reqObj)}`;
+    if (reqObj !== undefined) { s += `,"requestObject":${JSON.stringify(reqObj)}`; ascii = false; }
     const resObj = this.responseObject(stage, resContentType);
-    if (resObj !== undefined) s += `,"responseObject":${JSON.stringify(resObj)}`;
-    s += `,"requestReceivedTimestamp":"${this.requestReceivedTimestamp}","stageTimestamp":"${microTime(Date.now())}"`;
+    if (resObj !== undefined) { s += `,"responseObject":${JSON.stringify(resObj)}`; ascii = false; }
+    s += `,"requestReceivedTimestamp":"${this.requestReceivedTimestamp}","stageTimestamp":"${this.stageTimestamp(stage)}"`;
     if (this.annotations && stage !== 'RequestReceived') s += `,"annotations":${annotationsJson(this.annotations)}`;
+    this.lineAscii = ascii && asciiSoFar();
     return `${s}}\n`;
   }
 }

@@ -16,14 +16,15 @@ export interface AuditBackend {
    * written (the log keeps its line, encoded while the event's objects are fresh).
    */
   prepare?(ev: AuditEvent): unknown;
-  /** prepare for a json line (processLine's), in batch mode. */
-  prepareLine?(line: string): unknown;
+  /** prepare for a json line (processLine's), in batch mode; `ascii`: see processLine. */
+  prepareLine?(line: string, ascii: boolean): unknown;
   processPrepared?(items: unknown[]): void | Promise<void>;
   /**
    * One event as its json log line (AuditRecord.line), for backends that write such lines:
-   * the audit filter then builds no Event object for them.
+   * the audit filter then builds no Event object for them. `ascii`: the line is known to hold
+   * only ASCII characters (its bytes are then copied, not UTF-8 encoded).
    */
-  readonly processLine?: ((line: string) => void | Promise<void>) | undefined;
+  readonly processLine?: ((line: string, ascii: boolean) => void | Promise<void>) | undefined;
 }
 
 /** Go's %q for the strings audit carries (JSON's quoting agrees for printable text). */
@@ -69,9 +70,42 @@ const ENCODED = Symbol('audit.encoded');
 
 /** JSON of `o`, kept on it under a symbol (JSON.stringify and the webhook's EventList never see it). */
 function cached(o: object): string {
-  if (Object.isFrozen(o)) return JSON.stringify(o);
+  if (Object.isFrozen(o)) return noteText(JSON.stringify(o));
   const c = o as { [ENCODED]?: string };
-  return (c[ENCODED] ??= JSON.stringify(o));
+  return noteText(c[ENCODED] ??= JSON.stringify(o));
+}
+
+/**
+ * Whether every JSON text the functions here gave since asciiStart() is ASCII: the log then
+ * copies a line's bytes instead of encoding them (AuditRecord.lineAscii). Texts kept by value
+ * remember whether they are; a plain string is by its test in quote().
+ */
+let allAscii = true;
+export function asciiStart(): void { allAscii = true; }
+export function asciiSoFar(): boolean { return allAscii; }
+
+function isAscii(s: string): boolean {
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 0x7f) return false;
+  return true;
+}
+
+/** `s`, noted as non-ASCII when it is. */
+function noteText(s: string): string {
+  if (allAscii && !isAscii(s)) allAscii = false;
+  return s;
+}
+
+/** A kept text and whether it is ASCII. */
+interface Text { readonly json: string; readonly ascii: boolean }
+
+function textOf(json: string): Text {
+  return { json, ascii: isAscii(json) };
+}
+
+/** A kept text's JSON, noted. */
+function kept(t: Text): string {
+  if (!t.ascii) allAscii = false;
+  return t.json;
 }
 
 /**
@@ -99,70 +133,75 @@ class Trie {
 
   private child(level: Map<string, TrieNode>, part: string): TrieNode {
     let node = level.get(part);
-    if (!node) { level.set(part, node = { next: new Map(), json: undefined }); this.size++; }
+    if (!node) { level.set(part, node = { next: new Map(), text: undefined }); this.size++; }
     return node;
   }
 }
-interface TrieNode { next: Map<string, TrieNode>; json: string | undefined }
+interface TrieNode { next: Map<string, TrieNode>; text: Text | undefined }
 
 const users = new Trie();
-const statuses = new Map<number, string>();
+const statuses = new Map<number, Text>();
 const annotationSets = new Trie();
-const addresses = new Map<string, string>();
+const addresses = new Map<string, Text>();
 
 /** Identity caches for frozen objects (an authenticated connection's user is one shared frozen object). */
-const frozenUsers = new WeakMap<AuditUser, string>();
+const frozenUsers = new WeakMap<AuditUser, Text>();
 
-/** Characters JSON.stringify leaves alone (no quote, backslash, control character or surrogate). */
-const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
-
-/** JSON of a string: a plain one quoted at once (cheaper than a call into JSON.stringify). */
+/**
+ * JSON of a string: a plain one (no quote, backslash, control character or anything beyond
+ * ASCII, which JSON.stringify leaves alone) quoted at once, tested by a loop (a regular
+ * expression's call costs more than the loop on strings this short).
+ */
 export function quote(s: string): string {
-  return PLAIN.test(s) ? `"${s}"` : JSON.stringify(s);
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) return noteText(JSON.stringify(s));
+  }
+  return `"${s}"`;
 }
 const str = quote;
 
 export function userJson(u: AuditUser): string {
   if (u.username === undefined) return '{}';
   const frozen = Object.isFrozen(u);
-  if (frozen) { const known = frozenUsers.get(u); if (known !== undefined) return known; }
-  let json: string;
-  if (u.uid !== undefined || u.extra || (u.groups && u.groups.length >= MAX_PATH)) json = JSON.stringify(u);
+  if (frozen) { const known = frozenUsers.get(u); if (known !== undefined) return kept(known); }
+  let text: Text;
+  if (u.uid !== undefined || u.extra || (u.groups && u.groups.length >= MAX_PATH)) text = textOf(JSON.stringify(u));
   else {
     // The name, then a marker for "groups follow" (a name and its groups never read as another user's).
     let node = users.first(u.username);
     if (u.groups) { node = users.next(node, '\u0000groups'); for (const g of u.groups) node = users.next(node, g); }
-    json = (node.json ??= JSON.stringify(u));
+    text = (node.text ??= textOf(JSON.stringify(u)));
   }
-  if (frozen) frozenUsers.set(u, json);
-  return json;
+  if (frozen) frozenUsers.set(u, text);
+  return kept(text);
 }
 
 export function statusJson(st: ResponseStatus): string {
   if (st.status !== undefined || st.message !== undefined || st.reason !== undefined || st.details !== undefined) return cached(st);
-  let j = statuses.get(st.code);
-  if (j === undefined) statuses.set(st.code, j = JSON.stringify(st));
-  return j;
+  let t = statuses.get(st.code);
+  if (t === undefined) statuses.set(st.code, t = textOf(JSON.stringify(st)));
+  return kept(t);
 }
 
 export function annotationsJson(a: Record<string, string>): string {
   let node: TrieNode | undefined;
   let parts = 0;
   for (const k in a) {
-    if ((parts += 2) > MAX_PATH) return JSON.stringify(a);
+    if ((parts += 2) > MAX_PATH) return noteText(JSON.stringify(a));
     node = node === undefined ? annotationSets.next(annotationSets.first(k), a[k]!) : annotationSets.next(annotationSets.next(node, k), a[k]!);
   }
-  return node ? (node.json ??= JSON.stringify(a)) : JSON.stringify(a);
+  return node ? kept(node.text ??= textOf(JSON.stringify(a))) : noteText(JSON.stringify(a));
 }
 
 export function addressesJson(ips: string[]): string {
-  if (ips.length !== 1) return JSON.stringify(ips);
-  let j = addresses.get(ips[0]!);
-  if (j === undefined) {
+  if (ips.length !== 1) return noteText(JSON.stringify(ips));
+  let t = addresses.get(ips[0]!);
+  if (t === undefined) {
     if (addresses.size >= MAX_REMEMBERED) addresses.clear();
-    addresses.set(ips[0]!, j = JSON.stringify(ips));
+    addresses.set(ips[0]!, t = textOf(JSON.stringify(ips)));
   }
-  return j;
+  return kept(t);
 }
 
 const refPrefixes = new Trie();
@@ -175,9 +214,9 @@ export function objectRefJson(r: ObjectReference): string {
   if (!r.uid && !r.resourceVersion && r.resource) {
     const pre = refPrefixes.next(refPrefixes.first(r.resource), r.namespace ?? '');
     const post = refSuffixes.next(refSuffixes.next(refSuffixes.first(r.apiGroup ?? ''), r.apiVersion ?? ''), r.subresource ?? '');
-    pre.json ??= `{"resource":${str(r.resource)}${r.namespace ? `,"namespace":${str(r.namespace)}` : ''}`;
-    post.json ??= `${r.apiGroup ? `,"apiGroup":${str(r.apiGroup)}` : ''}${r.apiVersion ? `,"apiVersion":${str(r.apiVersion)}` : ''}${r.subresource ? `,"subresource":${str(r.subresource)}` : ''}}`;
-    return r.name ? `${pre.json},"name":${str(r.name)}${post.json}` : pre.json + post.json;
+    const before = kept(pre.text ??= textOf(`{"resource":${JSON.stringify(r.resource)}${r.namespace ? `,"namespace":${JSON.stringify(r.namespace)}` : ''}`));
+    const after = kept(post.text ??= textOf(`${r.apiGroup ? `,"apiGroup":${JSON.stringify(r.apiGroup)}` : ''}${r.apiVersion ? `,"apiVersion":${JSON.stringify(r.apiVersion)}` : ''}${r.subresource ? `,"subresource":${JSON.stringify(r.subresource)}` : ''}}`));
+    return r.name ? `${before},"name":${str(r.name)}${after}` : before + after;
   }
   let s = '';
   if (r.resource) s += `,"resource":${str(r.resource)}`;

@@ -151,7 +151,7 @@ class LineWriter {
 export class LogBackend implements AuditBackend {
   readonly name = 'log';
   /** json format: lines as the record writes them (legacy lines need the Event). */
-  readonly processLine: ((line: string) => void | Promise<void>) | undefined;
+  readonly processLine: ((line: string, ascii: boolean) => void | Promise<void>) | undefined;
   private readonly writer: LineWriter;
   /** Batch mode: the buffered lines' bytes (prepare and prepareLine encode, processPrepared writes). */
   private readonly arena = new LineArena();
@@ -202,8 +202,8 @@ export class LogBackend implements AuditBackend {
   }
 
   /** prepare for a json line the record built. */
-  prepareLine(line: string): number {
-    return this.arena.add(line);
+  prepareLine(line: string, ascii: boolean): number {
+    return this.arena.add(line, ascii);
   }
 
   /** Writes a batch of prepared lines (their byte counts, in the order they were prepared). */

@@ -163,7 +163,7 @@ export async function setupAudit(c: AuditConfig, log: Logger, registry: Registry
       let ev: AuditEvent | undefined;
       let pending: Promise<void>[] | undefined;
       for (const b of backends) {
-        const p = b.processLine ? b.processLine(line ??= rec.line(stage, impersonated, reqType, resType)) : b.process([ev ??= rec.event(stage, impersonated, reqType, resType)]);
+        const p = b.processLine ? b.processLine(line ??= rec.line(stage, impersonated, reqType, resType), rec.lineAscii) : b.process([ev ??= rec.event(stage, impersonated, reqType, resType)]);
         if (p) (pending ??= []).push(p);
       }
       if (pending) return pending.length === 1 ? pending[0] : Promise.all(pending).then(() => undefined);
