@@ -147,17 +147,15 @@ const addresses = new Map<string, Text>();
 /** Identity caches for frozen objects (an authenticated connection's user is one shared frozen object). */
 const frozenUsers = new WeakMap<AuditUser, Text>();
 
+/** Printable ASCII but the quote and the backslash: characters JSON.stringify leaves alone. */
+const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
 /**
- * JSON of a string: a plain one (no quote, backslash, control character or anything beyond
- * ASCII, which JSON.stringify leaves alone) quoted at once, tested by a loop (a regular
- * expression's call costs more than the loop on strings this short).
+ * JSON of a string: a plain one (PLAIN, so also ASCII) quoted at once, cheaper than a call into
+ * JSON.stringify (and than testing it by a loop over its characters, measured).
  */
 export function quote(s: string): string {
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) return noteText(JSON.stringify(s));
-  }
-  return `"${s}"`;
+  return PLAIN.test(s) ? `"${s}"` : noteText(JSON.stringify(s));
 }
 const str = quote;
 
