@@ -42,3 +42,14 @@ t.test('each server holds a labelled lease; expired ones are collected', async (
   await t.rejects(registry.get(leases, 'kube-system', b.name), { code: 404 });
   await registry.get(leases, 'kube-system', a.name);
 });
+
+t.test('two servers of one identity (same host and port) starting at once: neither fails, one lease', async (t) => {
+  for (let round = 0; round < 20; round++) {
+    const port = 7000 + round;
+    const a = new ApiserverIdentity({ registry, securePort: port, log }), b = new ApiserverIdentity({ registry, securePort: port, log });
+    const started = await Promise.allSettled([a.renew(), b.renew()]);
+    t.same(started.filter((r) => r.status === 'rejected').map((r) => String((r as PromiseRejectedResult).reason)), [], `round ${round}: both renewed`);
+    const lease = await registry.get(leases, 'kube-system', a.name);
+    t.ok([a.holder, b.holder].includes((lease.spec as { holderIdentity: string }).holderIdentity), 'held by one of them');
+  }
+});

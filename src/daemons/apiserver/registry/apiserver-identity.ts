@@ -40,6 +40,8 @@ export function identityLeaseName(host: string, port: number): string {
   return `apiserver-${base32(createHash('sha256').update(`${host}:${port}`).digest().subarray(0, 16))}`;
 }
 
+const CREATE_RACE_TRIES = 5;
+
 function microTime(d: Date): string { return d.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z'); }
 
 export class ApiserverIdentity {
@@ -56,6 +58,22 @@ export class ApiserverIdentity {
   private get leases() { return findResource('coordination.k8s.io', 'v1', 'leases')!; }
 
   async renew(now = new Date()): Promise<void> {
+    // Another server of the same identity (same host and port, e.g. two starting at the same
+    // moment) may create the lease between this one's read and its create: then the lease
+    // exists and a later try updates it. (A store may refuse the create for a write still
+    // being committed, which a read sees a moment later: hence a few tries, a little apart.)
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.renewOnce(now);
+        return;
+      } catch (e) {
+        if (!isApiError(e, 'AlreadyExists') || attempt >= CREATE_RACE_TRIES) throw e;
+        await new Promise((r) => setTimeout(r, 10 * attempt));
+      }
+    }
+  }
+
+  private async renewOnce(now: Date): Promise<void> {
     await this.o.registry.update(this.leases, 'kube-system', this.name, (cur) => {
       const o: KubeObject = cur ?? { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: this.name, namespace: 'kube-system' } };
       o.metadata = { ...(o.metadata ?? {}), labels: { ...(o.metadata?.labels ?? {}), [IDENTITY_LABEL]: 'kube-apiserver', 'kubernetes.io/hostname': this.host } };
