@@ -1,8 +1,9 @@
 /**
  * The log backend (`--audit-log-path`): events as lines in a file, or on standard output for
- * `-`. Writes are synchronous: in batch mode one write call per batch; in blocking mode the
- * json lines of one turn of the event loop go in one write (group commit) and each request
- * waits for the write holding its own events (legacy lines: one write call per event).
+ * `-`. Writes are synchronous, a write call per 64 KiB of lines (line-arena.ts): in batch mode
+ * a batch's lines, in blocking mode the json lines of one turn of the event loop (group commit),
+ * each request waiting for the write holding its own events (legacy lines: one write call per
+ * event).
  *
  * Rotation as Kubernetes' (lumberjack): before a write that would take the file past
  * `--audit-log-maxsize` MB (0: lumberjack's default, 100 MB), the file is renamed `<name>-<UTC time>.<ext>` (time as
@@ -115,45 +116,14 @@ export class StdoutSink implements LineSink {
   close(): void { /* standard output stays open */ }
 }
 
-/**
- * Lines encoded straight into one buffer kept for the backend's life and written a buffer-full
- * at a time: no joined string of the batch, no buffer per write (a batch of 400 lines joined
- * was a 200 KB string in the large-object space and a fresh 200 KB Buffer, every batch).
- */
-const WRITE_BUFFER_BYTES = 1 << 16;
-
-class LineWriter {
-  private readonly buf = Buffer.allocUnsafe(WRITE_BUFFER_BYTES);
-  private used = 0;
-
-  constructor(private readonly sink: LineSink) {}
-
-  add(line: string): void {
-    // A UTF-16 unit is at most 3 bytes of UTF-8.
-    if (line.length * 3 > this.buf.length - this.used) {
-      this.flush();
-      if (line.length * 3 > this.buf.length) { this.sink.write(line); return; }
-    }
-    this.used += this.buf.write(line, this.used);
-  }
-
-  flush(): void {
-    if (this.used === 0) return;
-    const n = this.used;
-    this.used = 0;
-    this.sink.writeBytes(this.buf, n);
-  }
-
-  /** Forgets what a failed write left. */
-  reset(): void { this.used = 0; }
-}
-
 export class LogBackend implements AuditBackend {
   readonly name = 'log';
   /** json format: lines as the record writes them (legacy lines need the Event). */
   readonly processLine: ((line: string, ascii: boolean) => void | Promise<void>) | undefined;
-  private readonly writer: LineWriter;
-  /** Batch mode: the buffered lines' bytes (prepare and prepareLine encode, processPrepared writes). */
+  /**
+   * Lines' bytes until written: batch mode's buffered lines (prepare and prepareLine encode,
+   * processPrepared writes) and blocking mode's group, written a chunk per call.
+   */
   private readonly arena = new LineArena();
   /** Group commit: the lines of this turn of the event loop, written together, and who waits for them. */
   private group: { lines: string[]; written: Promise<void>; done: () => void } | undefined;
@@ -166,7 +136,6 @@ export class LogBackend implements AuditBackend {
    */
   constructor(private readonly sink: LineSink, private readonly format: LogFormat, private readonly log: Logger, private readonly onError: (n: number) => void,
     groupCommit = false) {
-    this.writer = new LineWriter(sink);
     this.processLine = format !== 'json' ? undefined : groupCommit ? (line) => this.commit(line) : (line) => this.writeLines([line]);
   }
 
@@ -210,22 +179,22 @@ export class LogBackend implements AuditBackend {
   processPrepared(sizes: unknown[]): void {
     let bytes = 0;
     for (const n of sizes) bytes += n as number;
-    try {
-      this.arena.take(bytes, (piece) => this.sink.writeBytes(piece, piece.length));
-    } catch (e) {
-      this.onError(sizes.length);
-      this.log.error({ err: (e as Error).message, events: sizes.length }, "Error in audit plugin 'log'");
-    }
+    this.writeArena(bytes, sizes.length);
   }
 
   private writeLines(lines: readonly string[]): void {
+    let bytes = 0;
+    for (const l of lines) bytes += this.arena.add(l);
+    this.writeArena(bytes, lines.length);
+  }
+
+  /** Writes the oldest `bytes` of the arena (`count` events): a failure counts them and is logged, never thrown. */
+  private writeArena(bytes: number, count: number): void {
     try {
-      for (const l of lines) this.writer.add(l);
-      this.writer.flush();
+      this.arena.take(bytes, (piece) => this.sink.writeBytes(piece, piece.length));
     } catch (e) {
-      this.writer.reset();
-      this.onError(lines.length);
-      this.log.error({ err: (e as Error).message, events: lines.length }, "Error in audit plugin 'log'");
+      this.onError(count);
+      this.log.error({ err: (e as Error).message, events: count }, "Error in audit plugin 'log'");
     }
   }
 
