@@ -4,6 +4,7 @@
  * Endpoints or ConfigMap object. Updates carry the resourceVersion last read, so two
  * candidates racing for the lock cannot both win: the loser gets a 409 Conflict.
  */
+import { microTime } from '../api/meta/time.js';
 import { isApiError } from '../api/meta/status.js';
 import type { KubeObject } from '../api/resources/types.js';
 import type { ResourceRef, RestClient } from './rest-client.js';
@@ -39,7 +40,7 @@ export type LockKind = 'leases' | 'endpoints' | 'configmaps';
 
 /** MicroTime: RFC 3339 with exactly six fractional digits. */
 export function formatMicroTime(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+  return microTime(ms);
 }
 
 function parseTime(v: unknown): number {

@@ -4,7 +4,8 @@
 // (shared) users and their cached JSON never mix two callers up; a line is told ASCII (its bytes
 // copied by the log) only when it is, and a plain one is.
 import t, { type Test } from 'tap';
-import { AuditRecord, microTime, type AuditEvent } from '../../../src/daemons/apiserver/audit/event.js';
+import { AuditRecord, type AuditEvent } from '../../../src/daemons/apiserver/audit/event.js';
+import { microTime } from '../../../src/api/meta/time.js';
 import { formatLine } from '../../../src/daemons/apiserver/audit/format.js';
 import { AuditPolicy, type Stage } from '../../../src/daemons/apiserver/audit/policy.js';
 import type { RequestInfo } from '../../../src/daemons/apiserver/request-info.js';
@@ -125,6 +126,7 @@ t.test('a plain line is told ASCII (the log copies its bytes); any other charact
 t.test('MicroTime text: RFC 3339 in UTC with six fraction digits, across milliseconds, seconds and days', async (t) => {
   const times = [0, 1, 999, 1000, 59_999, 60_000, 1_733_650_000_123, 1_733_650_000_999, 1_733_650_001_000, 1_733_650_000_123, 951_782_399_999, 951_782_400_000];
   for (const ms of times) t.equal(microTime(ms), `${new Date(ms).toISOString().slice(0, -1)}000Z`, String(ms));
+  for (const ms of [1_733_650_000_123.75, 999.5]) t.equal(microTime(ms), `${new Date(ms).toISOString().slice(0, -1)}000Z`, `${ms}: a fractional time in whole milliseconds`);
 });
 
 t.test('RequestReceived is stamped with the time the request was received, as Kubernetes does', async (t) => {

@@ -7,6 +7,7 @@
  * Fields are assigned in Kubernetes' order so `JSON.stringify` writes them as its encoder does.
  */
 import { decodeBody, mediaTypeOf } from '../../../api/codec/body.js';
+import { microTime } from '../../../api/meta/time.js';
 import type { ApiRequest } from '../context.js';
 import type { UserInfo } from '../../../auth/user.js';
 import { verbForMethod, type RequestInfo } from '../request-info.js';
@@ -62,31 +63,6 @@ export interface AuditEvent {
  */
 export const auditBodies = new WeakMap<object, AuditRecord>();
 
-let lastMs = -1;
-let lastTime = '';
-let lastSecond = Number.NaN;
-/** `2006-01-02T15:04:05` of lastSecond. */
-let secondText = '';
-/** `.000000Z` to `.999000Z`: a millisecond's fraction as MicroTime writes it. */
-const FRACTIONS = Array.from({ length: 1000 }, (_, i) => `.${String(i).padStart(3, '0')}000Z`);
-
-/**
- * Kubernetes' MicroTime: RFC 3339 with six fraction digits, UTC. The date and time of day are
- * formatted once per second (Date's toISOString is a formatted print, dear per call), the
- * fraction taken from a table; the text of the last millisecond is kept.
- */
-export function microTime(ms: number): string {
-  if (ms !== lastMs) {
-    lastMs = ms;
-    const second = Math.floor(ms / 1000);
-    if (second !== lastSecond) {
-      lastSecond = second;
-      secondText = new Date(second * 1000).toISOString().slice(0, 19);
-    }
-    lastTime = secondText + FRACTIONS[ms - second * 1000]!;
-  }
-  return lastTime;
-}
 
 /** A frozen user (one authenticated connection's, shared by its requests) has one frozen audit user. */
 const frozenAuditUsers = new WeakMap<UserInfo, AuditUser>();

@@ -11,6 +11,7 @@
  * servers sharing a host (an HA set-up on one machine, as `make up-ha`) keep a lease each. A
  * restarted server on the same host and port takes its lease over with a new holder identity.
  */
+import { microTime } from '../../../api/meta/time.js';
 import { createHash, randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
@@ -42,7 +43,6 @@ export function identityLeaseName(host: string, port: number): string {
 
 const CREATE_RACE_TRIES = 5;
 
-function microTime(d: Date): string { return d.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z'); }
 
 export class ApiserverIdentity {
   readonly name: string;
@@ -78,7 +78,7 @@ export class ApiserverIdentity {
       const o: KubeObject = cur ?? { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: this.name, namespace: 'kube-system' } };
       o.metadata = { ...(o.metadata ?? {}), labels: { ...(o.metadata?.labels ?? {}), [IDENTITY_LABEL]: 'kube-apiserver', 'kubernetes.io/hostname': this.host } };
       delete o.metadata.resourceVersion;
-      o.spec = { holderIdentity: this.holder, leaseDurationSeconds: LEASE_SECONDS, renewTime: microTime(now) };
+      o.spec = { holderIdentity: this.holder, leaseDurationSeconds: LEASE_SECONDS, renewTime: microTime(now.getTime()) };
       return o;
     }, { internal: true });
   }
